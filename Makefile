@@ -1,0 +1,109 @@
+# noclobber: GNU Makefile.
+#   make                 library (shared + static) and the noclobber tool
+#   make check           the whole kernel-behaviour matrix, run by prove
+#   make bench           benchmarks (table on stdout, CSV in $(O)/bench)
+#   make install         PREFIX=/usr/local DESTDIR=
+#   make O=DIR CC=...    build elsewhere, e.g. with a cross compiler
+
+VERSION := 0.1.0
+SOMAJOR := 0
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
+O ?= build/native
+CC ?= cc
+AR ?= ar
+CFLAGS ?= -O2 -g
+NCB_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -D_GNU_SOURCE -Iinclude -Isrc -pthread
+LIB_CFLAGS := $(NCB_CFLAGS) -fPIC -fvisibility=hidden
+LDLIBS_NCB := -pthread
+
+LIB_SRC := src/probe.c src/mmap.c src/mremap.c src/maps.c
+LIB_OBJ := $(LIB_SRC:src/%.c=$(O)/src/%.o)
+SONAME := libnoclobber.so.$(SOMAJOR)
+SHLIB := $(O)/libnoclobber.so.$(VERSION)
+STLIB := $(O)/libnoclobber.a
+TOOL := $(O)/noclobber
+TOOL_SRC := $(wildcard tools/*.c)
+
+TEST_SRC := $(wildcard tests/t-*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(O)/tests/%)
+TEST_HELPERS := $(O)/tests/ncb-emu
+BENCH_SRC := $(wildcard bench/b-*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
+
+all: $(SHLIB) $(STLIB) $(TOOL)
+
+$(O)/src/%.o: src/%.c include/noclobber.h src/internal.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c -o $@ $<
+
+$(SHLIB): $(LIB_OBJ) src/libnoclobber.map
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) \
+		-Wl,--version-script=src/libnoclobber.map -Wl,-z,defs \
+		-o $@ $(LIB_OBJ) $(LDLIBS_NCB)
+	ln -sf libnoclobber.so.$(VERSION) $(O)/$(SONAME)
+	ln -sf $(SONAME) $(O)/libnoclobber.so
+
+$(STLIB): $(LIB_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# The tool links the static library: it runs from the build tree as is.
+$(TOOL): $(TOOL_SRC) tools/cli.h $(STLIB)
+	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $(TOOL_SRC) $(STLIB) \
+		$(LDLIBS_NCB)
+
+# Tests and benchmarks link the static library to reach internal paths.
+$(O)/tests/t-%: tests/t-%.c tests/harness.h $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS_NCB)
+
+$(O)/tests/ncb-emu: tests/ncb-emu.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< -lseccomp
+
+$(O)/bench/b-%: bench/b-%.c bench/bench.h $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS_NCB)
+
+tests: $(TEST_BIN)
+test-helpers: $(TEST_HELPERS)
+benches: $(BENCH_BIN)
+
+check:
+	tests/matrix.sh
+
+bench: all benches
+	bench/run.sh $(O)
+
+fuzz:
+	@echo "fuzz: no fuzz targets in this release"
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(MANDIR)/man7
+	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libnoclobber.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libnoclobber.so
+	install -m 644 include/noclobber.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 755 $(TOOL) $(DESTDIR)$(BINDIR)/
+	install -m 644 man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 man/man7/*.7 $(DESTDIR)$(MANDIR)/man7/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		noclobber.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/noclobber.pc
+
+clean:
+	rm -rf build
+
+.PHONY: all tests test-helpers benches check bench fuzz install clean

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * noclobber: map memory at a fixed address without ever destroying what is
+ * already there, on every kernel and emulator.
+ *
+ * Errors: functions returning int give 0 (or a count) on success and a
+ * negative errno on failure; the mmap-shaped calls (ncb_mmap, ncb_mremap)
+ * keep mmap's contract and return MAP_FAILED with errno set.
+ */
+#ifndef NOCLOBBER_H
+#define NOCLOBBER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef NCB_API
+#define NCB_API __attribute__((visibility("default")))
+#endif
+
+#define NCB_VERSION_MAJOR 0
+#define NCB_VERSION_MINOR 1
+#define NCB_VERSION_PATCH 0
+
+/*
+ * Compatibility: MAP_FIXED_NOREPLACE appeared in Linux 4.17 and in glibc
+ * 2.28; older headers lack it.  The value is 0x100000 on every architecture
+ * but alpha, where 0x100000 was already taken (include/uapi/asm-generic/
+ * mman-common.h, arch/alpha/include/uapi/asm/mman.h).  It was proposed as
+ * MAP_FIXED_SAFE; that name is kept as an alias.
+ */
+#ifdef __alpha__
+#define NCB_MAP_FIXED_NOREPLACE 0x200000
+#else
+#define NCB_MAP_FIXED_NOREPLACE 0x100000
+#endif
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE NCB_MAP_FIXED_NOREPLACE
+#endif
+#ifndef MAP_FIXED_SAFE
+#define MAP_FIXED_SAFE MAP_FIXED_NOREPLACE
+#endif
+
+/* What the running kernel (or emulator) does with MAP_FIXED_NOREPLACE. */
+enum ncb_noreplace {
+	NCB_NOREPLACE_HONOURED = 1,	/* exact: maps at addr or EEXIST */
+	NCB_NOREPLACE_IGNORED = 2,	/* treated as a hint: < 4.17, qemu-user,
+					   valgrind */
+	NCB_NOREPLACE_PARTIAL = 3,	/* 4.17, 4.18: misses a mapping that
+					   starts inside the range */
+	NCB_NOREPLACE_REJECTED = 4,	/* the flag itself fails with an error */
+	NCB_NOREPLACE_REPLACES = 5,	/* behaves like MAP_FIXED */
+};
+
+/* Result of ncb_kernel_probe(); size is set by the caller (sizeof). */
+struct ncb_probe {
+	size_t size;
+	int noreplace;			/* enum ncb_noreplace */
+	int procmap_query;		/* 1: PROCMAP_QUERY ioctl works */
+	unsigned long page_size;
+	unsigned long mmap_min_addr;	/* as read from /proc, 0 if unknown */
+};
+
+NCB_API int ncb_kernel_probe(struct ncb_probe *probe);
+NCB_API const char *ncb_noreplace_name(int noreplace);
+
+NCB_API void *ncb_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		       off_t offset);
+NCB_API void *ncb_mremap(void *old_addr, size_t old_len, size_t new_len,
+			 int flags, void *new_addr);
+
+/* One mapping, as in /proc/PID/maps. */
+struct ncb_mapping {
+	uint64_t start;
+	uint64_t end;
+	uint64_t offset;
+	uint64_t inode;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	int prot;			/* PROT_READ | PROT_WRITE | PROT_EXEC */
+	int shared;			/* 1 for a shared mapping ('s') */
+	const char *path;		/* "" if none; valid until the next
+					   call on the same iterator */
+};
+
+struct ncb_maps;
+
+NCB_API int ncb_maps_open(struct ncb_maps **maps, pid_t pid);
+NCB_API int ncb_maps_seek(struct ncb_maps *maps, uint64_t addr);
+NCB_API int ncb_maps_next(struct ncb_maps *maps, struct ncb_mapping *m);
+NCB_API void ncb_maps_close(struct ncb_maps *maps);
+
+typedef int (*ncb_mapping_fn)(const struct ncb_mapping *m, void *arg);
+NCB_API int ncb_occupants(pid_t pid, const void *addr, size_t len,
+			  ncb_mapping_fn fn, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NOCLOBBER_H */

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal interfaces shared by the library's source files. */
+#ifndef NCB_INTERNAL_H
+#define NCB_INTERNAL_H
+
+#include <errno.h>
+#include <stdint.h>
+#include "noclobber.h"
+
+#define NCB_HIDDEN __attribute__((visibility("hidden")))
+
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4
+#endif
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+
+/* The probe's verdict, computed once per process. */
+NCB_HIDDEN const struct ncb_probe *ncb__probe(void);
+
+/* ncb_mmap with the kernel behaviour given rather than probed. */
+NCB_HIDDEN void *ncb__mmap_mode(void *addr, size_t len, int prot, int flags,
+				int fd, off_t off, int mode);
+/* ncb_mremap likewise. */
+NCB_HIDDEN void *ncb__mremap_mode(void *old_addr, size_t old_len,
+				  size_t new_len, int flags, void *new_addr,
+				  int mode);
+
+/*
+ * Make [addr, addr+len) a PROT_NONE placeholder owned by the caller without
+ * touching anything else.  0, or -EEXIST, -EADDRNOTAVAIL, -ENOMEM, ...
+ */
+NCB_HIDDEN int ncb__claim(uintptr_t addr, size_t len, int mode);
+
+/* 1 if some page of [start, end) is mapped, 0 if none, -errno. */
+NCB_HIDDEN int ncb__range_occupied(uint64_t start, uint64_t end);
+
+/* 1 if the PROCMAP_QUERY ioctl answers for this process. */
+NCB_HIDDEN int ncb__procmap_query_works(void);
+
+/* [addr, addr+len) lies inside a single mapping: 1 yes, 0 no, -errno. */
+NCB_HIDDEN int ncb__range_in_one_mapping(uint64_t start, uint64_t end);
+
+static inline uintptr_t ncb__page_mask(void)
+{
+	return ncb__probe()->page_size - 1;
+}
+
+/* Round len up to whole pages; 0 if that overflows. */
+static inline size_t ncb__page_align(size_t len)
+{
+	uintptr_t mask = ncb__page_mask();
+
+	if (len > SIZE_MAX - mask)
+		return 0;
+	return (len + mask) & ~mask;
+}
+
+static inline void *ncb__fail(int err)
+{
+	errno = err < 0 ? -err : err;
+	return MAP_FAILED;
+}
+
+#endif /* NCB_INTERNAL_H */

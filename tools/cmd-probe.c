@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* noclobber probe: what the running kernel does with the flag. */
+#include <getopt.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include "cli.h"
+
+static const char *meaning(int mode)
+{
+	switch (mode) {
+	case NCB_NOREPLACE_HONOURED:
+		return "maps exactly at the address or fails with EEXIST";
+	case NCB_NOREPLACE_IGNORED:
+		return "treated as a hint: a different address comes back "
+		       "(Linux < 4.17, qemu-user, valgrind)";
+	case NCB_NOREPLACE_PARTIAL:
+		return "misses a mapping that starts inside the range "
+		       "(Linux 4.17, 4.18)";
+	case NCB_NOREPLACE_REJECTED:
+		return "the flag makes mmap fail";
+	case NCB_NOREPLACE_REPLACES:
+		return "replaces existing mappings like MAP_FIXED";
+	}
+	return "unknown";
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: noclobber probe [--json]\n\n"
+		   "Finds out by experiment what this kernel (or emulator) "
+		   "does with\nMAP_FIXED_NOREPLACE, and which path ncb_mmap "
+		   "takes because of it.\n");
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ncb_probe p = { .size = sizeof(p) };
+	struct utsname u;
+	int c, json = 0;
+
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		if (c == 'j') {
+			json = 1;
+		} else if (c == 'h') {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (uname(&u))
+		strcpy(u.release, "unknown");
+	ncb_kernel_probe(&p);
+	if (json) {
+		printf("{\"kernel\":");
+		json_string(stdout, u.release);
+		printf(",\"machine\":");
+		json_string(stdout, u.machine);
+		printf(",\"noreplace\":\"%s\",\"flag\":\"0x%x\","
+		       "\"page_size\":%lu,\"mmap_min_addr\":%lu,"
+		       "\"procmap_query\":%s,\"path\":\"%s\"}\n",
+		       ncb_noreplace_name(p.noreplace),
+		       NCB_MAP_FIXED_NOREPLACE, p.page_size, p.mmap_min_addr,
+		       p.procmap_query ? "true" : "false",
+		       p.noreplace == NCB_NOREPLACE_HONOURED ? "kernel"
+							      : "fallback");
+		return 0;
+	}
+	printf("kernel:              %s %s\n", u.release, u.machine);
+	printf("MAP_FIXED_NOREPLACE: %s (0x%x): %s\n",
+	       ncb_noreplace_name(p.noreplace), NCB_MAP_FIXED_NOREPLACE,
+	       meaning(p.noreplace));
+	printf("ncb_mmap path:       %s\n",
+	       p.noreplace == NCB_NOREPLACE_HONOURED
+	       ? "the kernel's flag, one system call"
+	       : "hint, then a claimed placeholder (race-free, no clobber)");
+	printf("page size:           %lu\n", p.page_size);
+	printf("mmap_min_addr:       %lu\n", p.mmap_min_addr);
+	printf("PROCMAP_QUERY:       %s\n",
+	       p.procmap_query ? "yes" : "no (parsing /proc/PID/maps)");
+	return 0;
+}

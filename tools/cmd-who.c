@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/* noclobber who / map: who occupies a range; map a range no-clobber. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+
+static void who_usage(FILE *f)
+{
+	fprintf(f, "usage: noclobber who [--pid PID] [--json] ADDR [LEN]\n\n"
+		   "Lists the mappings of process PID (default: this one) "
+		   "that overlap\n[ADDR, ADDR+LEN).  ADDR is a number or a "
+		   "text found in a mapping's path,\ne.g. '[stack]'.  LEN "
+		   "defaults to one page and takes K, M, G, T suffixes.\n"
+		   "Exit status: 0 the range is free, 1 it is occupied, "
+		   "2 error.\n");
+}
+
+static void map_usage(FILE *f)
+{
+	fprintf(f, "usage: noclobber map [--prot PROT] [--json] ADDR LEN\n\n"
+		   "Maps [ADDR, ADDR+LEN) in this process with ncb_mmap(3) "
+		   "(anonymous,\nprivate, PROT such as 'rw', default 'r'), "
+		   "and on failure names what is\nin the way.  Exit status: "
+		   "0 mapped, 1 refused, 2 error.\n");
+}
+
+static int parse_prot(const char *s, int *prot)
+{
+	*prot = PROT_NONE;
+	for (; *s; s++) {
+		if (*s == 'r')
+			*prot |= PROT_READ;
+		else if (*s == 'w')
+			*prot |= PROT_WRITE;
+		else if (*s == 'x')
+			*prot |= PROT_EXEC;
+		else if (*s != '-')
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static const struct option common_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "prot", required_argument, NULL, 'P' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct args {
+	pid_t pid;
+	int prot;
+	int json;
+	uint64_t addr;
+	uint64_t len;
+};
+
+/* 0 to go on, or an exit status + 1. */
+static int parse_args(int argc, char **argv, struct args *a, int is_map,
+		      void (*usage)(FILE *f))
+{
+	uint64_t v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "p:P:jh", common_opts, NULL)) !=
+	       -1) {
+		if (c == 'p' && !is_map && !parse_u64(optarg, &v) &&
+		    v <= INT32_MAX) {
+			a->pid = (pid_t)v;
+		} else if (c == 'P' && is_map && !parse_prot(optarg, &a->prot)) {
+			continue;
+		} else if (c == 'j') {
+			a->json = 1;
+		} else if (c == 'h') {
+			usage(stdout);
+			return 1;
+		} else {
+			usage(stderr);
+			return EXIT_USAGE + 1;
+		}
+	}
+	if (argc - optind != 1 + is_map && argc - optind != 2) {
+		usage(stderr);
+		return EXIT_USAGE + 1;
+	}
+	if (parse_target(argv[optind], a->pid, &a->addr)) {
+		fprintf(stderr, "noclobber: '%s': not an address or a mapping "
+			"of the process\n", argv[optind]);
+		return EXIT_USAGE + 1;
+	}
+	a->len = (uint64_t)sysconf(_SC_PAGESIZE);
+	if (argc - optind == 2 &&
+	    (parse_u64(argv[optind + 1], &a->len) || !a->len)) {
+		fprintf(stderr, "noclobber: '%s': not a length\n",
+			argv[optind + 1]);
+		return EXIT_USAGE + 1;
+	}
+	return 0;
+}
+
+int cmd_who(int argc, char **argv)
+{
+	struct args a = { 0 };
+	int n;
+
+	n = parse_args(argc, argv, &a, 0, who_usage);
+	if (n)
+		return n - 1;
+	if (a.json)
+		printf("{\"pid\":%d,\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%"
+		       PRIx64 "\",\"occupants\":", a.pid ? (int)a.pid
+							 : (int)getpid(),
+		       a.addr, a.addr + a.len);
+	else
+		printf("[%#" PRIx64 ", %#" PRIx64 ") in process %d:\n", a.addr,
+		       a.addr + a.len, a.pid ? (int)a.pid : (int)getpid());
+	n = print_occupants(stdout, a.pid, a.addr, a.len, a.json);
+	if (a.json)
+		printf("}\n");
+	if (n < 0) {
+		fprintf(stderr, "noclobber: reading the mappings: %s\n",
+			strerror(-n));
+		return EXIT_USAGE;
+	}
+	if (!a.json && !n)
+		printf("  free\n");
+	return n ? 1 : 0;
+}
+
+int cmd_map(int argc, char **argv)
+{
+	struct args a = { .prot = PROT_READ };
+	void *p;
+	int n, err;
+
+	n = parse_args(argc, argv, &a, 1, map_usage);
+	if (n)
+		return n - 1;
+	p = ncb_mmap((void *)(uintptr_t)a.addr, (size_t)a.len, a.prot,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	err = p == MAP_FAILED ? errno : 0;
+	if (a.json) {
+		printf("{\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64
+		       "\",\"mapped\":%s,\"error\":", a.addr, a.addr + a.len,
+		       err ? "false" : "true");
+		if (err)
+			json_string(stdout, strerrorname_np(err));
+		else
+			printf("null");
+		printf(",\"occupants\":");
+		if (err == EEXIST)
+			print_occupants(stdout, 0, a.addr, a.len, 1);
+		else
+			printf("[]");
+		printf("}\n");
+	} else if (!err) {
+		printf("mapped [%#" PRIx64 ", %#" PRIx64 ")\n", a.addr,
+		       a.addr + a.len);
+	} else {
+		printf("refused [%#" PRIx64 ", %#" PRIx64 "): %s (%s)\n",
+		       a.addr, a.addr + a.len, strerrorname_np(err),
+		       strerror(err));
+		if (err == EEXIST) {
+			printf("in the way:\n");
+			print_occupants(stdout, 0, a.addr, a.len, 0);
+		}
+	}
+	if (!err)
+		munmap(p, (size_t)a.len);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* noclobber: command-line front end of libnoclobber. */
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} cmds[] = {
+	{ "probe", cmd_probe, "what this kernel does with MAP_FIXED_NOREPLACE" },
+	{ "who", cmd_who, "list the mappings occupying a range of a process" },
+	{ "map", cmd_map, "map a range no-clobber here; name what is in the way" },
+	{ "demo", cmd_demo, "show MAP_FIXED clobbering and ncb_mmap refusing" },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: noclobber COMMAND [OPTIONS] [ARGS]\n\n"
+		   "Fixed-address mapping that never replaces what is "
+		   "mapped.\n\ncommands:\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(f, "\n'noclobber COMMAND --help' describes one command; "
+		   "see noclobber(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("noclobber %d.%d.%d\n", NCB_VERSION_MAJOR,
+		       NCB_VERSION_MINOR, NCB_VERSION_PATCH);
+		return 0;
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "noclobber: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}
