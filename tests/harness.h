@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A tiny test harness.  Every case runs in a fresh child process (a crash or
+ * a clobbered address space cannot leak into the next case); results are
+ * printed as TAP for prove.  Exit status: 0 pass, 1 fail, 77 all skipped.
+ */
+#ifndef NCB_HARNESS_H
+#define NCB_HARNESS_H
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct ncb_test {
+	const char *name;
+	void (*fn)(void);
+};
+
+#define TEST(fn) static void fn(void)
+#define T(fn) { #fn, fn }
+
+#define FAIL(...)							\
+	do {								\
+		printf("# %s:%d: ", __FILE__, __LINE__);		\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+		fflush(stdout);						\
+		_exit(1);						\
+	} while (0)
+
+#define ASSERT_EQ(a, b)							\
+	do {								\
+		intmax_t a_ = (intmax_t)(a), b_ = (intmax_t)(b);	\
+		if (a_ != b_)						\
+			FAIL("%s == %s: %jd != %jd (%#jx != %#jx)", #a,	\
+			     #b, a_, b_, a_, b_);			\
+	} while (0)
+
+#define ASSERT_NE(a, b)							\
+	do {								\
+		intmax_t a_ = (intmax_t)(a), b_ = (intmax_t)(b);	\
+		if (a_ == b_)						\
+			FAIL("%s != %s: both %jd", #a, #b, a_);		\
+	} while (0)
+
+#define ASSERT_TRUE(c)							\
+	do {								\
+		if (!(c))						\
+			FAIL("%s is false", #c);			\
+	} while (0)
+
+#define ASSERT_PTR_EQ(a, b)						\
+	do {								\
+		const void *a_ = (a), *b_ = (b);			\
+		if (a_ != b_)						\
+			FAIL("%s == %s: %p != %p (errno %s)", #a, #b,	\
+			     a_, b_, errname(errno));			\
+	} while (0)
+
+/* The call returned MAP_FAILED with errno e. */
+#define ASSERT_MAP_ERR(p, e)						\
+	do {								\
+		const void *p_ = (p);					\
+		int err_ = errno;					\
+		if (p_ != MAP_FAILED)					\
+			FAIL("%s: mapped at %p, wanted %s", #p, p_,	\
+			     errname(e));				\
+		if (err_ != (e))					\
+			FAIL("%s: errno %s, wanted %s", #p,		\
+			     errname(err_), errname(e));		\
+	} while (0)
+
+#define ASSERT_ERRNO(e)							\
+	do {								\
+		int err_ = errno;					\
+		if (err_ != (e))					\
+			FAIL("errno %s, wanted %s", errname(err_),	\
+			     errname(e));				\
+	} while (0)
+
+static inline const char *errname(int e)
+{
+	const char *n = e ? strerrorname_np(e) : "0";
+
+	return n ? n : "?";
+}
+
+/* Shared with the parent, so that a skipping child can say why. */
+static char *harness_note;
+
+static inline void __attribute__((noreturn, format(printf, 1, 2)))
+SKIP(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (harness_note)
+		vsnprintf(harness_note, 256, fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	_exit(77);
+}
+
+/* Heavier work where the environment is slow (valgrind, qemu). */
+static inline int test_slow(void)
+{
+	const char *s = getenv("NCB_TEST_SLOW");
+
+	return s && *s == '1';
+}
+
+static inline size_t test_page(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Run fn in a child; its termination signal, or 0 if it exited. */
+static inline int harness_crash_signal(void (*fn)(void *), void *arg)
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		fn(arg);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+}
+
+static inline int harness_run(const struct ncb_test *t, int n, int argc,
+			      char **argv)
+{
+	unsigned timeout = test_slow() ? 600 : 120;
+	int i, fails = 0, skips = 0, ran = 0, st;
+	pid_t pid;
+
+	harness_note = mmap(NULL, 256, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (harness_note == MAP_FAILED)
+		harness_note = NULL;
+	for (i = 0; i < n; i++)
+		ran += argc < 2 || !strcmp(argv[1], t[i].name);
+	printf("1..%d\n", ran);
+	ran = 0;
+	for (i = 0; i < n; i++) {
+		if (argc >= 2 && strcmp(argv[1], t[i].name))
+			continue;
+		ran++;
+		if (harness_note)
+			harness_note[0] = '\0';
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			alarm(timeout);
+			t[i].fn();
+			fflush(stdout);
+			_exit(0);
+		}
+		if (pid < 0 || waitpid(pid, &st, 0) != pid) {
+			printf("not ok %d - %s # fork/wait failed\n", ran,
+			       t[i].name);
+			fails++;
+		} else if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+			printf("ok %d - %s\n", ran, t[i].name);
+		} else if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
+			printf("ok %d - %s # SKIP %s\n", ran, t[i].name,
+			       harness_note ? harness_note : "");
+			skips++;
+		} else {
+			if (WIFSIGNALED(st))
+				printf("# killed by signal %d (%s)\n",
+				       WTERMSIG(st), strsignal(WTERMSIG(st)));
+			printf("not ok %d - %s\n", ran, t[i].name);
+			fails++;
+		}
+	}
+	fflush(stdout);
+	if (fails)
+		return 1;
+	return ran && skips == ran ? 77 : 0;
+}
+
+#define TEST_MAIN(...)							\
+	static const struct ncb_test tests_[] = { __VA_ARGS__ };	\
+	int main(int argc, char **argv)					\
+	{								\
+		return harness_run(tests_, (int)(sizeof(tests_) /	\
+			sizeof(tests_[0])), argc, argv);		\
+	}
+
+#endif /* NCB_HARNESS_H */

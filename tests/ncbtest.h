@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers for the noclobber tests: windows, sentinels, modes. */
+#ifndef NCB_NCBTEST_H
+#define NCB_NCBTEST_H
+
+#include "harness.h"
+#include "internal.h"
+
+/* The paths ncb_mmap can take; 0 stands for "whatever the probe chose". */
+#define MODE_PROBED 0
+
+static inline void *mmap_in(int mode, void *addr, size_t len, int prot,
+			    int flags, int fd, off_t off)
+{
+	if (mode == MODE_PROBED)
+		return ncb_mmap(addr, len, prot, flags, fd, off);
+	return ncb__mmap_mode(addr, len, prot, flags, fd, off, mode);
+}
+
+static inline void *mremap_in(int mode, void *old, size_t ol, size_t nl,
+			      int flags, void *new_addr)
+{
+	if (mode == MODE_PROBED)
+		return ncb_mremap(old, ol, nl, flags, new_addr);
+	return ncb__mremap_mode(old, ol, nl, flags, new_addr, mode);
+}
+
+/* The flag's own path can only be tested where the flag works. */
+static inline void require_mode(int mode)
+{
+	int here = ncb__probe()->noreplace;
+
+	if (mode == NCB_NOREPLACE_HONOURED && here != mode)
+		SKIP("MAP_FIXED_NOREPLACE is %s here: path not taken",
+		     ncb_noreplace_name(here));
+}
+
+/* A range that was free a moment ago (tests are single-threaded). */
+static inline char *free_window(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		FAIL("mmap of a %zu-byte window: %s", len, errname(errno));
+	munmap(p, len);
+	return p;
+}
+
+static inline int occupants(const void *addr, size_t len)
+{
+	int n = ncb_occupants(0, addr, len, NULL, NULL);
+
+	if (n < 0)
+		FAIL("ncb_occupants: %s", errname(-n));
+	return n;
+}
+
+static inline char *map_sentinel(void *addr, size_t len, unsigned char v)
+{
+	char *p = mmap(addr, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | (addr ? MAP_FIXED : 0),
+		       -1, 0);
+
+	if (p == MAP_FAILED)
+		FAIL("mmap sentinel: %s", errname(errno));
+	memset(p, v, len);
+	return p;
+}
+
+static inline void check_sentinel(const char *p, size_t len, unsigned char v)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)p[i] != v)
+			FAIL("byte %zu of %p is %#x, wanted %#x: clobbered",
+			     i, (const void *)p, (unsigned char)p[i], v);
+}
+
+/* Define one test per path for a case taking the mode. */
+#define FOR_MODES(name)							\
+	TEST(name##_probed) { name(MODE_PROBED); }			\
+	TEST(name##_honoured) { require_mode(NCB_NOREPLACE_HONOURED);	\
+				name(NCB_NOREPLACE_HONOURED); }		\
+	TEST(name##_ignored) { name(NCB_NOREPLACE_IGNORED); }		\
+	TEST(name##_partial) { name(NCB_NOREPLACE_PARTIAL); }
+#define T_MODES(name)							\
+	T(name##_probed), T(name##_honoured), T(name##_ignored),	\
+	T(name##_partial)
+
+#endif

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* The kernel probe: its verdict, its API, and its thread safety. */
+#include <pthread.h>
+#include "ncbtest.h"
+
+static int expected_mode(void)
+{
+	const char *e = getenv("NCB_EXPECT_NOREPLACE");
+	int m;
+
+	if (!e)
+		return 0;
+	for (m = NCB_NOREPLACE_HONOURED; m <= NCB_NOREPLACE_REPLACES; m++)
+		if (!strcmp(e, ncb_noreplace_name(m)))
+			return m;
+	FAIL("NCB_EXPECT_NOREPLACE=%s names no behaviour", e);
+}
+
+/* The matrix says what each row really does; the probe must agree. */
+TEST(verdict_matches_environment)
+{
+	struct ncb_probe p = { .size = sizeof(p) };
+	int want = expected_mode();
+
+	ASSERT_EQ(ncb_kernel_probe(&p), 0);
+	if (want)
+		ASSERT_EQ(p.noreplace, want);
+	else
+		ASSERT_TRUE(p.noreplace >= NCB_NOREPLACE_HONOURED &&
+			    p.noreplace <= NCB_NOREPLACE_REPLACES);
+	ASSERT_EQ(p.page_size, test_page());
+}
+
+/* The probe leaves no mapping behind: compare the maps around it. */
+TEST(probe_leaves_nothing)
+{
+	struct ncb_probe p = { .size = sizeof(p) };
+	struct ncb_maps *m;
+	struct ncb_mapping e;
+	uint64_t before = 0, after = 0;
+	int r;
+
+	ASSERT_EQ(ncb_maps_open(&m, 0), 0);
+	while ((r = ncb_maps_next(m, &e)) == 1)
+		before += e.end - e.start;
+	ASSERT_EQ(r, 0);
+	ncb_maps_close(m);
+	ASSERT_EQ(ncb_kernel_probe(&p), 0);
+	ASSERT_EQ(ncb_maps_open(&m, 0), 0);
+	while ((r = ncb_maps_next(m, &e)) == 1)
+		after += e.end - e.start;
+	ASSERT_EQ(r, 0);
+	ncb_maps_close(m);
+	/* malloc may have grown the heap for the reader itself. */
+	ASSERT_TRUE(after <= before + 256 * 1024);
+	ASSERT_TRUE(after + 256 * 1024 >= before);
+}
+
+TEST(bad_arguments)
+{
+	struct ncb_probe p = { .size = 0 };
+
+	ASSERT_EQ(ncb_kernel_probe(NULL), -EINVAL);
+	ASSERT_EQ(ncb_kernel_probe(&p), -EINVAL);
+	p.size = sizeof(size_t);
+	ASSERT_EQ(ncb_kernel_probe(&p), -EINVAL);
+}
+
+/* A caller built against an older, smaller struct gets what it knows. */
+TEST(smaller_struct)
+{
+	struct ncb_probe p;
+
+	memset(&p, 0xee, sizeof(p));
+	p.size = offsetof(struct ncb_probe, procmap_query);
+	ASSERT_EQ(ncb_kernel_probe(&p), 0);
+	ASSERT_TRUE(p.noreplace >= NCB_NOREPLACE_HONOURED);
+	ASSERT_EQ(p.procmap_query, (int)0xeeeeeeee);
+}
+
+TEST(names)
+{
+	ASSERT_EQ(strcmp(ncb_noreplace_name(NCB_NOREPLACE_HONOURED),
+			 "honoured"), 0);
+	ASSERT_EQ(strcmp(ncb_noreplace_name(NCB_NOREPLACE_IGNORED),
+			 "ignored"), 0);
+	ASSERT_EQ(strcmp(ncb_noreplace_name(NCB_NOREPLACE_PARTIAL),
+			 "partial"), 0);
+	ASSERT_EQ(strcmp(ncb_noreplace_name(NCB_NOREPLACE_REJECTED),
+			 "rejected"), 0);
+	ASSERT_EQ(strcmp(ncb_noreplace_name(NCB_NOREPLACE_REPLACES),
+			 "replaces"), 0);
+	ASSERT_EQ(strcmp(ncb_noreplace_name(0), "unknown"), 0);
+	ASSERT_EQ(strcmp(ncb_noreplace_name(99), "unknown"), 0);
+}
+
+#define RACERS 8
+
+static pthread_barrier_t start;
+
+static void *racer(void *arg)
+{
+	struct ncb_probe *p = arg;
+
+	pthread_barrier_wait(&start);
+	p->size = sizeof(*p);
+	return (void *)(intptr_t)ncb_kernel_probe(p);
+}
+
+/* The first use from many threads at once: one verdict for all. */
+TEST(first_use_from_threads)
+{
+	struct ncb_probe p[RACERS];
+	pthread_t t[RACERS];
+	void *ret;
+	int i;
+
+	pthread_barrier_init(&start, NULL, RACERS);
+	for (i = 0; i < RACERS; i++)
+		ASSERT_EQ(pthread_create(&t[i], NULL, racer, &p[i]), 0);
+	for (i = 0; i < RACERS; i++) {
+		ASSERT_EQ(pthread_join(t[i], &ret), 0);
+		ASSERT_EQ((intptr_t)ret, 0);
+		ASSERT_EQ(p[i].noreplace, p[0].noreplace);
+		ASSERT_EQ(p[i].procmap_query, p[0].procmap_query);
+	}
+}
+
+/* The compatibility defines. */
+TEST(compat_defines)
+{
+#ifdef __alpha__
+	ASSERT_EQ(NCB_MAP_FIXED_NOREPLACE, 0x200000);
+#else
+	ASSERT_EQ(NCB_MAP_FIXED_NOREPLACE, 0x100000);
+#endif
+	ASSERT_EQ(MAP_FIXED_NOREPLACE, NCB_MAP_FIXED_NOREPLACE);
+	ASSERT_EQ(MAP_FIXED_SAFE, MAP_FIXED_NOREPLACE);
+}
+
+TEST_MAIN(T(verdict_matches_environment), T(probe_leaves_nothing),
+	  T(bad_arguments), T(smaller_struct), T(names),
+	  T(first_use_from_threads), T(compat_defines))
