@@ -60,7 +60,7 @@ $(TOOL): $(TOOL_SRC) tools/cli.h $(STLIB)
 		$(LDLIBS_NCB)
 
 # Tests and benchmarks link the static library to reach internal paths.
-$(O)/tests/t-%: tests/t-%.c tests/harness.h $(STLIB)
+$(O)/tests/t-%: tests/t-%.c tests/harness.h tests/ncbtest.h src/internal.h $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS_NCB)
 
