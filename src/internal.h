@@ -36,6 +36,11 @@ NCB_HIDDEN int ncb__claim(uintptr_t addr, size_t len, int mode);
 /* 1 if some page of [start, end) is mapped, 0 if none, -errno. */
 NCB_HIDDEN int ncb__range_occupied(uint64_t start, uint64_t end);
 
+/* The maps reader forced to parse text; and one over a given text. */
+NCB_HIDDEN int ncb__maps_open_text(struct ncb_maps **maps, pid_t pid);
+NCB_HIDDEN int ncb__maps_from_text(struct ncb_maps **maps, const char *text,
+				   size_t len);
+
 /* 1 if the PROCMAP_QUERY ioctl answers for this process. */
 NCB_HIDDEN int ncb__procmap_query_works(void);
 

@@ -254,7 +254,7 @@ static int load_text(struct ncb_maps *m)
 	return err;
 }
 
-int ncb_maps_open(struct ncb_maps **maps, pid_t pid)
+static int maps_open(struct ncb_maps **maps, pid_t pid, int text)
 {
 	struct ncb_mapping e;
 	struct ncb_maps *m;
@@ -276,8 +276,7 @@ int ncb_maps_open(struct ncb_maps **maps, pid_t pid)
 		goto fail;
 	}
 	/* Any answer but "no such mapping" means the ioctl is not there. */
-	err = query_at(m, 0, &e);
-	m->query = err >= 0;
+	m->query = !text && query_at(m, 0, &e) >= 0;
 	if (!m->query) {
 		err = load_text(m);
 		if (err)
@@ -292,6 +291,43 @@ fail:
 	free(m->text);
 	free(m);
 	return err;
+}
+
+int ncb_maps_open(struct ncb_maps **maps, pid_t pid)
+{
+	return maps_open(maps, pid, 0);
+}
+
+int ncb__maps_open_text(struct ncb_maps **maps, pid_t pid)
+{
+	return maps_open(maps, pid, 1);
+}
+
+int ncb__maps_from_text(struct ncb_maps **maps, const char *text,
+			size_t len)
+{
+	struct ncb_maps *m;
+	int err;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->fd = -1;
+	m->text = malloc(len + 1);
+	if (!m->text) {
+		free(m);
+		return -ENOMEM;
+	}
+	memcpy(m->text, text, len);
+	m->text[len] = '\0';
+	m->len = len;
+	err = text_consistent(m);
+	if (err) {
+		ncb_maps_close(m);
+		return err;
+	}
+	*maps = m;
+	return 0;
 }
 
 int ncb_maps_seek(struct ncb_maps *m, uint64_t addr)
@@ -353,7 +389,8 @@ void ncb_maps_close(struct ncb_maps *m)
 {
 	if (!m)
 		return;
-	close(m->fd);
+	if (m->fd >= 0)
+		close(m->fd);
 	free(m->text);
 	free(m);
 }
