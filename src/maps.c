@@ -6,6 +6,7 @@
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,7 @@ struct ncb_procmap_query {
 #define Q_SHARED 0x08
 #define Q_COVERING_OR_NEXT 0x10
 
-#define TEXT_TRIES 4
+#define TEXT_TRIES 16
 
 struct ncb_maps {
 	int fd;
@@ -228,14 +229,16 @@ static int text_consistent(struct ncb_maps *m)
 		if (err)
 			return err;
 		/*
-		 * qemu-user 7.2 prints its [vsyscall] line twice: a line
-		 * repeating the one before is tolerated (and skipped when
-		 * iterating); any other overlap means a torn read.
+		 * qemu-user 7.2 prints some ranges twice from the same
+		 * start ([vsyscall]; a mapping with two guest extents): such
+		 * lines are tolerated and iterated as their union.  Any other
+		 * overlap means a torn read.
 		 */
-		if (e.start < prev && !(e.start == prev_start && e.end == prev))
+		if (e.start < prev && e.start != prev_start)
 			return -EAGAIN;
 		prev_start = e.start;
-		prev = e.end;
+		if (e.end > prev)
+			prev = e.end;
 	}
 	return 0;
 }
@@ -245,6 +248,8 @@ static int load_text(struct ncb_maps *m)
 	int i, err = -EAGAIN;
 
 	for (i = 0; i < TEXT_TRIES && err == -EAGAIN; i++) {
+		if (i)
+			sched_yield();
 		err = read_all(m);
 		if (!err)
 			err = text_consistent(m);
@@ -252,6 +257,20 @@ static int load_text(struct ncb_maps *m)
 	m->off = 0;
 	m->last_end = 0;
 	return err;
+}
+
+/* qemu-user fakes this file and its open fails now and then with EAGAIN. */
+static int open_retrying(const char *path)
+{
+	int i, fd = -1;
+
+	for (i = 0; i < TEXT_TRIES; i++) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 || (errno != EAGAIN && errno != EINTR))
+			break;
+		sched_yield();
+	}
+	return fd >= 0 ? fd : -errno;
 }
 
 static int maps_open(struct ncb_maps **maps, pid_t pid, int text)
@@ -270,9 +289,9 @@ static int maps_open(struct ncb_maps **maps, pid_t pid, int text)
 		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	else
 		snprintf(path, sizeof(path), "/proc/self/maps");
-	m->fd = open(path, O_RDONLY | O_CLOEXEC);
+	m->fd = open_retrying(path);
 	if (m->fd < 0) {
-		err = -errno;
+		err = m->fd;
 		goto fail;
 	}
 	/* Any answer but "no such mapping" means the ioctl is not there. */
@@ -381,6 +400,10 @@ int ncb_maps_next(struct ncb_maps *m, struct ncb_mapping *out)
 			return ret;
 		m->off = (size_t)(eol + 1 - m->text);
 	} while (out->end <= m->last_end);
+	if (out->start < m->last_end) {
+		out->offset += m->last_end - out->start;
+		out->start = m->last_end;
+	}
 	m->last_end = out->end;
 	return 1;
 }

@@ -53,6 +53,9 @@ static int claim_slow(uintptr_t addr, size_t len, int mode)
 
 	for (i = 0; i < CLAIM_TRIES; i++) {
 		err = claim_first(addr, pg, mode);
+		/* A placeholder is never locked: EAGAIN is qemu-user's. */
+		if (err == -EAGAIN)
+			continue;
 		if (err == -EADDRNOTAVAIL) {
 			err = classify(addr, len, err);
 			if (err != -EADDRNOTAVAIL)
@@ -158,6 +161,13 @@ static void *try_hint(void *addr, size_t len, int prot, int flags, int fd,
 		return NULL;
 	}
 	err = errno;
+	/*
+	 * qemu-user fails a hint now and then with EAGAIN; a real kernel
+	 * reports EAGAIN only after the collision check (locked memory
+	 * limits), and the claimed path below reports it in that order.
+	 */
+	if (err == EAGAIN)
+		return NULL;
 	/* If the range cannot be checked, the kernel's own error stands. */
 	if (after_collision_check(err) &&
 	    classify((uintptr_t)addr, ncb__page_align(len), 0) == -EEXIST)

@@ -247,7 +247,9 @@ TEST(malformed_text)
 		  -EAGAIN);
 	ASSERT_EQ(from_text("1000-3000 r--p 0 0:0 0\n2000-4000 r--p 0 0:0 0\n"),
 		  -EAGAIN);
-	/* A repeated line (qemu-user's [vsyscall]) is tolerated. */
+	/* Repeated starts (qemu-user) are tolerated. */
+	ASSERT_EQ(from_text("1000-2000 r--p 0 0:0 0\n1000-3000 r--p 0 0:0 0\n"),
+		  0);
 	ASSERT_EQ(from_text("1000-2000 r--p 0 0:0 0\n1000-2000 r--p 0 0:0 0\n"),
 		  0);
 	/* A path longer than any the kernel prints is refused, not cut. */
@@ -272,6 +274,29 @@ TEST(duplicate_line_listed_once)
 	ncb_maps_close(m);
 }
 
-TEST_MAIN(T(odd_path_query), T(odd_path_text), T(readers_agree),
+/* Lines from the same start are read as their union, without overlap. */
+TEST(same_start_is_union)
+{
+	static const char t[] = "1000-2000 r--p 00000000 0:0 0 /f\n"
+				"1000-4000 r--p 00000000 0:0 0 /f\n"
+				"5000-6000 r--p 0 0:0 0\n";
+	struct ncb_mapping e;
+	struct ncb_maps *m;
+
+	ASSERT_EQ(ncb__maps_from_text(&m, t, strlen(t)), 0);
+	ASSERT_EQ(ncb_maps_next(m, &e), 1);
+	ASSERT_EQ(e.start, 0x1000);
+	ASSERT_EQ(e.end, 0x2000);
+	ASSERT_EQ(ncb_maps_next(m, &e), 1);
+	ASSERT_EQ(e.start, 0x2000);
+	ASSERT_EQ(e.end, 0x4000);
+	ASSERT_EQ(e.offset, 0x1000);
+	ASSERT_EQ(ncb_maps_next(m, &e), 1);
+	ASSERT_EQ(e.start, 0x5000);
+	ASSERT_EQ(ncb_maps_next(m, &e), 0);
+	ncb_maps_close(m);
+}
+
+TEST_MAIN(T(same_start_is_union), T(odd_path_query), T(odd_path_text), T(readers_agree),
 	  T(stack_is_named), T(other_process), T(occupants_callback),
 	  T(bad_arguments), T(malformed_text), T(duplicate_line_listed_once))

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Concurrency: racers fight for overlapping fixed ranges while churners map
+ * and unmap wherever the kernel puts them.  Every mapping carries sentinel
+ * bytes that its owner checks before unmapping: a clobber anywhere shows.
+ * Exactly one racer may win each round.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include "ncbtest.h"
+
+#define RACERS 4
+#define CHURNERS 2
+#define ARENA_PAGES 64
+
+static struct {
+	int mode;
+	char *arena;
+	size_t pg;
+	pthread_barrier_t bar;
+	atomic_int stop;
+	atomic_int clobbers;
+	atomic_int bad_errno;
+	atomic_int multi_winner;
+	atomic_int rounds_won;
+	int rounds;
+	int center;
+	void *got[RACERS];
+	int err[RACERS];
+} S;
+
+static unsigned next_rand(unsigned *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return *s >> 8;
+}
+
+static int intact(const unsigned char *p, size_t len, unsigned char v)
+{
+	size_t i;
+
+	for (i = 0; i < len; i += 512)
+		if (p[i] != v)
+			return 0;
+	return p[len - 1] == v;
+}
+
+static void race_round(int id, int round)
+{
+	size_t len = (size_t)(1 + id) * S.pg;
+	char *want = S.arena + (size_t)(S.center - id % 3) * S.pg;
+	unsigned char v = (unsigned char)(1 + id + 8 * (round & 15));
+	int i, winners = 0;
+
+	S.got[id] = mmap_in(S.mode, want, len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	S.err[id] = errno;
+	if (S.got[id] != MAP_FAILED) {
+		if (S.got[id] != want)
+			atomic_fetch_add(&S.bad_errno, 1);
+		memset(S.got[id], v, len);
+	}
+	pthread_barrier_wait(&S.bar);
+	if (id == 0) {
+		for (i = 0; i < RACERS; i++) {
+			if (S.got[i] != MAP_FAILED)
+				winners++;
+			else if (S.err[i] != EEXIST) {
+				printf("# racer %d: %s\n", i,
+				       errname(S.err[i]));
+				atomic_fetch_add(&S.bad_errno, 1);
+			}
+		}
+		if (winners > 1)
+			atomic_fetch_add(&S.multi_winner, 1);
+		atomic_fetch_add(&S.rounds_won, winners);
+	}
+	pthread_barrier_wait(&S.bar);
+	if (S.got[id] != MAP_FAILED) {
+		if (!intact(S.got[id], len, v))
+			atomic_fetch_add(&S.clobbers, 1);
+		munmap(S.got[id], len);
+	}
+}
+
+static void *racer(void *arg)
+{
+	int id = (int)(intptr_t)arg, r;
+	unsigned seed = 7;
+
+	for (r = 0; r < S.rounds; r++) {
+		if (id == 0)
+			S.center = 8 + (int)(next_rand(&seed) %
+					     (ARENA_PAGES - 16));
+		pthread_barrier_wait(&S.bar);
+		race_round(id, r);
+		pthread_barrier_wait(&S.bar);
+	}
+	return NULL;
+}
+
+static void *churner(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+	unsigned char v;
+	size_t len;
+	char *p, *hint;
+
+	while (!atomic_load(&S.stop)) {
+		len = (1 + next_rand(&seed) % 4) * S.pg;
+		v = (unsigned char)(0x80 | (next_rand(&seed) & 0x7f));
+		/* Now and then a hint into the arena: a legal neighbour. */
+		hint = next_rand(&seed) % 4 ? NULL
+			: S.arena + (next_rand(&seed) % ARENA_PAGES) * S.pg;
+		p = mmap(hint, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			continue;
+		memset(p, v, len);
+		sched_yield();
+		if (!intact((unsigned char *)p, len, v))
+			atomic_fetch_add(&S.clobbers, 1);
+		munmap(p, len);
+	}
+	return NULL;
+}
+
+static void stress(int mode)
+{
+	pthread_t r[RACERS], c[CHURNERS];
+	int i;
+
+	S.mode = mode;
+	S.pg = test_page();
+	S.rounds = test_slow() ? 150 : 3000;
+	/*
+	 * The bottom of a large hole: the kernel fills holes from the top,
+	 * so only the churners' hints land in the arena.
+	 */
+	S.arena = free_window(1UL << 30);
+	pthread_barrier_init(&S.bar, NULL, RACERS);
+	for (i = 0; i < CHURNERS; i++)
+		ASSERT_EQ(pthread_create(&c[i], NULL, churner,
+					 (void *)(intptr_t)(i + 1)), 0);
+	for (i = 0; i < RACERS; i++)
+		ASSERT_EQ(pthread_create(&r[i], NULL, racer,
+					 (void *)(intptr_t)i), 0);
+	for (i = 0; i < RACERS; i++)
+		pthread_join(r[i], NULL);
+	atomic_store(&S.stop, 1);
+	for (i = 0; i < CHURNERS; i++)
+		pthread_join(c[i], NULL);
+	printf("# %d rounds, %d won, %d clobbers, %d multiple winners, "
+	       "%d bad results\n", S.rounds, atomic_load(&S.rounds_won),
+	       atomic_load(&S.clobbers), atomic_load(&S.multi_winner),
+	       atomic_load(&S.bad_errno));
+	ASSERT_EQ(atomic_load(&S.clobbers), 0);
+	ASSERT_EQ(atomic_load(&S.multi_winner), 0);
+	ASSERT_EQ(atomic_load(&S.bad_errno), 0);
+	/* Churners leave most rounds alone: someone must have won. */
+	ASSERT_TRUE(atomic_load(&S.rounds_won) > S.rounds / 2);
+}
+FOR_MODES(stress)
+
+/* ncb_mremap and ncb_mmap racing for overlapping destinations. */
+static struct {
+	int mode;
+	char *w;
+	void *moved;
+	void *mapped;
+	int mapped_err;
+} M;
+
+static void *mapper(void *arg)
+{
+	size_t pg = test_page();
+
+	(void)arg;
+	M.mapped = mmap_in(M.mode, M.w + 9 * pg, pg, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	M.mapped_err = errno;
+	if (M.mapped != MAP_FAILED)
+		memset(M.mapped, 0x62, pg);
+	return NULL;
+}
+
+static void mremap_race(int mode)
+{
+	size_t pg = test_page();
+	int round, rounds = test_slow() ? 50 : 1000, moves = 0, err;
+	pthread_t t;
+
+	M.mode = mode;
+	M.w = free_window(16 * pg);
+	for (round = 0; round < rounds; round++) {
+		char *src = map_sentinel(M.w, 2 * pg, 0x61);
+
+		ASSERT_EQ(pthread_create(&t, NULL, mapper, NULL), 0);
+		M.moved = mremap_in(mode, src, 2 * pg, 2 * pg, 0,
+				    M.w + 8 * pg);
+		err = errno;
+		pthread_join(t, NULL);
+		if (M.moved != MAP_FAILED) {
+			moves++;
+			ASSERT_PTR_EQ(M.moved, M.w + 8 * pg);
+			errno = M.mapped_err;
+			ASSERT_MAP_ERR(M.mapped, EEXIST);
+			check_sentinel(M.moved, 2 * pg, 0x61);
+			munmap(M.moved, 2 * pg);
+		} else {
+			errno = err;
+			ASSERT_ERRNO(EEXIST);
+			ASSERT_PTR_EQ(M.mapped, M.w + 9 * pg);
+			check_sentinel(M.mapped, pg, 0x62);
+			check_sentinel(src, 2 * pg, 0x61);
+			munmap(M.mapped, pg);
+			munmap(src, 2 * pg);
+		}
+	}
+	printf("# %d of %d rounds won by the move\n", moves, rounds);
+}
+FOR_MODES(mremap_race)
+
+TEST_MAIN(T_MODES(stress), T_MODES(mremap_race))
