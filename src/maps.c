@@ -426,7 +426,7 @@ int ncb_occupants(pid_t pid, const void *addr, size_t len, ncb_mapping_fn fn,
 	struct ncb_maps *m;
 	int ret, count = 0;
 
-	if (!len || end < start)
+	if (!len || (uintptr_t)addr + len < (uintptr_t)addr)
 		return -EINVAL;
 	ret = ncb_maps_open(&m, pid);
 	if (ret)

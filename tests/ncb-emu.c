@@ -10,6 +10,12 @@
  *                inside the range was replaced.  Fixed in 7aa867dd8952.
  *                Such calls are turned into MAP_FIXED.
  *
+ * Unlike the kernel, the emulation is not atomic: the maps are read while
+ * other threads of the tracee run, so a mapping made between that reading
+ * and the call can be replaced although 4.17 would have reported EEXIST.
+ * Tests that race other threads against multi-page NOREPLACE calls (only
+ * the library's probe makes those in this mode) must probe first.
+ *
  * A seccomp filter (libseccomp) stops only the mmap calls that carry the
  * flag; the tracer follows every thread and child.  x86_64 only.  A test
  * tool: the library never uses it.

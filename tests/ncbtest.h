@@ -35,16 +35,23 @@ static inline void require_mode(int mode)
 		     ncb_noreplace_name(here));
 }
 
-/* A range that was free a moment ago (tests are single-threaded). */
+/*
+ * A range that was free a moment ago, in the middle of a larger hole: the
+ * kernel fills holes from the top and valgrind from the bottom, so the
+ * window stays free while the test works (tests are single-threaded, or
+ * make their own neighbours).
+ */
+#define WINDOW_MARGIN (32UL << 20)
+
 static inline char *free_window(size_t len)
 {
-	void *p = mmap(NULL, len, PROT_NONE,
+	char *p = mmap(NULL, len + 2 * WINDOW_MARGIN, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (p == MAP_FAILED)
 		FAIL("mmap of a %zu-byte window: %s", len, errname(errno));
-	munmap(p, len);
-	return p;
+	munmap(p, len + 2 * WINDOW_MARGIN);
+	return p + WINDOW_MARGIN;
 }
 
 static inline int occupants(const void *addr, size_t len)
