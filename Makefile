@@ -1,5 +1,6 @@
 # noclobber: GNU Makefile.
 #   make                 library (shared + static) and the noclobber tool
+#   make demo            build, then show MAP_FIXED clobbering and ncb_mmap not
 #   make check           the whole kernel-behaviour matrix, run by prove
 #   make bench           benchmarks (table on stdout, CSV in $(O)/bench)
 #   make install         PREFIX=/usr/local DESTDIR=
@@ -79,6 +80,11 @@ benches: $(BENCH_BIN)
 check:
 	tests/matrix.sh
 
+demo: all
+	$(TOOL) probe
+	@echo
+	$(TOOL) demo
+
 bench: all benches
 	bench/run.sh $(O)
 
@@ -106,4 +112,4 @@ install: all
 clean:
 	rm -rf build
 
-.PHONY: all tests test-helpers benches check bench fuzz install clean
+.PHONY: demo all tests test-helpers benches check bench fuzz install clean

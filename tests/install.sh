@@ -1,0 +1,38 @@
+#!/bin/sh
+# make install into a staging root, then build the example against the
+# installed library through pkg-config, shared and static, and run both.
+b=${1:?build directory}
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/tap.sh"
+command -v pkg-config >/dev/null 2>&1 || skip_all "pkg-config is not installed"
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+cc=${CC:-cc}
+
+check "make install" make -s -C "$top" O="$b" DESTDIR="$t/root" \
+	PREFIX=/usr install
+for f in usr/include/noclobber.h usr/lib/libnoclobber.so.0 \
+	 usr/lib/libnoclobber.a usr/lib/pkgconfig/noclobber.pc \
+	 usr/bin/noclobber usr/share/man/man3/ncb_mmap.3 \
+	 usr/share/man/man1/noclobber.1 usr/share/man/man7/noclobber.7; do
+	[ -e "$t/root/$f" ]
+	ok $? "installed $f"
+done
+export PKG_CONFIG_SYSROOT_DIR="$t/root"
+export PKG_CONFIG_LIBDIR="$t/root/usr/lib/pkgconfig"
+check "pkg-config knows noclobber" pkg-config --exists noclobber
+# shellcheck disable=SC2046
+check "example builds against the installed shared library" \
+	"$cc" -Wall -Werror -o "$t/map-at" "$top/examples/map-at.c" \
+	$(pkg-config --cflags --libs noclobber)
+LD_LIBRARY_PATH="$t/root/usr/lib" "$t/map-at" 0x200000000 | grep -q mapped
+ok $? "example runs against the installed shared library"
+LD_LIBRARY_PATH="$t/root/usr/lib" ldd "$t/map-at" | grep -q "$t/root/usr/lib/libnoclobber.so.0"
+ok $? "and really used it"
+# shellcheck disable=SC2046
+check "example links statically" \
+	"$cc" -static -o "$t/map-at-static" "$top/examples/map-at.c" \
+	$(pkg-config --static --cflags --libs noclobber)
+"$t/map-at-static" 0x1000 | grep -Eq 'mapped|Operation not permitted'
+ok $? "static example runs"
+done_testing
