@@ -199,12 +199,15 @@ void *ncb__mmap_mode(void *addr, size_t len, int prot, int flags, int fd,
 	err = precheck(a, len, flags, fd, off);
 	if (err)
 		return ncb__fail(err);
+	alen = ncb__page_align(len);
 	if (mode != NCB_NOREPLACE_HONOURED) {
 		p = try_hint(addr, len, prot, flags, fd, off);
 		if (p)
 			return p;
+		/* Usually the range is taken: say so without claiming. */
+		if (ncb__range_occupied(a, (uint64_t)a + alen) == 1)
+			return ncb__fail(-EEXIST);
 	}
-	alen = ncb__page_align(len);
 	err = ncb__claim(a, alen, mode);
 	if (err)
 		return ncb__fail(err);
