@@ -88,8 +88,24 @@ demo: all
 bench: all benches
 	bench/run.sh $(O)
 
-fuzz:
-	@echo "fuzz: no fuzz targets in this release"
+# libFuzzer with ASan and UBSan (clang); new inputs go to $(O)/fuzz/corpus,
+# the seeds kept in fuzz/corpus are read too.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined
+FUZZ_BIN := $(O)/fuzz/maps_text
+
+$(O)/fuzz/%: fuzz/%.c $(LIB_SRC) include/noclobber.h src/internal.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(NCB_CFLAGS) -o $@ $< $(LIB_SRC)
+
+fuzz-build: $(FUZZ_BIN)
+
+fuzz: $(FUZZ_BIN)
+	@mkdir -p $(O)/fuzz/corpus/maps_text
+	$(O)/fuzz/maps_text -max_total_time=$(FUZZ_SECONDS) \
+		$(O)/fuzz/corpus/maps_text fuzz/corpus/maps_text
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
@@ -112,4 +128,4 @@ install: all
 clean:
 	rm -rf build
 
-.PHONY: demo all tests test-helpers benches check bench fuzz install clean
+.PHONY: fuzz-build demo all tests test-helpers benches check bench fuzz install clean

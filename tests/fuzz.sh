@@ -1,0 +1,19 @@
+#!/bin/sh
+# A bounded libFuzzer run over the maps parser (ASan, UBSan).
+b=${1:?build directory}
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/tap.sh"
+command -v clang >/dev/null 2>&1 || skip_all "clang is not installed"
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n)\n{ (void)d; (void)n; return 0; }\n' > "$t/f.c"
+clang -fsanitize=fuzzer "$t/f.c" -o "$t/f" >/dev/null 2>&1 ||
+	skip_all "clang's libFuzzer runtime (libclang-rt-14-dev) is missing"
+check "fuzz target builds" make -s -C "$top" O="$b" fuzz-build
+"$b/fuzz/maps_text" -max_total_time="${NCB_FUZZ_SECONDS:-20}" \
+	-print_final_stats=1 "$t" "$top/fuzz/corpus/maps_text" > "$t/log" 2>&1
+rc=$?
+grep -E '^stat::number_of_executed_units' "$t/log" | sed 's/^/# /'
+[ $rc -ne 0 ] && tail -20 "$t/log" | sed 's/^/# /'
+ok $rc "maps_text: no crash, leak or undefined behaviour"
+done_testing
