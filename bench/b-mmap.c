@@ -172,7 +172,8 @@ int main(int argc, char **argv)
 	int s, path, r, k, have, failed = 0;
 
 	if (csv)
-		fprintf(csv, "mappings,path,technique,ns_per_op,ratio_to_raw\n");
+		fprintf(csv,
+			"mappings,path,technique,ns_per_op,ratio_to_raw\n");
 	printf("map + munmap of 16 KiB, ns per call (median of %d runs); "
 	       "ratio to raw\n(median of per-run ratios); kernel flag here: "
 	       "%s\n", REPS,

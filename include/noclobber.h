@@ -53,7 +53,7 @@ enum ncb_noreplace {
 					   valgrind */
 	NCB_NOREPLACE_PARTIAL = 3,	/* 4.17, 4.18: misses a mapping that
 					   starts inside the range */
-	NCB_NOREPLACE_REJECTED = 4,	/* the flag itself fails with an error */
+	NCB_NOREPLACE_REJECTED = 4,	/* mmap fails when given the flag */
 	NCB_NOREPLACE_REPLACES = 5,	/* behaves like MAP_FIXED */
 };
 

@@ -141,7 +141,8 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || (strcmp(argv[1], "--mode=old") &&
 			 strcmp(argv[1], "--mode=4.17"))) {
-		fprintf(stderr, "usage: ncb-emu --mode=old|4.17 PROG [ARG...]\n");
+		fprintf(stderr,
+			"usage: ncb-emu --mode=old|4.17 PROG [ARG...]\n");
 		return 2;
 	}
 	mode = strcmp(argv[1], "--mode=old") ? MODE_417 : MODE_OLD;

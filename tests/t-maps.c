@@ -297,6 +297,7 @@ TEST(same_start_is_union)
 	ncb_maps_close(m);
 }
 
-TEST_MAIN(T(same_start_is_union), T(odd_path_query), T(odd_path_text), T(readers_agree),
+TEST_MAIN(T(same_start_is_union), T(odd_path_query), T(odd_path_text),
+	  T(readers_agree),
 	  T(stack_is_named), T(other_process), T(occupants_callback),
 	  T(bad_arguments), T(malformed_text), T(duplicate_line_listed_once))

@@ -81,7 +81,8 @@ static void bad_arguments(int mode)
 	ASSERT_MAP_ERR(p, EINVAL);
 	p = mremap_in(mode, src, pg, SIZE_MAX, 0, w + 4 * pg);
 	ASSERT_MAP_ERR(p, EINVAL);
-	p = mremap_in(mode, src, pg, 2 * pg, 0, (void *)(UINTPTR_MAX & ~(pg - 1)));
+	p = mremap_in(mode, src, pg, 2 * pg, 0,
+		      (void *)(UINTPTR_MAX & ~(pg - 1)));
 	ASSERT_MAP_ERR(p, EINVAL);
 	check_sentinel(src, 2 * pg, 0x34);
 	ASSERT_EQ(occupants(w, 8 * pg), 1);
@@ -114,7 +115,8 @@ static void dont_unmap(int mode)
 	void *p;
 
 	p = mremap(src, 2 * pg, 2 * pg,
-		   MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, w + 6 * pg);
+		   MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
+		   w + 6 * pg);
 	if (p == MAP_FAILED) {
 		int err = errno;
 

@@ -72,7 +72,8 @@ static int parse_args(int argc, char **argv, struct args *a, int is_map,
 		if (c == 'p' && !is_map && !parse_u64(optarg, &v) &&
 		    v <= INT32_MAX) {
 			a->pid = (pid_t)v;
-		} else if (c == 'P' && is_map && !parse_prot(optarg, &a->prot)) {
+		} else if (c == 'P' && is_map &&
+			   !parse_prot(optarg, &a->prot)) {
 			continue;
 		} else if (c == 'j') {
 			a->json = 1;

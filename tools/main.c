@@ -9,9 +9,9 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } cmds[] = {
-	{ "probe", cmd_probe, "what this kernel does with MAP_FIXED_NOREPLACE" },
+	{ "probe", cmd_probe, "what this kernel does with the flag" },
 	{ "who", cmd_who, "list the mappings occupying a range of a process" },
-	{ "map", cmd_map, "map a range no-clobber here; name what is in the way" },
+	{ "map", cmd_map, "map a range here, or name what is in the way" },
 	{ "demo", cmd_demo, "show MAP_FIXED clobbering and ncb_mmap refusing" },
 };
 
