@@ -66,7 +66,8 @@ static int claim_slow(uintptr_t addr, size_t len, int mode)
 			return err;
 		if (mremap((void *)addr, pg, len, 0) != MAP_FAILED)
 			return 0;
-		err = errno == ENOMEM ? -ENOMEM : -errno;
+		/* ENOMEM: some page after the first is taken, or no memory. */
+		err = -errno;
 		(void)munmap((void *)addr, pg);
 		if (err != -ENOMEM)
 			return err;

@@ -76,4 +76,4 @@ for s in tests/*.sh; do
 		"$top" > "$M/tools/$t.t"
 done
 
-exec prove -j"$jobs" --timer --exec /bin/sh -r "$M"
+exec prove -j"$jobs" --timer --failures --comments --exec /bin/sh -r "$M"
