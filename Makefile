@@ -24,7 +24,8 @@ NCB_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 LIB_CFLAGS := $(NCB_CFLAGS) -fPIC -fvisibility=hidden
 LDLIBS_NCB := -pthread
 
-LIB_SRC := src/probe.c src/mmap.c src/mremap.c src/maps.c
+LIB_SRC := src/probe.c src/mmap.c src/mremap.c src/maps.c src/space.c \
+	src/resv.c
 LIB_OBJ := $(LIB_SRC:src/%.c=$(O)/src/%.o)
 SONAME := libnoclobber.so.$(SOMAJOR)
 SHLIB := $(O)/libnoclobber.so.$(VERSION)

@@ -99,6 +99,41 @@ typedef int (*ncb_mapping_fn)(const struct ncb_mapping *m, void *arg);
 NCB_API int ncb_occupants(pid_t pid, const void *addr, size_t len,
 			  ncb_mapping_fn fn, void *arg);
 
+/* Free space: where a range of len bytes could go. */
+enum ncb_place {
+	NCB_PLACE_ANY = 0,		/* where the kernel would put it */
+	NCB_PLACE_LOWEST = 1,		/* lowest fitting address */
+	NCB_PLACE_HIGHEST = 2,		/* highest fitting address */
+	NCB_PLACE_RANDOM = 3,		/* uniform over fitting addresses */
+};
+
+NCB_API int ncb_range_free(const void *addr, size_t len);
+NCB_API int ncb_find_free(uint64_t lo, uint64_t hi, size_t len, size_t align,
+			  int place, uint64_t *addr);
+
+/*
+ * Reservations: PROT_NONE, MAP_NORESERVE address space owned by a handle;
+ * MAP_FIXED is used only inside it.
+ */
+struct ncb_reserve_opts {
+	size_t size;			/* sizeof(struct ncb_reserve_opts) */
+	uint64_t lo;			/* window [lo, hi); hi 0: no limit */
+	uint64_t hi;
+	size_t align;			/* power of two; 0: page */
+	int place;			/* enum ncb_place */
+};
+
+struct ncb_resv;
+
+NCB_API int ncb_reserve(struct ncb_resv **resv, void *addr, size_t len,
+			const struct ncb_reserve_opts *opts);
+NCB_API void *ncb_resv_addr(const struct ncb_resv *resv);
+NCB_API size_t ncb_resv_len(const struct ncb_resv *resv);
+NCB_API int ncb_commit(struct ncb_resv *resv, void *addr, size_t len,
+		       int prot, int flags, int fd, off_t offset);
+NCB_API int ncb_decommit(struct ncb_resv *resv, void *addr, size_t len);
+NCB_API int ncb_release(struct ncb_resv *resv);
+
 #ifdef __cplusplus
 }
 #endif

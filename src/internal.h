@@ -47,6 +47,9 @@ NCB_HIDDEN int ncb__procmap_query_works(void);
 /* [addr, addr+len) lies inside a single mapping: 1 yes, 0 no, -errno. */
 NCB_HIDDEN int ncb__range_in_one_mapping(uint64_t start, uint64_t end);
 
+/* The top of the address space a hint can reach. */
+NCB_HIDDEN uint64_t ncb__user_top(void);
+
 static inline uintptr_t ncb__page_mask(void)
 {
 	return ncb__probe()->page_size - 1;

@@ -54,6 +54,18 @@ static inline char *free_window(size_t len)
 	return p + WINDOW_MARGIN;
 }
 
+/*
+ * Give the calling thread its malloc arena now: glibc maps a 64 MiB heap at
+ * a thread's first malloc, which could otherwise land in a test's window.
+ * (A plain free(malloc(1)) is optimised away.)
+ */
+static inline void bind_malloc_arena(void)
+{
+	void *volatile p = malloc(1);
+
+	free(p);
+}
+
 static inline int occupants(const void *addr, size_t len)
 {
 	int n = ncb_occupants(0, addr, len, NULL, NULL);

@@ -110,8 +110,9 @@ static int compare_readers(void)
 TEST(readers_agree)
 {
 	int i;
+	void *volatile warm = malloc(256 * 1024);
 
-	free(malloc(256 * 1024));
+	free(warm);
 	for (i = 0; i < 5; i++)
 		if (!compare_readers())
 			return;

@@ -103,7 +103,8 @@ static void *racer(void *arg)
 	int id = (int)(intptr_t)arg, r;
 	unsigned seed = 7;
 
-	free(malloc(1));
+	bind_malloc_arena();
+	pthread_barrier_wait(&S.go);
 	pthread_barrier_wait(&S.go);
 	for (r = 0; r < S.rounds; r++) {
 		if (id == 0)
@@ -124,7 +125,9 @@ static void *churner(void *arg)
 	char *p, *hint;
 
 	/* This thread's malloc arena now, not later inside the arena. */
-	free(malloc(1));
+	bind_malloc_arena();
+	pthread_barrier_wait(&S.go);
+	pthread_barrier_wait(&S.go);
 	while (!atomic_load(&S.stop)) {
 		len = (1 + next_rand(&seed) % 4) * S.pg;
 		v = (unsigned char)(0x80 | (next_rand(&seed) & 0x7f));
@@ -162,7 +165,7 @@ static void stress(int mode)
 	S.pg = test_page();
 	S.rounds = test_slow() ? 150 : 3000;
 	pthread_barrier_init(&S.bar, NULL, RACERS);
-	pthread_barrier_init(&S.go, NULL, RACERS + 1);
+	pthread_barrier_init(&S.go, NULL, RACERS + CHURNERS + 1);
 	for (i = 0; i < CHURNERS; i++)
 		ASSERT_EQ(pthread_create(&c[i], NULL, churner,
 					 (void *)(intptr_t)(i + 1)), 0);
@@ -173,6 +176,7 @@ static void stress(int mode)
 	 * After the threads' stacks exist, so that only the churners' hints
 	 * land in the arena (see free_window).
 	 */
+	pthread_barrier_wait(&S.go);
 	atomic_store(&S.arena, free_window(ARENA_PAGES * S.pg));
 	pthread_barrier_wait(&S.go);
 	for (i = 0; i < RACERS; i++)

@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: MIT */
+/* Reservations: reserve, commit, decommit, release, and their errors. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include "ncbtest.h"
+
+#define PG test_page()
+
+static struct ncb_resv *reserve(void *addr, size_t len,
+				const struct ncb_reserve_opts *o)
+{
+	struct ncb_resv *r = NULL;
+	int err = ncb_reserve(&r, addr, len, o);
+
+	if (err)
+		FAIL("ncb_reserve(%p, %zu): %s", addr, len, errname(-err));
+	return r;
+}
+
+static struct ncb_mapping mapping_at(const void *addr)
+{
+	struct ncb_mapping m;
+	struct ncb_maps *maps;
+
+	ASSERT_EQ(ncb_maps_open(&maps, 0), 0);
+	ASSERT_EQ(ncb_maps_seek(maps, (uintptr_t)addr), 0);
+	ASSERT_EQ(ncb_maps_next(maps, &m), 1);
+	ncb_maps_close(maps);
+	m.path = NULL;
+	return m;
+}
+
+TEST(exact)
+{
+	char *w = free_window(32 * PG);
+	struct ncb_resv *r = reserve(w, 16 * PG, NULL), *r2;
+	struct ncb_mapping m = mapping_at(w);
+
+	ASSERT_PTR_EQ(ncb_resv_addr(r), w);
+	ASSERT_EQ(ncb_resv_len(r), 16 * PG);
+	ASSERT_EQ(m.start, (uintptr_t)w);
+	ASSERT_EQ(m.end, (uintptr_t)w + 16 * PG);
+	ASSERT_EQ(m.prot, PROT_NONE);
+	/* Over it, or overlapping it: refused. */
+	ASSERT_EQ(ncb_reserve(&r2, w + 8 * PG, 16 * PG, NULL), -EEXIST);
+	ASSERT_EQ(ncb_reserve(&r2, w + 1, PG, NULL), -EINVAL);
+	/* A length that is not a page multiple is rounded up. */
+	r2 = reserve(w + 16 * PG, PG + 1, NULL);
+	ASSERT_EQ(ncb_resv_len(r2), 2 * PG);
+	ASSERT_EQ(ncb_release(r), 0);
+	ASSERT_EQ(ncb_release(r2), 0);
+	ASSERT_EQ(occupants(w, 32 * PG), 0);
+}
+
+TEST(anywhere)
+{
+	struct ncb_resv *r = reserve(NULL, 1UL << 30, NULL);
+	char *a = ncb_resv_addr(r);
+
+	ASSERT_EQ(mapping_at(a).prot, PROT_NONE);
+	ASSERT_EQ(occupants(a, 1UL << 30), 1);
+	ASSERT_EQ(ncb_release(r), 0);
+}
+
+/* Over-reserve and trim: aligned, and nothing left around it. */
+static void aligned(size_t align)
+{
+	struct ncb_reserve_opts o = { .size = sizeof(o), .align = align };
+	struct ncb_resv *r = reserve(NULL, 3 * PG, &o);
+	char *a = ncb_resv_addr(r);
+
+	ASSERT_EQ((uintptr_t)a % align, 0);
+	ASSERT_EQ(occupants(a, 3 * PG), 1);
+	ASSERT_EQ(mapping_at(a).end, (uintptr_t)a + 3 * PG);
+	ASSERT_EQ(ncb_release(r), 0);
+	ASSERT_EQ(ncb_range_free(a, 3 * PG), 1);
+}
+TEST(aligned_2m) { aligned(2UL << 20); }
+TEST(aligned_1g) { aligned(1UL << 30); }
+
+static void in_window(int place)
+{
+	struct ncb_reserve_opts o = { .size = sizeof(o), .place = place };
+	char *w = free_window(64 * PG);
+	struct ncb_resv *r;
+	char *a;
+
+	map_sentinel(w + 10 * PG, PG, 0x11);
+	o.lo = (uintptr_t)w;
+	o.hi = (uintptr_t)w + 64 * PG;
+	r = reserve(NULL, 8 * PG, &o);
+	a = ncb_resv_addr(r);
+	ASSERT_TRUE(a >= w && a + 8 * PG <= w + 64 * PG);
+	ASSERT_TRUE(a + 8 * PG <= w + 10 * PG || a >= w + 11 * PG);
+	if (place == NCB_PLACE_LOWEST)
+		ASSERT_PTR_EQ(a, w);
+	if (place == NCB_PLACE_HIGHEST)
+		ASSERT_PTR_EQ(a, w + 56 * PG);
+	check_sentinel(w + 10 * PG, PG, 0x11);
+	ASSERT_EQ(ncb_release(r), 0);
+	/* No room: ENOMEM. */
+	o.hi = (uintptr_t)w + 12 * PG;
+	ASSERT_EQ(ncb_reserve(&r, NULL, 11 * PG, &o), -ENOMEM);
+}
+TEST(window_lowest) { in_window(NCB_PLACE_LOWEST); }
+TEST(window_highest) { in_window(NCB_PLACE_HIGHEST); }
+TEST(window_random) { in_window(NCB_PLACE_RANDOM); }
+TEST(window_any) { in_window(NCB_PLACE_ANY); }
+
+TEST(window_and_alignment)
+{
+	struct ncb_reserve_opts o = { .size = sizeof(o), .align = 16 * PG,
+				      .place = NCB_PLACE_RANDOM };
+	char *w = free_window(256 * PG);
+	struct ncb_resv *r;
+	int i;
+
+	o.lo = (uintptr_t)w;
+	o.hi = (uintptr_t)w + 256 * PG;
+	for (i = 0; i < 20; i++) {
+		r = reserve(NULL, 16 * PG, &o);
+		ASSERT_EQ((uintptr_t)ncb_resv_addr(r) % (16 * PG), 0);
+		ASSERT_TRUE((uintptr_t)ncb_resv_addr(r) >= o.lo);
+		ASSERT_TRUE((uintptr_t)ncb_resv_addr(r) + 16 * PG <= o.hi);
+		ASSERT_EQ(ncb_release(r), 0);
+	}
+	/* An exact address must honour the alignment and the window. */
+	ASSERT_EQ(ncb_reserve(&r, (char *)(uintptr_t)(o.lo + 16 * PG - 1 -
+			      (o.lo + 16 * PG - 1) % (16 * PG) + PG), PG, &o),
+		  -EINVAL);
+	ASSERT_EQ(ncb_reserve(&r, w + 256 * PG, 16 * PG, &o), -EINVAL);
+}
+
+TEST(bad_options)
+{
+	struct ncb_reserve_opts o = { .size = sizeof(o) };
+	struct ncb_resv *r;
+
+	ASSERT_EQ(ncb_reserve(NULL, NULL, PG, NULL), -EINVAL);
+	ASSERT_EQ(ncb_reserve(&r, NULL, 0, NULL), -EINVAL);
+	ASSERT_EQ(ncb_reserve(&r, NULL, SIZE_MAX, NULL), -ENOMEM);
+	o.align = 3 * PG;
+	ASSERT_EQ(ncb_reserve(&r, NULL, PG, &o), -EINVAL);
+	o.align = PG / 2;
+	ASSERT_EQ(ncb_reserve(&r, NULL, PG, &o), -EINVAL);
+	o.align = 0;
+	o.place = 9;
+	ASSERT_EQ(ncb_reserve(&r, NULL, PG, &o), -EINVAL);
+	o.place = 0;
+	o.lo = 2 * PG;
+	o.hi = PG;
+	ASSERT_EQ(ncb_reserve(&r, NULL, PG, &o), -EINVAL);
+	o.size = 4;
+	ASSERT_EQ(ncb_reserve(&r, NULL, PG, &o), -EINVAL);
+	ASSERT_EQ(ncb_release(NULL), -EINVAL);
+	ASSERT_PTR_EQ(ncb_resv_addr(NULL), NULL);
+	ASSERT_EQ(ncb_resv_len(NULL), 0);
+}
+
+TEST(commit_and_decommit)
+{
+	struct ncb_resv *r = reserve(NULL, 16 * PG, NULL);
+	char *a = ncb_resv_addr(r);
+
+	ASSERT_EQ(ncb_commit(r, a + 4 * PG, 4 * PG, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
+	memset(a + 4 * PG, 0x5a, 4 * PG);
+	ASSERT_EQ(mapping_at(a + 4 * PG).prot, PROT_READ | PROT_WRITE);
+	/* Overlapping commits fail and leave the data alone. */
+	ASSERT_EQ(ncb_commit(r, a + 7 * PG, 2 * PG, PROT_READ,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), -EEXIST);
+	ASSERT_EQ(ncb_commit(r, a, 16 * PG, PROT_READ,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0),
+		  -EEXIST);
+	check_sentinel(a + 4 * PG, 4 * PG, 0x5a);
+	/* Adjacent commits are fine. */
+	ASSERT_EQ(ncb_commit(r, a + 8 * PG, PG, PROT_READ,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
+	ASSERT_EQ(ncb_commit(r, a + 3 * PG, PG, PROT_READ,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
+	/* Decommit the middle: contents gone, pages back to reserved. */
+	ASSERT_EQ(ncb_decommit(r, a + 5 * PG, 2 * PG), 0);
+	ASSERT_EQ(mapping_at(a + 5 * PG).prot, PROT_NONE);
+	check_sentinel(a + 4 * PG, PG, 0x5a);
+	check_sentinel(a + 7 * PG, PG, 0x5a);
+	ASSERT_EQ(ncb_commit(r, a + 5 * PG, 2 * PG, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
+	check_sentinel(a + 5 * PG, 2 * PG, 0);
+	/* Decommit across several commits and reserved pages. */
+	ASSERT_EQ(ncb_decommit(r, a, 16 * PG), 0);
+	ASSERT_EQ(occupants(a, 16 * PG), 1);
+	ASSERT_EQ(ncb_commit(r, a, 16 * PG, PROT_READ,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
+	ASSERT_EQ(ncb_release(r), 0);
+	ASSERT_EQ(ncb_range_free(a, 16 * PG), 1);
+}
+
+TEST(commit_errors)
+{
+	struct ncb_resv *r = reserve(NULL, 8 * PG, NULL);
+	char *a = ncb_resv_addr(r);
+	int anon = MAP_PRIVATE | MAP_ANONYMOUS;
+
+	ASSERT_EQ(ncb_commit(NULL, a, PG, PROT_READ, anon, -1, 0), -EINVAL);
+	ASSERT_EQ(ncb_commit(r, a + 1, PG, PROT_READ, anon, -1, 0), -EINVAL);
+	ASSERT_EQ(ncb_commit(r, a, 0, PROT_READ, anon, -1, 0), -EINVAL);
+	ASSERT_EQ(ncb_commit(r, a - PG, 2 * PG, PROT_READ, anon, -1, 0),
+		  -ERANGE);
+	ASSERT_EQ(ncb_commit(r, a + 7 * PG, 2 * PG, PROT_READ, anon, -1, 0),
+		  -ERANGE);
+	ASSERT_EQ(ncb_commit(r, a + 7 * PG, PG + 1, PROT_READ, anon, -1, 0),
+		  -ERANGE);
+	ASSERT_EQ(ncb_commit(r, a, SIZE_MAX, PROT_READ, anon, -1, 0), -ERANGE);
+	/* The kernel's refusal leaves the pages reserved and committable. */
+	ASSERT_EQ(ncb_commit(r, a, PG, PROT_READ, MAP_PRIVATE, -1, 0), -EBADF);
+	ASSERT_EQ(mapping_at(a).prot, PROT_NONE);
+	ASSERT_EQ(ncb_commit(r, a, PG, PROT_READ, anon, -1, 0), 0);
+	ASSERT_EQ(ncb_decommit(NULL, a, PG), -EINVAL);
+	ASSERT_EQ(ncb_decommit(r, a + 1, PG), -EINVAL);
+	ASSERT_EQ(ncb_decommit(r, a, 0), -EINVAL);
+	ASSERT_EQ(ncb_decommit(r, a + 8 * PG, PG), -ERANGE);
+	ASSERT_EQ(ncb_decommit(r, a + 7 * PG, PG + 1), -ERANGE);
+	ASSERT_EQ(ncb_release(r), 0);
+}
+
+TEST(commit_file)
+{
+	char path[] = "/tmp/ncb-resv-XXXXXX";
+	int fd = mkstemp(path);
+	struct ncb_resv *r = reserve(NULL, 8 * PG, NULL);
+	char *a = ncb_resv_addr(r), *buf = malloc(2 * PG);
+
+	ASSERT_TRUE(fd >= 0);
+	unlink(path);
+	memset(buf, 0x42, 2 * PG);
+	ASSERT_EQ(write(fd, buf, 2 * PG), (ssize_t)(2 * PG));
+	ASSERT_EQ(ncb_commit(r, a + 2 * PG, PG, PROT_READ, MAP_SHARED, fd,
+			     (off_t)PG), 0);
+	check_sentinel(a + 2 * PG, PG, 0x42);
+	ASSERT_EQ(mapping_at(a + 2 * PG).shared, 1);
+	ASSERT_EQ(ncb_decommit(r, a + 2 * PG, PG), 0);
+	ASSERT_EQ(mapping_at(a + 2 * PG).shared, 0);
+	ASSERT_EQ(ncb_release(r), 0);
+	close(fd);
+	free(buf);
+}
+
+#define THREADS 8
+#define ROUNDS 200
+
+static struct ncb_reserve_opts shared_window;
+static atomic_int lost;
+static pthread_barrier_t go;
+
+static void *reserver(void *arg)
+{
+	unsigned char v = (unsigned char)(uintptr_t)arg;
+	struct ncb_resv *r;
+	char *a;
+	int i, err, rounds = test_slow() ? ROUNDS / 10 : ROUNDS;
+
+	/* This thread's malloc arena now, not inside the window later. */
+	bind_malloc_arena();
+	pthread_barrier_wait(&go);
+	pthread_barrier_wait(&go);
+	for (i = 0; i < rounds; i++) {
+		err = ncb_reserve(&r, NULL, 4 * PG, &shared_window);
+		if (err == -ENOMEM || err == -EAGAIN)
+			continue;
+		if (err) {
+			atomic_fetch_add(&lost, 1000);
+			break;
+		}
+		a = ncb_resv_addr(r);
+		if (ncb_commit(r, a, 4 * PG, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) {
+			atomic_fetch_add(&lost, 1000);
+			break;
+		}
+		memset(a, v, 4 * PG);
+		sched_yield();
+		for (size_t j = 0; j < 4 * PG; j++)
+			if ((unsigned char)a[j] != v) {
+				atomic_fetch_add(&lost, 1);
+				break;
+			}
+		ncb_release(r);
+	}
+	return NULL;
+}
+
+static int show(const struct ncb_mapping *m, void *arg)
+{
+	(void)arg;
+	printf("# left in the window: %jx-%jx prot %d %s\n",
+	       (uintmax_t)m->start, (uintmax_t)m->end, m->prot, m->path);
+	return 0;
+}
+
+/* Threads reserving in one window at once: nobody loses a byte. */
+static void concurrent(int place)
+{
+	pthread_t t[THREADS];
+	char *w;
+	int i;
+
+	pthread_barrier_init(&go, NULL, THREADS + 1);
+	for (i = 0; i < THREADS; i++)
+		ASSERT_EQ(pthread_create(&t[i], NULL, reserver,
+					 (void *)(uintptr_t)(i + 1)), 0);
+	/* Once every thread has its malloc arena. */
+	pthread_barrier_wait(&go);
+	w = free_window(64 * PG);
+	shared_window.size = sizeof(shared_window);
+	shared_window.lo = (uintptr_t)w;
+	shared_window.hi = (uintptr_t)w + 64 * PG;
+	shared_window.place = place;
+	pthread_barrier_wait(&go);
+	for (i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	ASSERT_EQ(atomic_load(&lost), 0);
+	ncb_occupants(0, w, 64 * PG, show, NULL);
+	pthread_barrier_destroy(&go);
+	ASSERT_EQ(occupants(w, 64 * PG), 0);
+}
+TEST(concurrent_lowest) { concurrent(NCB_PLACE_LOWEST); }
+TEST(concurrent_random) { concurrent(NCB_PLACE_RANDOM); }
+
+/* After fork the child owns a copy; reserving there works too. */
+TEST(after_fork)
+{
+	struct ncb_resv *r = reserve(NULL, 8 * PG, NULL), *c;
+	char *a = ncb_resv_addr(r);
+	pid_t pid;
+	int st;
+
+	ASSERT_EQ(ncb_commit(r, a, PG, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
+	a[0] = 1;
+	pid = fork();
+	if (pid == 0) {
+		if (ncb_commit(r, a + PG, PG, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) || a[0] != 1)
+			_exit(1);
+		a[PG] = 2;
+		if (ncb_reserve(&c, NULL, 4 * PG, NULL) ||
+		    ncb_commit(c, ncb_resv_addr(c), PG, PROT_READ,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+			_exit(2);
+		_exit(ncb_release(c) || ncb_release(r) ? 3 : 0);
+	}
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(WEXITSTATUS(st), 0);
+	ASSERT_EQ(mapping_at(a + PG).prot, PROT_NONE);
+	ASSERT_EQ(ncb_release(r), 0);
+}
+
+/* Most of a 32-bit process's space in one piece; any size on 64-bit. */
+TEST(most_of_the_space)
+{
+	size_t len = sizeof(void *) == 4 ? 3UL << 30 : 16UL << 30;
+	struct ncb_reserve_opts o = { .size = sizeof(o),
+				      .place = NCB_PLACE_LOWEST };
+	struct ncb_resv *r = reserve(NULL, len, &o);
+
+	ASSERT_EQ(ncb_resv_len(r), len);
+	ASSERT_EQ(occupants(ncb_resv_addr(r), len), 1);
+	ASSERT_EQ(ncb_release(r), 0);
+}
+
+/* A JIT's code within rel32 reach of its runtime. */
+TEST(near_code)
+{
+	uintptr_t here = (uintptr_t)&near_code, reach = 1UL << 30;
+	struct ncb_reserve_opts o = { .size = sizeof(o),
+				      .place = NCB_PLACE_RANDOM };
+	struct ncb_resv *r;
+
+	o.lo = here > reach ? here - reach : 0;
+	o.hi = here + reach;
+	r = reserve(NULL, 64UL << 20, &o);
+	ASSERT_TRUE((uintptr_t)ncb_resv_addr(r) >= o.lo);
+	ASSERT_TRUE((uintptr_t)ncb_resv_addr(r) + (64UL << 20) <= o.hi);
+	ASSERT_EQ(ncb_release(r), 0);
+}
+
+TEST_MAIN(T(exact), T(anywhere), T(aligned_2m), T(aligned_1g),
+	  T(window_lowest), T(window_highest), T(window_random),
+	  T(window_any), T(window_and_alignment), T(bad_options),
+	  T(commit_and_decommit), T(commit_errors), T(commit_file),
+	  T(concurrent_lowest), T(concurrent_random), T(after_fork),
+	  T(most_of_the_space), T(near_code))
