@@ -93,6 +93,8 @@ struct ncb_maps;
 NCB_API int ncb_maps_open(struct ncb_maps **maps, pid_t pid);
 NCB_API int ncb_maps_seek(struct ncb_maps *maps, uint64_t addr);
 NCB_API int ncb_maps_next(struct ncb_maps *maps, struct ncb_mapping *m);
+NCB_API int ncb_maps_find(struct ncb_maps *maps, uint64_t addr,
+			  struct ncb_mapping *m);
 NCB_API void ncb_maps_close(struct ncb_maps *maps);
 
 typedef int (*ncb_mapping_fn)(const struct ncb_mapping *m, void *arg);

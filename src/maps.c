@@ -145,6 +145,26 @@ static int perms(const char **s, struct ncb_mapping *out)
 }
 
 /*
+ * The kernel escapes only '\n' in paths, as "\012" (seq_file_path with
+ * "\n"): undo that so that both readers give the same path.  A name that
+ * really holds the four characters "\012" cannot be told apart.
+ */
+static void unescape(char *dst, const char *src, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (n - i >= 4 && !memcmp(src + i, "\\012", 4)) {
+			*dst++ = '\n';
+			i += 3;
+		} else {
+			*dst++ = src[i];
+		}
+	}
+	*dst = '\0';
+}
+
+/*
  * One line: "start-end perms offset major:minor inode   path".  The path
  * is the rest of the line (it may hold spaces); the kernel escapes '\n'.
  */
@@ -172,8 +192,7 @@ static int parse_line(struct ncb_maps *m, const char *p, const char *eol,
 	n = (size_t)(eol - p);
 	if (n >= sizeof(m->name))
 		return -ENAMETOOLONG;
-	memcpy(m->name, p, n);
-	m->name[n] = '\0';
+	unescape(m->name, p, n);
 	out->path = m->name;
 	return out->start < out->end ? 0 : -EIO;
 }
@@ -406,6 +425,20 @@ int ncb_maps_next(struct ncb_maps *m, struct ncb_mapping *out)
 	}
 	m->last_end = out->end;
 	return 1;
+}
+
+int ncb_maps_find(struct ncb_maps *m, uint64_t addr, struct ncb_mapping *out)
+{
+	int ret;
+
+	if (!m || !out)
+		return -EINVAL;
+	ret = ncb_maps_seek(m, addr);
+	if (!ret)
+		ret = ncb_maps_next(m, out);
+	if (ret == 1 && out->start > addr)
+		ret = 0;
+	return ret;
 }
 
 void ncb_maps_close(struct ncb_maps *m)

@@ -11,7 +11,7 @@ check "--help" "$nc" --help
 status 2 "no command" "$nc"
 status 2 "unknown command" "$nc" frobnicate
 check "--version" "$nc" --version
-for c in probe who map demo; do
+for c in probe maps who map demo; do
 	check "$c --help" "$nc" "$c" --help
 done
 check "probe" "$nc" probe
@@ -42,6 +42,26 @@ pid=$!
 "$nc" who --pid "$pid" /sleep | grep -q "process $pid"
 ok $? "who --pid reads another process"
 kill "$pid"
+
+check "maps" "$nc" maps
+"$nc" maps | grep -q '\[stack\]'
+ok $? "maps lists the stack"
+"$nc" maps | grep -q ' gap '
+ok $? "maps shows gaps"
+"$nc" maps | tail -1 | grep -q 'mappings, .* mapped'
+ok $? "maps sums up"
+if [ $have_py = 1 ]; then
+	"$nc" maps --json | json
+	ok $? "maps --json is JSON"
+fi
+sleep 30 &
+pid=$!
+"$nc" maps --json "$pid" | grep -q '"path":"/usr/bin/sleep"\|"path":"/bin/sleep"'
+ok $? "maps PID reads another process"
+kill "$pid"
+status 2 "maps: not a pid" "$nc" maps abc
+status 2 "maps: no such process" "$nc" maps 2147483647
+status 2 "maps: two pids" "$nc" maps 1 2
 
 status 1 "map over the stack is refused" "$nc" map '[stack]' 4096
 "$nc" map '[stack]' 4096 | grep -q 'EEXIST'

@@ -2,17 +2,13 @@
 /* Reading mappings: both readers, odd paths, other processes, bad input. */
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include "ncbtest.h"
 
 static int find(struct ncb_maps *m, uint64_t addr, struct ncb_mapping *e)
 {
-	int r = ncb_maps_seek(m, addr);
-
-	if (r)
-		return r;
-	r = ncb_maps_next(m, e);
-	return r == 1 && e->start <= addr && addr < e->end ? 1 : r < 0 ? r : 0;
+	return ncb_maps_find(m, addr, e);
 }
 
 /* A file whose name has spaces and brackets, mapped shared at offset. */
@@ -298,7 +294,96 @@ TEST(same_start_is_union)
 	ncb_maps_close(m);
 }
 
-TEST_MAIN(T(same_start_is_union), T(odd_path_query), T(odd_path_text),
+/* A newline in a path: escaped in the text, raw from the ioctl. */
+static void newline_path(int text)
+{
+	char path[] = "/tmp/ncb new\nline XXXXXX";
+	struct ncb_mapping e;
+	struct ncb_maps *m;
+	int fd = mkstemp(path);
+	void *p;
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(ftruncate(fd, (off_t)test_page()), 0);
+	p = mmap(NULL, test_page(), PROT_READ, MAP_PRIVATE, fd, 0);
+	ASSERT_TRUE(p != MAP_FAILED);
+	ASSERT_EQ(text ? ncb__maps_open_text(&m, 0) : ncb_maps_open(&m, 0), 0);
+	ASSERT_EQ(ncb_maps_find(m, (uintptr_t)p, &e), 1);
+	if (strcmp(e.path, path))
+		FAIL("path '%s', wanted '%s'", e.path, path);
+	ncb_maps_close(m);
+	unlink(path);
+	close(fd);
+}
+TEST(newline_path_query) { newline_path(0); }
+TEST(newline_path_text) { newline_path(1); }
+
+TEST(find_containing)
+{
+	size_t pg = test_page();
+	char *w = free_window(4 * pg);
+	struct ncb_mapping e;
+	struct ncb_maps *m;
+
+	map_sentinel(w + pg, 2 * pg, 1);
+	ASSERT_EQ(ncb_maps_open(&m, 0), 0);
+	ASSERT_EQ(ncb_maps_find(m, (uintptr_t)w, &e), 0);
+	ASSERT_EQ(ncb_maps_find(m, (uintptr_t)w + 2 * pg + 5, &e), 1);
+	ASSERT_EQ(e.start, (uintptr_t)w + pg);
+	ASSERT_EQ(ncb_maps_find(m, (uintptr_t)w + 3 * pg, &e), 0);
+	ASSERT_EQ(ncb_maps_find(NULL, 0, &e), -EINVAL);
+	ASSERT_EQ(ncb_maps_find(m, 0, NULL), -EINVAL);
+	ncb_maps_close(m);
+}
+
+/* Named anonymous mappings (Linux 5.17, CONFIG_ANON_VMA_NAME). */
+TEST(anon_name)
+{
+	size_t pg = test_page();
+	char *p = map_sentinel(NULL, pg, 1);
+	struct ncb_mapping e;
+	struct ncb_maps *m;
+	int text;
+
+	if (prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, p, pg, "ncb test"))
+		SKIP("naming anonymous mappings: %s", errname(errno));
+	for (text = 0; text < 2; text++) {
+		ASSERT_EQ(text ? ncb__maps_open_text(&m, 0)
+			       : ncb_maps_open(&m, 0), 0);
+		ASSERT_EQ(ncb_maps_find(m, (uintptr_t)p, &e), 1);
+		if (strcmp(e.path, "[anon:ncb test]"))
+			FAIL("name '%s'", e.path);
+		ncb_maps_close(m);
+	}
+}
+
+/* The same names as the kernel prints them, wherever it can. */
+TEST(special_names_text)
+{
+	static const char t[] =
+		"1000-2000 rw-p 00000000 00:00 0          [anon:jit code]\n"
+		"3000-4000 rw-p 00000000 00:00 0          [heap]\n"
+		"5000-6000 r-xp 00000000 00:00 0          [vdso]\n"
+		"7000-8000 rw-s 00000000 00:01 9          /memfd:x (deleted)\n";
+	static const char *want[] = { "[anon:jit code]", "[heap]", "[vdso]",
+				      "/memfd:x (deleted)" };
+	struct ncb_mapping e;
+	struct ncb_maps *m;
+	int i;
+
+	ASSERT_EQ(ncb__maps_from_text(&m, t, strlen(t)), 0);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(ncb_maps_next(m, &e), 1);
+		if (strcmp(e.path, want[i]))
+			FAIL("'%s' != '%s'", e.path, want[i]);
+	}
+	ASSERT_EQ(e.shared, 1);
+	ASSERT_EQ(e.dev_minor, 1);
+	ncb_maps_close(m);
+}
+
+TEST_MAIN(T(special_names_text), T(newline_path_query), T(newline_path_text), T(find_containing),
+	  T(anon_name), T(same_start_is_union), T(odd_path_query), T(odd_path_text),
 	  T(readers_agree),
 	  T(stack_is_named), T(other_process), T(occupants_callback),
 	  T(bad_arguments), T(malformed_text), T(duplicate_line_listed_once))

@@ -7,6 +7,7 @@
 #include "noclobber.h"
 
 int cmd_probe(int argc, char **argv);
+int cmd_maps(int argc, char **argv);
 int cmd_who(int argc, char **argv);
 int cmd_map(int argc, char **argv);
 int cmd_demo(int argc, char **argv);

@@ -10,6 +10,7 @@ static const struct {
 	const char *help;
 } cmds[] = {
 	{ "probe", cmd_probe, "what this kernel does with the flag" },
+	{ "maps", cmd_maps, "the address space of a process, with its gaps" },
 	{ "who", cmd_who, "list the mappings occupying a range of a process" },
 	{ "map", cmd_map, "map a range here, or name what is in the way" },
 	{ "demo", cmd_demo, "show MAP_FIXED clobbering and ncb_mmap refusing" },
