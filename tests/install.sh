@@ -29,6 +29,21 @@ LD_LIBRARY_PATH="$t/root/usr/lib" "$t/map-at" 0x200000000 | grep -q mapped
 ok $? "example runs against the installed shared library"
 LD_LIBRARY_PATH="$t/root/usr/lib" ldd "$t/map-at" | grep -q "$t/root/usr/lib/libnoclobber.so.0"
 ok $? "and really used it"
+# Every example, built against the installed library and run.
+for src in "$top"/examples/*.c; do
+	n=$(basename "$src" .c)
+	# shellcheck disable=SC2046
+	check "examples/$n builds" "$cc" -Wall -Wextra -Werror \
+		-o "$t/$n" "$src" $(pkg-config --cflags --libs noclobber)
+	case $n in
+	map-at) args=0x200000000 ;;
+	load-span) args=/usr/bin/true ;;
+	*) args= ;;
+	esac
+	# shellcheck disable=SC2086
+	LD_LIBRARY_PATH="$t/root/usr/lib" "$t/$n" $args > "$t/$n.out" 2>&1
+	ok $? "examples/$n runs"
+done
 # shellcheck disable=SC2046
 check "example links statically" \
 	"$cc" -static -o "$t/map-at-static" "$top/examples/map-at.c" \
