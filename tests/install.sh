@@ -31,18 +31,18 @@ LD_LIBRARY_PATH="$t/root/usr/lib" ldd "$t/map-at" | grep -q "$t/root/usr/lib/lib
 ok $? "and really used it"
 # Every example, built against the installed library and run.
 for src in "$top"/examples/*.c; do
-	n=$(basename "$src" .c)
+	ex=$(basename "$src" .c)
 	# shellcheck disable=SC2046
-	check "examples/$n builds" "$cc" -Wall -Wextra -Werror \
-		-o "$t/$n" "$src" $(pkg-config --cflags --libs noclobber)
-	case $n in
+	check "examples/$ex builds" "$cc" -Wall -Wextra -Werror \
+		-o "$t/$ex" "$src" $(pkg-config --cflags --libs noclobber)
+	case $ex in
 	map-at) args=0x200000000 ;;
 	load-span) args=/usr/bin/true ;;
 	*) args= ;;
 	esac
 	# shellcheck disable=SC2086
-	LD_LIBRARY_PATH="$t/root/usr/lib" "$t/$n" $args > "$t/$n.out" 2>&1
-	ok $? "examples/$n runs"
+	LD_LIBRARY_PATH="$t/root/usr/lib" "$t/$ex" $args > "$t/$ex.out" 2>&1
+	ok $? "examples/$ex runs"
 done
 # shellcheck disable=SC2046
 check "example links statically" \
