@@ -31,7 +31,11 @@ struct ncb_resv {
 
 static const int reserved = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 
-/* Over-reserve anywhere, then trim to the alignment: all of it is ours. */
+/*
+ * Anywhere, aligned.  The kernel's own choice is often aligned already
+ * (since Linux 6.7 it aligns large anonymous mappings for huge pages);
+ * otherwise over-reserve and trim to the alignment: all of it is ours.
+ */
 static int reserve_aligned(size_t len, size_t align, uintptr_t *out)
 {
 	size_t pg = ncb__probe()->page_size, span = len + align - pg;
@@ -39,6 +43,14 @@ static int reserve_aligned(size_t len, size_t align, uintptr_t *out)
 
 	if (span < len)
 		return -ENOMEM;
+	p = (uintptr_t)mmap(NULL, len, PROT_NONE, reserved, -1, 0);
+	if ((void *)p == MAP_FAILED)
+		return -errno;
+	if (!(p & (align - 1))) {
+		*out = p;
+		return 0;
+	}
+	(void)munmap((void *)p, len);
 	p = (uintptr_t)mmap(NULL, span, PROT_NONE, reserved, -1, 0);
 	if ((void *)p == MAP_FAILED)
 		return -errno;
@@ -48,6 +60,30 @@ static int reserve_aligned(size_t len, size_t align, uintptr_t *out)
 	if (p + span > a + len)
 		(void)munmap((void *)(a + len), p + span - (a + len));
 	*out = a;
+	return 0;
+}
+
+/* A hint answer that lies in [lo, hi) and is aligned is ours to keep. */
+static int take_hint(uint64_t lo, uint64_t hi, size_t len, size_t align,
+		     uintptr_t *out)
+{
+	uint64_t top = hi ? hi : ncb__user_top();
+	uintptr_t p;
+
+	if (lo < ncb__probe()->mmap_min_addr)
+		lo = ncb__probe()->mmap_min_addr;
+	lo = (lo + align - 1) & ~(uint64_t)(align - 1);
+	if (lo >= top || top - lo < len || lo != (uintptr_t)lo)
+		return 0;
+	p = (uintptr_t)mmap((void *)(uintptr_t)lo, len, PROT_NONE, reserved,
+			    -1, 0);
+	if ((void *)p == MAP_FAILED)
+		return 0;
+	if (p >= lo && p + len <= top && !(p & (align - 1))) {
+		*out = p;
+		return 1;
+	}
+	(void)munmap((void *)p, len);
 	return 0;
 }
 
@@ -62,6 +98,13 @@ static int reserve_in_window(size_t len, const struct ncb_reserve_opts *o,
 	uint64_t lo = o->lo, hi = o->hi, a;
 	int i, err = -ENOMEM;
 
+	/*
+	 * Any place will do: first ask the kernel for the window's start,
+	 * in one atomic step; it may give that, or another place that
+	 * happens to fit.  Walking the maps costs a step per mapping.
+	 */
+	if (o->place == NCB_PLACE_ANY && take_hint(lo, hi, len, align, out))
+		return 0;
 	for (i = 0; i < PLACE_TRIES; i++) {
 		err = ncb_find_free(lo, hi, len, align, o->place, &a);
 		if (err)
