@@ -238,14 +238,19 @@ static int insert_extent(struct ncb_resv *r, size_t at, uintptr_t start,
 	return 0;
 }
 
-/* Arguments common to commit and decommit: 0 or -errno. */
-static int check_range(const struct ncb_resv *r, uintptr_t a, size_t len)
+/*
+ * Arguments common to commit and decommit; *end is the range's end rounded
+ * up to pages.  0 or -errno.
+ */
+static int check_range(const struct ncb_resv *r, uintptr_t a, size_t len,
+		       uintptr_t *end)
 {
 	if (!r || !len || a & ncb__page_mask())
 		return -EINVAL;
 	if (a < r->start || a + len < a || a + len > r->start + r->len)
 		return -ERANGE;
-	return 0;
+	*end = a + ncb__page_align(len);
+	return *end > r->start + r->len ? -ERANGE : 0;
 }
 
 /*
@@ -267,12 +272,9 @@ int ncb_commit(struct ncb_resv *r, void *addr, size_t len, int prot,
 	void *p;
 	int err;
 
-	err = check_range(r, a, len);
+	err = check_range(r, a, len, &end);
 	if (err)
 		return err;
-	end = a + ncb__page_align(len);
-	if (end > r->start + r->len)
-		return -ERANGE;
 	flags &= ~(MAP_FIXED | NCB_MAP_FIXED_NOREPLACE);
 	pthread_mutex_lock(&r->lock);
 	at = first_after(r, a);
@@ -329,12 +331,9 @@ int ncb_decommit(struct ncb_resv *r, void *addr, size_t len)
 	uintptr_t a = (uintptr_t)addr, end;
 	int err;
 
-	err = check_range(r, a, len);
+	err = check_range(r, a, len, &end);
 	if (err)
 		return err;
-	end = a + ncb__page_align(len);
-	if (end > r->start + r->len)
-		return -ERANGE;
 	pthread_mutex_lock(&r->lock);
 	/* Bookkeeping first: it is the only step that can fail cleanly. */
 	err = forget(r, a, end);

@@ -16,6 +16,8 @@ int cmd_demo(int argc, char **argv);
 #define EXIT_USAGE 2
 
 int parse_u64(const char *s, uint64_t *v);
+int parse_json_only(int argc, char **argv, void (*usage)(FILE *f),
+		    int *json);
 int parse_target(const char *s, pid_t pid, uint64_t *addr);
 void json_string(FILE *f, const char *s);
 void print_mapping(FILE *f, const struct ncb_mapping *m);

@@ -69,30 +69,17 @@ static void json_entry(const struct ncb_mapping *m, struct totals *t)
 
 int cmd_maps(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct totals t = { 0, 0, 0 };
 	struct ncb_mapping m;
 	struct ncb_maps *maps;
 	uint64_t v = 0;
 	char buf[32];
-	int c, json = 0, ret;
+	int c, json, ret;
 	pid_t pid;
 
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-		if (c == 'j') {
-			json = 1;
-		} else if (c == 'h') {
-			usage(stdout);
-			return 0;
-		} else {
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
+	c = parse_json_only(argc, argv, usage, &json);
+	if (c >= 0)
+		return c;
 	if (argc - optind > 1 || (argc - optind == 1 &&
 	    (parse_u64(argv[optind], &v) || v > INT32_MAX))) {
 		usage(stderr);

@@ -34,26 +34,13 @@ static void usage(FILE *f)
 
 int cmd_probe(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct ncb_probe p = { .size = sizeof(p) };
 	struct utsname u;
-	int c, json = 0;
+	int c, json;
 
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-		if (c == 'j') {
-			json = 1;
-		} else if (c == 'h') {
-			usage(stdout);
-			return 0;
-		} else {
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
+	c = parse_json_only(argc, argv, usage, &json);
+	if (c >= 0)
+		return c;
 	if (optind != argc) {
 		usage(stderr);
 		return EXIT_USAGE;

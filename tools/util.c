@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by the noclobber subcommands. */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,34 @@ int parse_u64(const char *s, uint64_t *v)
 		return -EINVAL;
 	*v = (uint64_t)n << shift;
 	return 0;
+}
+
+/*
+ * The options of a command that takes only --json and --help: -1 to go on,
+ * or the exit status.
+ */
+int parse_json_only(int argc, char **argv, void (*usage)(FILE *f), int *json)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*json = 0;
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		if (c == 'j') {
+			*json = 1;
+		} else if (c == 'h') {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	return -1;
 }
 
 /*
