@@ -25,7 +25,7 @@ LIB_CFLAGS := $(NCB_CFLAGS) -fPIC -fvisibility=hidden
 LDLIBS_NCB := -pthread
 
 LIB_SRC := src/probe.c src/mmap.c src/mremap.c src/maps.c src/space.c \
-	src/resv.c
+	src/resv.c src/model.c
 LIB_OBJ := $(LIB_SRC:src/%.c=$(O)/src/%.o)
 SONAME := libnoclobber.so.$(SOMAJOR)
 SHLIB := $(O)/libnoclobber.so.$(VERSION)

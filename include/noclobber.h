@@ -136,6 +136,43 @@ NCB_API int ncb_commit(struct ncb_resv *resv, void *addr, size_t len,
 NCB_API int ncb_decommit(struct ncb_resv *resv, void *addr, size_t len);
 NCB_API int ncb_release(struct ncb_resv *resv);
 
+/*
+ * Address-space model: Linux's mmap rules on an address space held in
+ * memory, for emulators, sandboxes and planners.
+ */
+struct ncb_as_opts {
+	size_t size;			/* sizeof(struct ncb_as_opts) */
+	uint64_t page_size;		/* 0: this machine's */
+	uint64_t mmap_min_addr;		/* 0: this machine's */
+	uint64_t mmap_base;		/* top-down search limit; 0: task_size
+					   less 128 MiB, as without ASLR */
+	uint64_t task_size;		/* 0: this process's */
+	uint64_t stack_guard_gap;	/* 0: 256 pages */
+	uint32_t max_map_count;		/* 0: 65530 */
+	int thp;			/* THP-align 2 MiB anonymous maps:
+					   1 yes, -1 no, 0 as for this
+					   process (64-bit: yes) */
+};
+
+struct ncb_as;
+
+NCB_API int ncb_as_new(struct ncb_as **as, const struct ncb_as_opts *opts);
+NCB_API void ncb_as_free(struct ncb_as *as);
+NCB_API int ncb_as_load(struct ncb_as *as, const char *maps, size_t len);
+NCB_API int ncb_as_file(struct ncb_as *as, const char *path,
+			uint32_t dev_major, uint32_t dev_minor, uint64_t inode,
+			uint32_t *file);
+NCB_API int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len,
+			int prot, int flags, uint32_t file, uint64_t offset,
+			uint64_t *mapped);
+NCB_API int ncb_as_munmap(struct ncb_as *as, uint64_t addr, uint64_t len);
+NCB_API int ncb_as_mprotect(struct ncb_as *as, uint64_t addr, uint64_t len,
+			    int prot);
+NCB_API int ncb_as_find(const struct ncb_as *as, uint64_t addr,
+			struct ncb_mapping *m);
+NCB_API size_t ncb_as_count(const struct ncb_as *as);
+NCB_API size_t ncb_as_dump(const struct ncb_as *as, char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

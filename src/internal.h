@@ -47,6 +47,11 @@ NCB_HIDDEN int ncb__procmap_query_works(void);
 /* [addr, addr+len) lies inside a single mapping: 1 yes, 0 no, -errno. */
 NCB_HIDDEN int ncb__range_in_one_mapping(uint64_t start, uint64_t end);
 
+/* The model's flags of the area at or after addr, for tests. */
+struct ncb_as;
+NCB_HIDDEN int ncb__as_flags(const struct ncb_as *as, uint64_t addr);
+NCB_HIDDEN uint64_t ncb__as_pgoff(const struct ncb_as *as, uint64_t addr);
+
 /* The top of the address space a hint can reach. */
 NCB_HIDDEN uint64_t ncb__user_top(void);
 

@@ -43,7 +43,8 @@ row() {
 		cat > "$f" <<SCRIPT
 #!/bin/sh
 NCB_EXPECT_NOREPLACE=$expect $env
-export NCB_EXPECT_NOREPLACE NCB_TEST_SLOW NCB_TEST_VALGRIND
+export NCB_EXPECT_NOREPLACE NCB_TEST_SLOW NCB_TEST_VALGRIND NCB_MODEL_SEEDS \
+	NCB_MODEL_OPS
 $runner "$top/$build/tests/$t"
 rc=\$?
 [ \$rc -eq 77 ] && rc=0
@@ -53,7 +54,9 @@ SCRIPT
 }
 tool() { have "$1" || echo "$1 is not installed"; }
 
-row native honoured "" "" "" build/native
+# The model's differential run: 1,000,000 operations against the kernel.
+row native honoured "" "NCB_MODEL_SEEDS=8 NCB_MODEL_OPS=125000" "" \
+	build/native
 row emu-old ignored "" "" "$top/build/native/tests/ncb-emu --mode=old" \
 	build/native
 row emu-4.17 partial "" "" "$top/build/native/tests/ncb-emu --mode=4.17" \

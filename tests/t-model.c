@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The address-space model: layouts by hand, then differential testing:
+ * random operations run in a real child process and in the model, and the
+ * whole maps are compared after every one.
+ */
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include "ncbtest.h"
+
+#define PG 4096ULL
+
+static struct ncb_as *model(void)
+{
+	struct ncb_as_opts o = { .size = sizeof(o), .page_size = PG,
+				 .mmap_min_addr = 0x10000,
+				 .task_size = 0x7ffffffff000ULL,
+				 .mmap_base = 0x7ffff7fff000ULL, .thp = 1 };
+	struct ncb_as *as;
+
+	ASSERT_EQ(ncb_as_new(&as, &o), 0);
+	return as;
+}
+
+static uint64_t map(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
+		    int flags)
+{
+	uint64_t got = 0;
+	int err = ncb_as_mmap(as, addr, len, prot, flags | MAP_ANONYMOUS, 0, 0,
+			      &got);
+
+	if (err)
+		FAIL("ncb_as_mmap(%#jx, %#jx): %s", (uintmax_t)addr,
+		     (uintmax_t)len, errname(-err));
+	return got;
+}
+
+static void expect_dump(struct ncb_as *as, const char *want)
+{
+	char buf[4096];
+
+	ncb_as_dump(as, buf, sizeof(buf));
+	if (strcmp(buf, want))
+		FAIL("dump:\n%s\nwanted:\n%s", buf, want);
+}
+
+#define P (MAP_PRIVATE)
+#define RW (PROT_READ | PROT_WRITE)
+
+TEST(fixed_split_merge)
+{
+	struct ncb_as *as = model();
+	uint64_t a = 0x100000000ULL;
+
+	map(as, a, 4 * PG, PROT_READ, P | MAP_FIXED);
+	map(as, a + 4 * PG, 4 * PG, PROT_READ, P | MAP_FIXED);
+	/* Adjacent, compatible: one area. */
+	expect_dump(as, "100000000-100008000 r--p 00000000 00:00 0 \n");
+	/* Replacing the middle splits it in three. */
+	map(as, a + 2 * PG, 2 * PG, RW, P | MAP_FIXED);
+	expect_dump(as, "100000000-100002000 r--p 00000000 00:00 0 \n"
+			"100002000-100004000 rw-p 00000000 00:00 0 \n"
+			"100004000-100008000 r--p 00000000 00:00 0 \n");
+	ASSERT_EQ(ncb_as_count(as), 3);
+	/* mprotect back: all merges again. */
+	ASSERT_EQ(ncb_as_mprotect(as, a + 2 * PG, 2 * PG, PROT_READ), 0);
+	ASSERT_EQ(ncb_as_count(as), 1);
+	ncb_as_free(as);
+}
+
+TEST(noreplace_and_errors)
+{
+	struct ncb_as *as = model();
+	uint64_t a = 0x100000000ULL, got;
+
+	map(as, a + 2 * PG, 2 * PG, PROT_READ, P | MAP_FIXED);
+	ASSERT_EQ(ncb_as_mmap(as, a, 3 * PG, PROT_READ, P | MAP_ANONYMOUS |
+			      MAP_FIXED_NOREPLACE, 0, 0, &got), -EEXIST);
+	ASSERT_EQ(ncb_as_mmap(as, a, 2 * PG, PROT_READ, P | MAP_ANONYMOUS |
+			      MAP_FIXED_NOREPLACE, 0, 0, &got), 0);
+	ASSERT_EQ(ncb_as_mmap(as, a + 1, PG, PROT_READ, P | MAP_ANONYMOUS |
+			      MAP_FIXED, 0, 0, &got), -EINVAL);
+	ASSERT_EQ(ncb_as_mmap(as, a, 0, PROT_READ, P | MAP_ANONYMOUS, 0, 0,
+			      &got), -EINVAL);
+	ASSERT_EQ(ncb_as_mmap(as, 0x1000, PG, PROT_READ, P | MAP_ANONYMOUS |
+			      MAP_FIXED, 0, 0, &got), -EPERM);
+	ASSERT_EQ(ncb_as_mmap(as, a, PG, PROT_READ, MAP_ANONYMOUS, 0, 0, &got),
+		  -EINVAL);
+	ASSERT_EQ(ncb_as_munmap(as, a + 1, PG), -EINVAL);
+	ASSERT_EQ(ncb_as_munmap(as, a, 0), -EINVAL);
+	ASSERT_EQ(ncb_as_mprotect(as, a, 0, PROT_READ), 0);
+	ASSERT_EQ(ncb_as_mprotect(as, a + 6 * PG, PG, PROT_READ), -ENOMEM);
+	ASSERT_EQ(ncb_as_mprotect(as, a, PG, 0x100), -EINVAL);
+	ncb_as_free(as);
+}
+
+/* Top-down: below mmap_base, keeping clear of the stack's guard gap. */
+TEST(topdown_and_hints)
+{
+	struct ncb_as *as = model();
+	uint64_t base = 0x7ffff7fff000ULL, a;
+
+	a = map(as, 0, PG, PROT_READ, P);
+	ASSERT_EQ(a, base - PG);
+	a = map(as, 0, 2 * PG, PROT_READ, P);
+	ASSERT_EQ(a, base - 3 * PG);
+	/* A free hint is taken, rounded up to a page. */
+	a = map(as, 0x200000001ULL, PG, PROT_READ, P);
+	ASSERT_EQ(a, 0x200001000ULL);
+	/* An occupied one is not. */
+	a = map(as, 0x200001000ULL, PG, PROT_READ, P);
+	ASSERT_EQ(a, base - 4 * PG);
+	/* THP: 2 MiB anonymous maps are aligned to 2 MiB. */
+	a = map(as, 0, 2ULL << 20, PROT_READ, P);
+	ASSERT_EQ(a & ((2ULL << 20) - 1), 0);
+	ncb_as_free(as);
+}
+
+TEST(guard_gap)
+{
+	static const char maps[] =
+		"7ffffffde000-7ffffffff000 rw-p 00000000 00:00 0"
+		"                          [stack]\n";
+	struct ncb_as *as = model();
+	uint64_t a;
+
+	ASSERT_EQ(ncb_as_load(as, maps, strlen(maps)), 0);
+	/* A hint just below the stack is refused: it is the guard gap. */
+	a = map(as, 0x7ffffffde000ULL - 2 * PG, PG, PROT_READ, P);
+	ASSERT_EQ(a, 0x7ffff7fff000ULL - PG);
+	/* MAP_FIXED there is allowed. */
+	a = map(as, 0x7ffffffde000ULL - 2 * PG, PG, PROT_READ,
+		P | MAP_FIXED_NOREPLACE);
+	ASSERT_EQ(a, 0x7ffffffde000ULL - 2 * PG);
+	ncb_as_free(as);
+}
+
+/* ---- differential testing against a real process ---- */
+
+enum { OP_MMAP, OP_MUNMAP, OP_MPROTECT };
+
+struct op {
+	int type;
+	int prot;
+	int flags;
+	int pad;
+	uint64_t addr;
+	uint64_t len;
+};
+
+struct result {
+	uint64_t ret;
+	int err;
+	int pad;
+};
+
+/* The child: run each operation, untouched otherwise (no malloc). */
+static void __attribute__((noreturn)) child(int in, int out)
+{
+	struct result r;
+	struct op o;
+	void *p;
+
+	while (read(in, &o, sizeof(o)) == (ssize_t)sizeof(o)) {
+		r.err = 0;
+		if (o.type == OP_MMAP) {
+			p = mmap((void *)(uintptr_t)o.addr, o.len, o.prot,
+				 o.flags, -1, 0);
+			r.ret = (uintptr_t)p;
+			r.err = p == MAP_FAILED ? errno : 0;
+		} else if (o.type == OP_MUNMAP) {
+			r.ret = (uint64_t)munmap((void *)(uintptr_t)o.addr,
+						 o.len);
+			r.err = r.ret ? errno : 0;
+		} else {
+			r.ret = (uint64_t)mprotect((void *)(uintptr_t)o.addr,
+						   o.len, o.prot);
+			r.err = r.ret ? errno : 0;
+		}
+		if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
+			_exit(1);
+	}
+	_exit(0);
+}
+
+static size_t read_maps(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+	size_t len = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		FAIL("open %s: %s", path, errname(errno));
+	while ((n = read(fd, buf + len, size - len - 1)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = '\0';
+	return len;
+}
+
+/*
+ * Shared anonymous memory's inode number is the kernel's own: rewrite
+ * those lines with inode 0, the rest unchanged.
+ */
+static void normalise(char *text)
+{
+	static char out[1 << 20];
+	char *line = text, *eol, *o = out;
+	char range[64], perms[8], off[32], dev[16], ino[32];
+
+	for (; *line; line = eol + 1) {
+		eol = strchr(line, '\n');
+		if (!eol)
+			break;
+		if (strstr(line, "/dev/zero (deleted)") &&
+		    strstr(line, "/dev/zero (deleted)") < eol &&
+		    sscanf(line, "%63s %7s %31s %15s %31s", range, perms, off,
+			   dev, ino) == 5)
+			o += sprintf(o, "%s %s %s %s 0 /dev/zero (deleted)\n",
+				     range, perms, off, dev);
+		else
+			o += sprintf(o, "%.*s\n", (int)(eol - line), line);
+	}
+	*o = '\0';
+	strcpy(text, out);
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+#define ARENA_PAGES 256
+#define OWNED 32
+
+struct diff {
+	uint64_t seed;
+	uint64_t arena;
+	uint64_t owned[OWNED][2];
+	int nowned;
+};
+
+static void random_op(struct diff *d, struct op *o)
+{
+	uint64_t *s = &d->seed, r = rnd(s) % 100;
+	static const int prots[] = { PROT_NONE, PROT_READ, PROT_READ |
+				     PROT_WRITE, PROT_READ | PROT_EXEC };
+	int k;
+
+	memset(o, 0, sizeof(*o));
+	o->prot = prots[rnd(s) % 4];
+	o->len = (1 + rnd(s) % 16) * PG;
+	o->addr = d->arena + (rnd(s) % ARENA_PAGES) * PG;
+	if (o->addr + o->len > d->arena + ARENA_PAGES * PG)
+		o->len = d->arena + ARENA_PAGES * PG - o->addr;
+	/* Now and then one of the mappings the kernel placed itself. */
+	if (d->nowned && rnd(s) % 4 == 0) {
+		k = (int)(rnd(s) % (uint64_t)d->nowned);
+		o->addr = d->owned[k][0];
+		o->len = d->owned[k][1];
+	}
+	if (r < 45) {
+		o->type = OP_MMAP;
+		o->flags = (rnd(s) % 5 ? MAP_PRIVATE : MAP_SHARED) |
+			   MAP_ANONYMOUS | (rnd(s) % 6 ? 0 : MAP_NORESERVE);
+		r = rnd(s) % 10;
+		if (r < 5)
+			o->flags |= MAP_FIXED;
+		else if (r < 7)
+			o->flags |= MAP_FIXED_NOREPLACE;
+		else if (r < 9)
+			;	/* a hint */
+		else
+			o->addr = 0;
+		if (!(o->flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) &&
+		    rnd(s) % 8 == 0)
+			o->len = (1 + rnd(s) % 2) * (2ULL << 20);
+	} else if (r < 70) {
+		o->type = OP_MUNMAP;
+	} else {
+		o->type = OP_MPROTECT;
+	}
+}
+
+static void remember(struct diff *d, const struct op *o, uint64_t at)
+{
+	uint64_t end = at + o->len;
+
+	if (at >= d->arena && end <= d->arena + ARENA_PAGES * PG)
+		return;
+	if (d->nowned == OWNED)
+		d->nowned--;	/* forget the newest: it stays mapped */
+	d->owned[d->nowned][0] = at;
+	d->owned[d->nowned][1] = o->len;
+	d->nowned++;
+}
+
+static int model_op(struct ncb_as *as, const struct op *o, uint64_t *ret)
+{
+	*ret = 0;
+	if (o->type == OP_MMAP)
+		return ncb_as_mmap(as, o->addr, o->len, o->prot, o->flags, 0,
+				   0, ret);
+	if (o->type == OP_MUNMAP)
+		return ncb_as_munmap(as, o->addr, o->len);
+	return ncb_as_mprotect(as, o->addr, o->len, o->prot);
+}
+
+static const char *op_name(const struct op *o)
+{
+	static char buf[128];
+
+	snprintf(buf, sizeof(buf), "%s(%#jx, %#jx, prot %d, flags %#x)",
+		 o->type == OP_MMAP ? "mmap" : o->type == OP_MUNMAP ?
+		 "munmap" : "mprotect", (uintmax_t)o->addr,
+		 (uintmax_t)o->len, o->prot, o->flags);
+	return buf;
+}
+
+/* The end of the highest mapping below the stack: the kernel's mmap_base. */
+static uint64_t infer_mmap_base(const char *maps)
+{
+	struct ncb_maps *m;
+	struct ncb_mapping e;
+	uint64_t base = 0;
+
+	ASSERT_EQ(ncb__maps_from_text(&m, maps, strlen(maps)), 0);
+	while (ncb_maps_next(m, &e) == 1 && strcmp(e.path, "[stack]"))
+		base = e.end;
+	ncb_maps_close(m);
+	return base;
+}
+
+static void differential(uint64_t seed, long ops)
+{
+	static char kern[1 << 20], mod[1 << 20];
+	struct ncb_as_opts opts = { .size = sizeof(opts) };
+	int to[2], from[2];
+	struct diff d = { .seed = seed * 2654435761u + 1 };
+	struct result res;
+	struct ncb_as *as;
+	struct op o;
+	uint64_t mret;
+	long i;
+	pid_t pid;
+	int merr;
+
+	/* Each seed has its own time limit: a run is long but bounded. */
+	alarm(600);
+	d.arena = (uintptr_t)free_window(ARENA_PAGES * PG);
+	ASSERT_EQ(pipe(to), 0);
+	ASSERT_EQ(pipe(from), 0);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(to[1]);
+		close(from[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		child(to[0], from[1]);
+	}
+	close(to[0]);
+	close(from[1]);
+	read_maps(pid, kern, sizeof(kern));
+	opts.mmap_base = infer_mmap_base(kern);
+	ASSERT_EQ(ncb_as_new(&as, &opts), 0);
+	ASSERT_EQ(ncb_as_load(as, kern, strlen(kern)), 0);
+	for (i = 0; i < ops; i++) {
+		random_op(&d, &o);
+		ASSERT_EQ(write(to[1], &o, sizeof(o)), (ssize_t)sizeof(o));
+		ASSERT_EQ(read(from[0], &res, sizeof(res)),
+			  (ssize_t)sizeof(res));
+		merr = model_op(as, &o, &mret);
+		if (merr != -res.err || (o.type == OP_MMAP && !res.err &&
+					 mret != res.ret)) {
+			printf("# maps before:\n%s", kern);
+			FAIL("seed %ju op %ld %s: kernel %#jx %s, model %#jx "
+			     "%s", (uintmax_t)seed, i, op_name(&o),
+			     (uintmax_t)res.ret, errname(res.err),
+			     (uintmax_t)mret, errname(-merr));
+		}
+		if (o.type == OP_MMAP && !res.err)
+			remember(&d, &o, res.ret);
+		read_maps(pid, kern, sizeof(kern));
+		ncb_as_dump(as, mod, sizeof(mod));
+		normalise(kern);
+		normalise(mod);
+		if (strcmp(kern, mod)) {
+			for (uint64_t x = o.addr - 16 * PG;
+			     x < o.addr + o.len + 16 * PG; x += PG)
+				printf("# flags at %jx: %#x pgoff %jx\n",
+				       (uintmax_t)x, ncb__as_flags(as, x),
+				       (uintmax_t)ncb__as_pgoff(as, x));
+			printf("# seed %ju op %ld %s diverged\n# kernel:\n%s"
+			       "# model:\n%s", (uintmax_t)seed, i, op_name(&o),
+			       kern, mod);
+			FAIL("divergence");
+		}
+	}
+	close(to[1]);
+	waitpid(pid, NULL, 0);
+	ncb_as_free(as);
+	printf("# seed %ju: %ld operations, no divergence\n",
+	       (uintmax_t)seed, ops);
+}
+
+static long env_long(const char *name, long def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtol(v, NULL, 0) : def;
+}
+
+TEST(differential_seeds)
+{
+	long seeds = env_long("NCB_MODEL_SEEDS", 4);
+	long ops = env_long("NCB_MODEL_OPS", 5000);
+	long first = env_long("NCB_MODEL_SEED", 1), s;
+
+	if (ncb__probe()->noreplace != NCB_NOREPLACE_HONOURED)
+		SKIP("the model is Linux's; here MAP_FIXED_NOREPLACE is %s",
+		     ncb_noreplace_name(ncb__probe()->noreplace));
+	for (s = first; s < first + seeds; s++)
+		differential((uint64_t)s, ops);
+}
+
+TEST_MAIN(T(fixed_split_merge), T(noreplace_and_errors),
+	  T(topdown_and_hints), T(guard_gap), T(differential_seeds))
