@@ -265,6 +265,14 @@ static void random_op(struct diff *d, struct op *o)
 		o->addr = d->owned[k][0];
 		o->len = d->owned[k][1];
 	}
+	/* Keep the space bounded: a full list gives one back. */
+	if (d->nowned == OWNED) {
+		d->nowned--;
+		o->type = OP_MUNMAP;
+		o->addr = d->owned[d->nowned][0];
+		o->len = d->owned[d->nowned][1];
+		return;
+	}
 	if (r < 45) {
 		o->type = OP_MMAP;
 		o->flags = (rnd(s) % 5 ? MAP_PRIVATE : MAP_SHARED) |
@@ -292,10 +300,9 @@ static void remember(struct diff *d, const struct op *o, uint64_t at)
 {
 	uint64_t end = at + o->len;
 
-	if (at >= d->arena && end <= d->arena + ARENA_PAGES * PG)
+	if ((at >= d->arena && end <= d->arena + ARENA_PAGES * PG) ||
+	    d->nowned == OWNED)
 		return;
-	if (d->nowned == OWNED)
-		d->nowned--;	/* forget the newest: it stays mapped */
 	d->owned[d->nowned][0] = at;
 	d->owned[d->nowned][1] = o->len;
 	d->nowned++;
