@@ -777,6 +777,45 @@ uint64_t ncb__as_pgoff(const struct ncb_as *as, uint64_t addr)
 	return i ? N(as, i).pgoff : 0;
 }
 
+struct check {
+	uint64_t prev_end;
+	uint32_t seen;
+	int bad;
+};
+
+static uint64_t check_tree(const struct ncb_as *as, uint32_t t,
+			   struct check *c)
+{
+	const struct node *n;
+	uint64_t lmax, rmax;
+
+	if (!t)
+		return 0;
+	n = &N(as, t);
+	if ((n->left && N(as, n->left).prio > n->prio) ||
+	    (n->right && N(as, n->right).prio > n->prio))
+		c->bad = 1;
+	lmax = check_tree(as, n->left, c);
+	if (n->start < c->prev_end || n->start >= n->end ||
+	    n->gap != n->start - c->prev_end)
+		c->bad = 1;
+	c->prev_end = n->end;
+	c->seen++;
+	rmax = check_tree(as, n->right, c);
+	if (n->max_gap != max3(n->gap, lmax, rmax))
+		c->bad = 1;
+	return n->max_gap;
+}
+
+/* The tree's invariants, for tests: 0 if they hold. */
+int ncb__as_check(const struct ncb_as *as)
+{
+	struct check c = { 0, 0, 0 };
+
+	check_tree(as, as->root, &c);
+	return c.bad || c.seen != as->count ? -EUCLEAN : 0;
+}
+
 size_t ncb_as_count(const struct ncb_as *as)
 {
 	return as ? as->count : 0;

@@ -10,10 +10,14 @@ printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n)\n{ (void)d; (
 clang -fsanitize=fuzzer "$t/f.c" -o "$t/f" >/dev/null 2>&1 ||
 	skip_all "clang's libFuzzer runtime (libclang-rt-14-dev) is missing"
 check "fuzz target builds" make -s -C "$top" O="$b" fuzz-build
-"$b/fuzz/maps_text" -max_total_time="${NCB_FUZZ_SECONDS:-20}" \
-	-print_final_stats=1 "$t" "$top/fuzz/corpus/maps_text" > "$t/log" 2>&1
-rc=$?
-grep -E '^stat::number_of_executed_units' "$t/log" | sed 's/^/# /'
-[ $rc -ne 0 ] && tail -20 "$t/log" | sed 's/^/# /'
-ok $rc "maps_text: no crash, leak or undefined behaviour"
+for f in maps_text model_ops; do
+	mkdir -p "$t/$f"
+	"$b/fuzz/$f" -max_total_time="${NCB_FUZZ_SECONDS:-15}" \
+		-print_final_stats=1 "$t/$f" $( [ -d "$top/fuzz/corpus/$f" ] &&
+		echo "$top/fuzz/corpus/$f") > "$t/log" 2>&1
+	rc=$?
+	grep -E '^stat::number_of_executed_units' "$t/log" | sed 's/^/# /'
+	[ $rc -ne 0 ] && tail -20 "$t/log" | sed 's/^/# /'
+	ok $rc "$f: no crash, leak or undefined behaviour"
+done
 done_testing

@@ -391,6 +391,9 @@ static void differential(uint64_t seed, long ops)
 			     (uintmax_t)res.ret, errname(res.err),
 			     (uintmax_t)mret, errname(-merr));
 		}
+		if (ncb__as_check(as))
+			FAIL("seed %ju op %ld %s: the model's tree is broken",
+			     (uintmax_t)seed, i, op_name(&o));
 		if (o.type == OP_MMAP && !res.err)
 			remember(&d, &o, res.ret);
 		read_maps(pid, kern, sizeof(kern));

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target: any sequence of mmap, munmap and mprotect on the
+ * address-space model keeps its tree sound (sorted, disjoint, heap order,
+ * exact gaps and subtree maxima) and its dump within what it reports.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct op {
+	uint8_t type;
+	uint8_t prot;
+	uint8_t flags;
+	uint8_t page;
+	uint16_t pages;
+};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const int kinds[] = { MAP_FIXED, MAP_FIXED_NOREPLACE, 0 };
+	struct ncb_as_opts o = { .size = sizeof(o), .page_size = 4096,
+				 .mmap_min_addr = 0x10000,
+				 .task_size = 1ULL << 32,
+				 .mmap_base = 1ULL << 31, .thp = 1 };
+	const uint64_t base = 1ULL << 30;
+	struct ncb_as *as;
+	struct op op;
+	uint64_t got;
+	char buf[256];
+
+	if (ncb_as_new(&as, &o))
+		abort();
+	for (; size >= sizeof(op); data += sizeof(op), size -= sizeof(op)) {
+		uint64_t addr, len;
+
+		memcpy(&op, data, sizeof(op));
+		addr = base + (uint64_t)op.page * 4096 * 7;
+		len = ((uint64_t)op.pages % 1024 + (op.pages >> 15)) * 4096;
+		switch (op.type % 3) {
+		case 0:
+			(void)ncb_as_mmap(as, op.flags & 0x40 ? 0 : addr, len,
+					  op.prot & 7, (op.flags & 0x80 ?
+					  MAP_SHARED : MAP_PRIVATE) |
+					  MAP_ANONYMOUS | kinds[op.flags % 3],
+					  0, 0, &got);
+			break;
+		case 1:
+			(void)ncb_as_munmap(as, addr, len);
+			break;
+		default:
+			(void)ncb_as_mprotect(as, addr, len, op.prot & 7);
+		}
+		if (ncb__as_check(as))
+			abort();
+	}
+	if (ncb_as_dump(as, buf, sizeof(buf)) < ncb_as_count(as))
+		abort();
+	ncb_as_free(as);
+	return 0;
+}
