@@ -170,6 +170,9 @@ NCB_API int ncb_as_mprotect(struct ncb_as *as, uint64_t addr, uint64_t len,
 			    int prot);
 NCB_API int ncb_as_find(const struct ncb_as *as, uint64_t addr,
 			struct ncb_mapping *m);
+NCB_API int ncb_as_find_free(const struct ncb_as *as, uint64_t lo,
+			     uint64_t hi, uint64_t len, uint64_t align,
+			     int place, uint64_t *addr);
 NCB_API size_t ncb_as_count(const struct ncb_as *as);
 NCB_API size_t ncb_as_dump(const struct ncb_as *as, char *buf, size_t size);
 

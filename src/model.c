@@ -511,6 +511,36 @@ static int search_rev(const struct ncb_as *as, uint32_t t, uint64_t low,
 	return search_rev(as, n->left, low, high, need, gap_end);
 }
 
+/* The lowest gap in [low, high) holding need bytes (unmapped_area). */
+static int search_fwd(const struct ncb_as *as, uint32_t t, uint64_t low,
+		      uint64_t high, uint64_t need, uint64_t *gap_start)
+{
+	const struct node *n;
+	uint64_t s, e;
+
+	if (!t || N(as, t).max_gap < need)
+		return 0;
+	n = &N(as, t);
+	if (n->start - n->gap > low &&
+	    search_fwd(as, n->left, low, high, need, gap_start))
+		return 1;
+	s = n->start - n->gap;
+	e = n->start;
+	if (n->flags & A_GROWSDOWN)
+		e = e > as->guard ? e - as->guard : 0;
+	if (s < low)
+		s = low;
+	if (e > high)
+		e = high;
+	if (e > s && e - s >= need) {
+		*gap_start = s;
+		return 1;
+	}
+	if (n->end >= high)
+		return 0;
+	return search_fwd(as, n->right, low, high, need, gap_start);
+}
+
 static int unmapped_area_topdown(const struct ncb_as *as, uint64_t len,
 				 uint64_t align_mask, uint64_t low,
 				 uint64_t high, uint64_t *out)
@@ -748,6 +778,51 @@ static void fill(const struct ncb_as *as, uint32_t i, struct ncb_mapping *m)
 	m->dev_minor = f ? f->dev_minor : 0;
 	m->inode = f ? f->inode : 0;
 	m->path = f ? f->path : "";
+}
+
+/*
+ * Where [lo, hi) has room for len bytes at the given alignment: the lowest
+ * or the highest place, found through the gap augmentation.
+ */
+int ncb_as_find_free(const struct ncb_as *as, uint64_t lo, uint64_t hi,
+		     uint64_t len, uint64_t align, int place, uint64_t *addr)
+{
+	uint64_t need, a, top, end;
+	uint32_t last;
+
+	if (!as || !addr || !len || (place != NCB_PLACE_LOWEST &&
+				     place != NCB_PLACE_HIGHEST &&
+				     place != NCB_PLACE_ANY))
+		return -EINVAL;
+	if (!align)
+		align = as->pg;
+	if (align & (align - 1) || align < as->pg)
+		return -EINVAL;
+	len = (len + as->pg - 1) & ~(as->pg - 1);
+	if (!len)
+		return -ENOMEM;
+	if (!hi || hi > as->task_size)
+		hi = as->task_size;
+	if (lo < as->min_addr)
+		lo = as->min_addr;
+	if (lo >= hi)
+		return -EINVAL;
+	if (place == NCB_PLACE_HIGHEST)
+		return unmapped_area_topdown(as, len, align - 1, lo, hi, addr);
+	need = len + align - 1;
+	if (need < len)
+		return -ENOMEM;
+	last = find_prev(as, UINT64_MAX);
+	top = last ? N(as, last).end : 0;
+	if (!search_fwd(as, as->root, lo, hi, need, &a)) {
+		/* The space above the last area. */
+		a = top > lo ? top : lo;
+		end = hi;
+		if (a >= end || end - a < need)
+			return -ENOMEM;
+	}
+	*addr = (a + align - 1) & ~(align - 1);
+	return 0;
 }
 
 int ncb_as_find(const struct ncb_as *as, uint64_t addr, struct ncb_mapping *m)

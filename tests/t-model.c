@@ -44,6 +44,14 @@ static void expect_dump(struct ncb_as *as, const char *want)
 		FAIL("dump:\n%s\nwanted:\n%s", buf, want);
 }
 
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
 #define P (MAP_PRIVATE)
 #define RW (PROT_READ | PROT_WRITE)
 
@@ -132,6 +140,80 @@ TEST(guard_gap)
 	a = map(as, 0x7ffffffde000ULL - 2 * PG, PG, PROT_READ,
 		P | MAP_FIXED_NOREPLACE);
 	ASSERT_EQ(a, 0x7ffffffde000ULL - 2 * PG);
+	ncb_as_free(as);
+}
+
+/* The answer by walking every gap, as the kernel's rule states it. */
+static int brute_free(struct ncb_as *as, uint64_t lo, uint64_t hi,
+		      uint64_t len, uint64_t align, int place, uint64_t *out)
+{
+	struct ncb_mapping m;
+	uint64_t prev = lo, need = len + align - 1, s, e;
+	int found = 0;
+
+	for (;;) {
+		int more = ncb_as_find(as, prev, &m) == 1 && m.start < hi;
+
+		s = prev;
+		e = more ? m.start : hi;
+		if (e > s && e - s >= need) {
+			if (place == NCB_PLACE_LOWEST) {
+				*out = (s + align - 1) & ~(align - 1);
+				return 0;
+			}
+			*out = (e - len) & ~(align - 1);
+			found = 1;
+		}
+		if (!more)
+			break;
+		prev = m.end > prev ? m.end : prev;
+		if (prev >= hi)
+			break;
+	}
+	return found ? 0 : -ENOMEM;
+}
+
+TEST(find_free_matches_brute_force)
+{
+	struct ncb_as *as = model();
+	uint64_t seed = 42, base = 0x100000000ULL, got, want;
+	int i, place, rg, rw;
+
+	for (i = 0; i < 3000; i++) {
+		uint64_t a = base + rnd(&seed) % 4096 * PG;
+		uint64_t l = (1 + rnd(&seed) % 64) * PG;
+
+		if (rnd(&seed) % 3)
+			map(as, a, l, PROT_READ << (rnd(&seed) % 2), P |
+			    MAP_FIXED);
+		else
+			ASSERT_EQ(ncb_as_munmap(as, a, l), 0);
+		if (i % 10)
+			continue;
+		for (place = NCB_PLACE_LOWEST; place <= NCB_PLACE_HIGHEST;
+		     place++) {
+			uint64_t lo = base + rnd(&seed) % 2048 * PG;
+			uint64_t hi = lo + (1 + rnd(&seed) % 4096) * PG;
+			uint64_t len = (1 + rnd(&seed) % 128) * PG;
+			uint64_t align = PG << (rnd(&seed) % 6);
+
+			rg = ncb_as_find_free(as, lo, hi, len, align, place,
+					      &got);
+			rw = brute_free(as, lo, hi, len, align, place, &want);
+			ASSERT_EQ(rg, rw);
+			if (!rg)
+				ASSERT_EQ(got, want);
+		}
+	}
+	ASSERT_EQ(ncb_as_find_free(as, 0, 0, 0, 0, NCB_PLACE_LOWEST, &got),
+		  -EINVAL);
+	ASSERT_EQ(ncb_as_find_free(as, 0, 0, PG, 3 * PG, NCB_PLACE_LOWEST,
+				   &got), -EINVAL);
+	ASSERT_EQ(ncb_as_find_free(as, 0, 0, PG, 0, NCB_PLACE_RANDOM, &got),
+		  -EINVAL);
+	ASSERT_EQ(ncb_as_find_free(as, base, base, PG, 0, NCB_PLACE_LOWEST,
+				   &got), -EINVAL);
+	ASSERT_EQ(ncb__as_check(as), 0);
 	ncb_as_free(as);
 }
 
@@ -228,13 +310,6 @@ static void normalise(char *text)
 	strcpy(text, out);
 }
 
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
 
 #define ARENA_PAGES 256
 #define OWNED 32
@@ -440,4 +515,5 @@ TEST(differential_seeds)
 }
 
 TEST_MAIN(T(fixed_split_merge), T(noreplace_and_errors),
-	  T(topdown_and_hints), T(guard_gap), T(differential_seeds))
+	  T(topdown_and_hints), T(guard_gap),
+	  T(find_free_matches_brute_force), T(differential_seeds))
