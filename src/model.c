@@ -882,6 +882,11 @@ static uint64_t check_tree(const struct ncb_as *as, uint32_t t,
 	return n->max_gap;
 }
 
+size_t ncb__as_node_size(void)
+{
+	return sizeof(struct node);
+}
+
 /* The tree's invariants, for tests: 0 if they hold. */
 int ncb__as_check(const struct ncb_as *as)
 {
