@@ -325,6 +325,18 @@ static int mergeable(const struct ncb_as *as, uint32_t a, uint16_t flags,
 	       n->pgoff + (n->end - n->start) / as->pg == pgoff;
 }
 
+/* Could [start, end) join area b that begins right at end? */
+static int mergeable_next(const struct ncb_as *as, uint32_t b, uint16_t flags,
+			  uint32_t file, uint64_t pgoff, uint64_t start,
+			  uint64_t end)
+{
+	const struct node *n = &N(as, b);
+
+	return n->start == end && n->flags == flags && n->file == file &&
+	       !(flags & (A_SPECIAL | A_GROWSDOWN | A_TOUCHED)) &&
+	       pgoff + (end - start) / as->pg == n->pgoff;
+}
+
 /* Insert [start, end), merging with the neighbours as vma_merge does. */
 static int area_add(struct ncb_as *as, uint64_t start, uint64_t end,
 		    uint64_t pgoff, uint32_t file, uint16_t flags)
@@ -332,13 +344,9 @@ static int area_add(struct ncb_as *as, uint64_t start, uint64_t end,
 	uint32_t prev = find_prev(as, start), next = find_vma(as, end);
 	int with_prev, with_next;
 
-	if (next && N(as, next).start != end)
-		next = 0;
 	with_prev = prev && mergeable(as, prev, flags, file, pgoff, start);
-	with_next = next && N(as, next).flags == flags &&
-		    N(as, next).file == file &&
-		    !(flags & (A_SPECIAL | A_GROWSDOWN | A_TOUCHED)) &&
-		    pgoff + (end - start) / as->pg == N(as, next).pgoff;
+	with_next = next && mergeable_next(as, next, flags, file, pgoff, start,
+					   end);
 	if (with_prev && with_next) {
 		uint64_t e = N(as, next).end;
 
@@ -722,6 +730,21 @@ static int protect_piece(struct ncb_as *as, uint32_t i, uint64_t start,
 		nf &= (uint16_t)~A_ACCOUNT;
 	if (nf == n.flags)
 		return 0;
+	/*
+	 * The whole area, and neither neighbour can join it: the flags
+	 * change in place, the tree and its gaps stay as they are.
+	 */
+	if (start == n.start && end == n.end) {
+		uint32_t prev = find_prev(as, start), next = next_of(as, i);
+
+		if (!(prev && mergeable(as, prev, nf, n.file, n.pgoff,
+					start)) &&
+		    !(next && mergeable_next(as, next, nf, n.file, n.pgoff,
+					     start, end))) {
+			N(as, i).flags = nf;
+			return 0;
+		}
+	}
 	err = remove_range(as, start, end);
 	if (!err)
 		err = area_add(as, start, end,
