@@ -485,6 +485,25 @@ static uint16_t prot_flags(int prot)
 }
 
 /*
+ * The free gap before area n, less a growing-down area's guard gap, within
+ * [low, high): [*s, *e), and whether need bytes fit in it.
+ */
+static int gap_fits(const struct ncb_as *as, const struct node *n,
+		    uint64_t low, uint64_t high, uint64_t need, uint64_t *s,
+		    uint64_t *e)
+{
+	*s = n->start - n->gap;
+	*e = n->start;
+	if (n->flags & A_GROWSDOWN)
+		*e = *e > as->guard ? *e - as->guard : 0;
+	if (*s < low)
+		*s = low;
+	if (*e > high)
+		*e = high;
+	return *e > *s && *e - *s >= need;
+}
+
+/*
  * The highest gap in [low, high) that holds len bytes plus the alignment
  * padding, ending before any growing-down area's guard gap, as
  * unmapped_area_topdown finds it; the address is aligned down in it.
@@ -501,15 +520,7 @@ static int search_rev(const struct ncb_as *as, uint32_t t, uint64_t low,
 	/* Gaps to the right all start at or above this area's end. */
 	if (n->end < high && search_rev(as, n->right, low, high, need, gap_end))
 		return 1;
-	s = n->start - n->gap;
-	e = n->start;
-	if (n->flags & A_GROWSDOWN)
-		e = e > as->guard ? e - as->guard : 0;
-	if (s < low)
-		s = low;
-	if (e > high)
-		e = high;
-	if (e > s && e - s >= need) {
+	if (gap_fits(as, n, low, high, need, &s, &e)) {
 		*gap_end = e;
 		return 1;
 	}
@@ -532,15 +543,7 @@ static int search_fwd(const struct ncb_as *as, uint32_t t, uint64_t low,
 	if (n->start - n->gap > low &&
 	    search_fwd(as, n->left, low, high, need, gap_start))
 		return 1;
-	s = n->start - n->gap;
-	e = n->start;
-	if (n->flags & A_GROWSDOWN)
-		e = e > as->guard ? e - as->guard : 0;
-	if (s < low)
-		s = low;
-	if (e > high)
-		e = high;
-	if (e > s && e - s >= need) {
+	if (gap_fits(as, n, low, high, need, &s, &e)) {
 		*gap_start = s;
 		return 1;
 	}
