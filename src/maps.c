@@ -477,10 +477,18 @@ int ncb_occupants(pid_t pid, const void *addr, size_t len, ncb_mapping_fn fn,
 	return ret < 0 ? ret : count;
 }
 
+static int stop_at_first(const struct ncb_mapping *m, void *arg)
+{
+	(void)m;
+	(void)arg;
+	return 1;
+}
+
+/* Only whether anything is there: one look-up, not one per occupant. */
 int ncb__range_occupied(uint64_t start, uint64_t end)
 {
 	int n = ncb_occupants(0, (const void *)(uintptr_t)start,
-			      (size_t)(end - start), NULL, NULL);
+			      (size_t)(end - start), stop_at_first, NULL);
 
 	return n < 0 ? n : n > 0;
 }

@@ -33,9 +33,13 @@ uint64_t ncb__user_top(void)
 
 int ncb_range_free(const void *addr, size_t len)
 {
-	int n = ncb_occupants(0, addr, len, NULL, NULL);
+	int n;
 
-	return n < 0 ? n : n == 0;
+	if (!len || (uintptr_t)addr + len < (uintptr_t)addr)
+		return -EINVAL;
+	n = ncb__range_occupied((uintptr_t)addr, (uint64_t)(uintptr_t)addr +
+				len);
+	return n < 0 ? n : !n;
 }
 
 static uint64_t random64(void)
