@@ -6,11 +6,6 @@
 #include <sys/stat.h>
 #include "ncbtest.h"
 
-static int find(struct ncb_maps *m, uint64_t addr, struct ncb_mapping *e)
-{
-	return ncb_maps_find(m, addr, e);
-}
-
 /* A file whose name has spaces and brackets, mapped shared at offset. */
 static void odd_path(int text)
 {
@@ -34,7 +29,7 @@ static void odd_path(int text)
 		 (off_t)pg);
 	ASSERT_TRUE(p != MAP_FAILED);
 	ASSERT_EQ(text ? ncb__maps_open_text(&m, 0) : ncb_maps_open(&m, 0), 0);
-	ASSERT_EQ(find(m, (uintptr_t)p + pg, &e), 1);
+	ASSERT_EQ(ncb_maps_find(m, (uintptr_t)p + pg, &e), 1);
 	ASSERT_EQ(e.start, (uintptr_t)p);
 	ASSERT_EQ(e.end, (uintptr_t)p + 2 * pg);
 	ASSERT_EQ(e.offset, pg);
@@ -47,7 +42,7 @@ static void odd_path(int text)
 	/* Unlinked while mapped: the kernel says so after the path. */
 	unlink(path);
 	ASSERT_EQ(text ? ncb__maps_open_text(&m, 0) : ncb_maps_open(&m, 0), 0);
-	ASSERT_EQ(find(m, (uintptr_t)p, &e), 1);
+	ASSERT_EQ(ncb_maps_find(m, (uintptr_t)p, &e), 1);
 	strcat(path, " (deleted)");
 	if (strcmp(e.path, path))
 		FAIL("path '%s', wanted '%s'", e.path, path);
@@ -122,7 +117,7 @@ TEST(stack_is_named)
 	int local = 0;
 
 	ASSERT_EQ(ncb_maps_open(&m, 0), 0);
-	ASSERT_EQ(find(m, (uintptr_t)&local, &e), 1);
+	ASSERT_EQ(ncb_maps_find(m, (uintptr_t)&local, &e), 1);
 	/* valgrind runs its client on a stack of its own making. */
 	if (strcmp(e.path, "[stack]") && !getenv("NCB_TEST_VALGRIND"))
 		FAIL("the stack is named '%s'", e.path);
@@ -156,9 +151,9 @@ TEST(other_process)
 	}
 	ASSERT_EQ(read(fds[0], &c, 1), 1);
 	ASSERT_EQ(ncb_maps_open(&m, pid), 0);
-	ASSERT_EQ(find(m, (uintptr_t)p, &e), 1);
+	ASSERT_EQ(ncb_maps_find(m, (uintptr_t)p, &e), 1);
 	ASSERT_EQ(e.end, (uintptr_t)p + pg);
-	ASSERT_EQ(find(m, (uintptr_t)p + pg, &e), 0);
+	ASSERT_EQ(ncb_maps_find(m, (uintptr_t)p + pg, &e), 0);
 	ncb_maps_close(m);
 	ASSERT_EQ(ncb_occupants(pid, p, 3 * pg, NULL, NULL), 2);
 	ASSERT_EQ(ncb_occupants(0, p, 3 * pg, NULL, NULL), 1);
