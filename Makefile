@@ -25,7 +25,7 @@ LIB_CFLAGS := $(NCB_CFLAGS) -fPIC -fvisibility=hidden
 LDLIBS_NCB := -pthread
 
 LIB_SRC := src/probe.c src/mmap.c src/mremap.c src/maps.c src/space.c \
-	src/resv.c src/model.c
+	src/resv.c src/model.c src/model-tree.c
 LIB_OBJ := $(LIB_SRC:src/%.c=$(O)/src/%.o)
 SONAME := libnoclobber.so.$(SOMAJOR)
 SHLIB := $(O)/libnoclobber.so.$(VERSION)
@@ -41,7 +41,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
 all: $(SHLIB) $(STLIB) $(TOOL)
 
-$(O)/src/%.o: src/%.c include/noclobber.h src/internal.h
+$(O)/src/%.o: src/%.c include/noclobber.h src/internal.h src/model.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c -o $@ $<
 

@@ -224,7 +224,7 @@ int main(int argc, char **argv)
 	FILE *csv = argc > 1 ? fopen(argv[1], "w") : NULL;
 	long kernel_max = 65000;
 	struct ctx c;
-	double m[3][3], k[2], a[3];
+	double m[3][3], k[2], a[3], bytes[3];
 	int s, bad = 0;
 
 	printf("model: ns per operation (median of %d runs); kernel up to "
@@ -239,6 +239,7 @@ int main(int argc, char **argv)
 				sizes[s]);
 			return 1;
 		}
+		bytes[s] = (double)ncb__as_bytes(c.as) / (double)sizes[s];
 		m[s][0] = measure(model_map, &c);
 		m[s][1] = measure(model_protect, &c);
 		m[s][2] = measure(model_gap, &c);
@@ -263,7 +264,8 @@ int main(int argc, char **argv)
 	printf("\nmodel at 1,000,000 areas / at 1,000: map %.2fx, protect "
 	       "%.2fx, gap %.2fx (target <= 2.5x)\n", m[2][0] / m[0][0],
 	       m[2][1] / m[0][1], m[2][2] / m[0][2]);
-	printf("bytes per area: %zu\n", ncb__as_node_size());
+	printf("bytes per area: %.1f at 1,000, %.1f at 65,000, %.1f at "
+	       "1,000,000 (target <= 64)\n", bytes[0], bytes[1], bytes[2]);
 	if (csv)
 		fclose(csv);
 	if (bad)

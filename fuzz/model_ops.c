@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: any sequence of mmap, munmap and mprotect on the
- * address-space model keeps its tree sound (sorted, disjoint, heap order,
- * exact gaps and subtree maxima) and its dump within what it reports.
+ * address-space model keeps its tree sound (sorted, disjoint, linked,
+ * balanced, exact keys, gaps and subtree maxima) and its dump within what
+ * it reports.  Addresses spread over thousands of slots so that the tree
+ * grows several levels and splits, borrows and merges all happen.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@ struct op {
 	uint8_t flags;
 	uint8_t page;
 	uint16_t pages;
+	uint16_t slot;
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -38,8 +41,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint64_t addr, len;
 
 		memcpy(&op, data, sizeof(op));
-		addr = base + (uint64_t)op.page * 4096 * 7;
-		len = ((uint64_t)op.pages % 1024 + (op.pages >> 15)) * 4096;
+		addr = base + ((uint64_t)op.slot % 8192 * 3 + op.page % 3) *
+		       4096;
+		len = ((uint64_t)op.pages % 8 + (op.pages >> 15) *
+		       (op.pages & 0x7fff)) * 4096;
 		switch (op.type % 3) {
 		case 0:
 			(void)ncb_as_mmap(as, op.flags & 0x40 ? 0 : addr, len,

@@ -52,7 +52,7 @@ struct ncb_as;
 NCB_HIDDEN int ncb__as_flags(const struct ncb_as *as, uint64_t addr);
 NCB_HIDDEN uint64_t ncb__as_pgoff(const struct ncb_as *as, uint64_t addr);
 NCB_HIDDEN int ncb__as_check(const struct ncb_as *as);
-NCB_HIDDEN size_t ncb__as_node_size(void);
+NCB_HIDDEN size_t ncb__as_bytes(const struct ncb_as *as);
 
 /* The top of the address space a hint can reach. */
 NCB_HIDDEN uint64_t ncb__user_top(void);

@@ -8,9 +8,8 @@
  * generic_get_unmapped_area_topdown, unmapped_area_topdown), mm/vma.c
  * (merging), mm/mprotect.c, Linux 6.x.
  *
- * Areas live in a treap keyed by start address.  Each node also carries the
- * free gap before it and the largest such gap in its subtree (as the
- * kernel's maple tree tracks gaps), so the gap search is logarithmic.
+ * Areas live in a B+ tree that also tracks free gaps (model-tree.c), so
+ * look-ups, changes and the gap search are logarithmic.
  */
 #include <limits.h>
 #include <stddef.h>
@@ -18,34 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "internal.h"
-
-/* Area flags (a subset of the kernel's vm_flags that decides merging). */
-#define A_READ		0x01
-#define A_WRITE		0x02
-#define A_EXEC		0x04
-#define A_SHARED	0x08
-#define A_GROWSDOWN	0x10
-#define A_ACCOUNT	0x20
-#define A_NORESERVE	0x40
-#define A_SPECIAL	0x80	/* [heap], [vdso], ...: never merges */
-#define A_TOUCHED	0x100	/* loaded from maps: has pages, never merges */
-#define A_PROT		(A_READ | A_WRITE | A_EXEC)
+#include "model.h"
 
 #define PMD_SIZE (2ULL << 20)
-
-struct node {
-	uint64_t start;
-	uint64_t end;
-	uint64_t pgoff;		/* in pages */
-	uint64_t gap;		/* free bytes between the previous area and us */
-	uint64_t max_gap;	/* largest gap in this subtree */
-	uint32_t left;
-	uint32_t right;
-	uint32_t prio;
-	uint32_t file;		/* 0: anonymous */
-	uint16_t flags;
-};
 
 struct file {
 	char *path;
@@ -55,13 +29,7 @@ struct file {
 };
 
 struct ncb_as {
-	struct node *pool;	/* index 0 is "none" */
-	uint32_t cap;
-	uint32_t used;
-	uint32_t free_list;
-	uint32_t root;
-	uint32_t count;
-	uint32_t rng;
+	struct mtree t;
 	struct file *files;	/* index 0 is "none" */
 	uint32_t nfiles;
 	uint32_t files_cap;
@@ -77,321 +45,130 @@ struct ncb_as {
 	char gate_path[16];
 };
 
-#define N(as, i) ((as)->pool[i])
-
-static uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
-{
-	uint64_t m = a > b ? a : b;
-
-	return m > c ? m : c;
-}
-
-static void pull(struct ncb_as *as, uint32_t i)
-{
-	struct node *n = &N(as, i);
-
-	n->max_gap = max3(n->gap, n->left ? N(as, n->left).max_gap : 0,
-			  n->right ? N(as, n->right).max_gap : 0);
-}
-
-static uint32_t rotate_right(struct ncb_as *as, uint32_t i)
-{
-	uint32_t l = N(as, i).left;
-
-	N(as, i).left = N(as, l).right;
-	N(as, l).right = i;
-	pull(as, i);
-	pull(as, l);
-	return l;
-}
-
-static uint32_t rotate_left(struct ncb_as *as, uint32_t i)
-{
-	uint32_t r = N(as, i).right;
-
-	N(as, i).right = N(as, r).left;
-	N(as, r).left = i;
-	pull(as, i);
-	pull(as, r);
-	return r;
-}
-
-static uint32_t t_insert(struct ncb_as *as, uint32_t t, uint32_t i)
-{
-	if (!t)
-		return i;
-	if (N(as, i).start < N(as, t).start) {
-		N(as, t).left = t_insert(as, N(as, t).left, i);
-		if (N(as, N(as, t).left).prio > N(as, t).prio)
-			return rotate_right(as, t);
-	} else {
-		N(as, t).right = t_insert(as, N(as, t).right, i);
-		if (N(as, N(as, t).right).prio > N(as, t).prio)
-			return rotate_left(as, t);
-	}
-	pull(as, t);
-	return t;
-}
-
-static uint32_t t_erase(struct ncb_as *as, uint32_t t, uint64_t start)
-{
-	uint32_t l, r;
-
-	if (!t)
-		return 0;
-	if (start < N(as, t).start) {
-		N(as, t).left = t_erase(as, N(as, t).left, start);
-	} else if (start > N(as, t).start) {
-		N(as, t).right = t_erase(as, N(as, t).right, start);
-	} else {
-		l = N(as, t).left;
-		r = N(as, t).right;
-		if (!l || !r)
-			return l ? l : r;
-		if (N(as, l).prio > N(as, r).prio) {
-			t = rotate_right(as, t);
-			N(as, t).right = t_erase(as, N(as, t).right, start);
-		} else {
-			t = rotate_left(as, t);
-			N(as, t).left = t_erase(as, N(as, t).left, start);
-		}
-	}
-	pull(as, t);
-	return t;
-}
-
-/* Recompute the aggregates on the path to the area starting at start. */
-static void t_refresh(struct ncb_as *as, uint32_t t, uint64_t start)
-{
-	if (!t)
-		return;
-	if (start < N(as, t).start)
-		t_refresh(as, N(as, t).left, start);
-	else if (start > N(as, t).start)
-		t_refresh(as, N(as, t).right, start);
-	pull(as, t);
-}
-
 /* The first area ending above addr (the kernel's find_vma). */
-static uint32_t find_vma(const struct ncb_as *as, uint64_t addr)
+static struct area *find_vma(const struct ncb_as *as, uint64_t addr,
+			     struct mt_cur *c)
 {
-	uint32_t t = as->root, best = 0;
-
-	while (t) {
-		if (N(as, t).end > addr) {
-			best = t;
-			t = N(as, t).left;
-		} else {
-			t = N(as, t).right;
-		}
-	}
-	return best;
-}
-
-/* The last area starting below addr. */
-static uint32_t find_prev(const struct ncb_as *as, uint64_t addr)
-{
-	uint32_t t = as->root, best = 0;
-
-	while (t) {
-		if (N(as, t).start < addr) {
-			best = t;
-			t = N(as, t).right;
-		} else {
-			t = N(as, t).left;
-		}
-	}
-	return best;
-}
-
-static uint32_t next_of(const struct ncb_as *as, uint32_t i)
-{
-	uint32_t n = find_vma(as, N(as, i).end);
-
-	return n && N(as, n).start >= N(as, i).end ? n : 0;
-}
-
-/* The gap before area i depends on its predecessor: set it. */
-static void fix_gap(struct ncb_as *as, uint32_t i)
-{
-	uint32_t p;
-
-	if (!i)
-		return;
-	p = find_prev(as, N(as, i).start);
-	N(as, i).gap = N(as, i).start - (p ? N(as, p).end : 0);
-	t_refresh(as, as->root, N(as, i).start);
-}
-
-static uint32_t node_alloc(struct ncb_as *as)
-{
-	struct node *pool;
-	uint32_t i, cap;
-
-	if (as->free_list) {
-		i = as->free_list;
-		as->free_list = N(as, i).left;
-		return i;
-	}
-	if (as->used >= as->cap) {
-		cap = as->cap ? 2 * as->cap : 64;
-		pool = realloc(as->pool, (size_t)cap * sizeof(*pool));
-		if (!pool)
-			return 0;
-		as->pool = pool;
-		as->cap = cap;
-	}
-	return as->used++;
-}
-
-/* xorshift: treap priorities need only be well spread. */
-static uint32_t next_prio(struct ncb_as *as)
-{
-	uint32_t x = as->rng;
-
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	return as->rng = x;
+	return ncb__mt_find(&as->t, addr, c);
 }
 
 static int area_insert(struct ncb_as *as, uint64_t start, uint64_t end,
 		       uint64_t pgoff, uint32_t file, uint16_t flags)
 {
-	uint32_t i = node_alloc(as);
+	struct area a = { start, end, pgoff, file, flags, 0 };
+	struct mt_cur c;
 
-	if (!i)
-		return -ENOMEM;
-	memset(&N(as, i), 0, sizeof(N(as, i)));
-	N(as, i).start = start;
-	N(as, i).end = end;
-	N(as, i).pgoff = pgoff;
-	N(as, i).file = file;
-	N(as, i).flags = flags;
-	N(as, i).prio = next_prio(as);
-	as->root = t_insert(as, as->root, i);
-	as->count++;
-	fix_gap(as, i);
-	fix_gap(as, next_of(as, i));
-	return 0;
+	ncb__mt_find(&as->t, start, &c);
+	return ncb__mt_insert(&as->t, &c, &a);
 }
 
-static void area_erase(struct ncb_as *as, uint32_t i)
+/* Could area a and [start, ...) that follows it right away be one area? */
+static int mergeable(const struct ncb_as *as, const struct area *a,
+		     uint16_t flags, uint32_t file, uint64_t pgoff,
+		     uint64_t start)
 {
-	uint32_t next = next_of(as, i);
-
-	as->root = t_erase(as, as->root, N(as, i).start);
-	N(as, i).left = as->free_list;
-	as->free_list = i;
-	as->count--;
-	fix_gap(as, next);
-}
-
-static void area_set_end(struct ncb_as *as, uint32_t i, uint64_t end)
-{
-	uint32_t next = next_of(as, i);
-
-	N(as, i).end = end;
-	fix_gap(as, next ? next : next_of(as, i));
-}
-
-/*
- * A new start is a new key: take the node out and put it back.  The file
- * offset moves with the start (the area grows down or loses its head).
- */
-static void area_set_start(struct ncb_as *as, uint32_t i, uint64_t start)
-{
-	struct node *n = &N(as, i);
-
-	as->root = t_erase(as, as->root, n->start);
-	if (start > n->start)
-		n->pgoff += (start - n->start) / as->pg;
-	else
-		n->pgoff -= (n->start - start) / as->pg;
-	n->start = start;
-	n->left = n->right = 0;
-	as->root = t_insert(as, as->root, i);
-	fix_gap(as, i);
-}
-
-/* Could areas a (below) and b (above, adjacent) be one area? */
-static int mergeable(const struct ncb_as *as, uint32_t a, uint16_t flags,
-		     uint32_t file, uint64_t pgoff, uint64_t start)
-{
-	const struct node *n = &N(as, a);
-
-	return n->end == start && n->flags == flags && n->file == file &&
+	return a->end == start && a->flags == flags && a->file == file &&
 	       !(flags & (A_SPECIAL | A_GROWSDOWN | A_TOUCHED)) &&
-	       n->pgoff + (n->end - n->start) / as->pg == pgoff;
+	       a->pgoff + (a->end - a->start) / as->pg == pgoff;
 }
 
 /* Could [start, end) join area b that begins right at end? */
-static int mergeable_next(const struct ncb_as *as, uint32_t b, uint16_t flags,
-			  uint32_t file, uint64_t pgoff, uint64_t start,
-			  uint64_t end)
+static int mergeable_next(const struct ncb_as *as, const struct area *b,
+			  uint16_t flags, uint32_t file, uint64_t pgoff,
+			  uint64_t start, uint64_t end)
 {
-	const struct node *n = &N(as, b);
-
-	return n->start == end && n->flags == flags && n->file == file &&
+	return b->start == end && b->flags == flags && b->file == file &&
 	       !(flags & (A_SPECIAL | A_GROWSDOWN | A_TOUCHED)) &&
-	       pgoff + (end - start) / as->pg == n->pgoff;
+	       pgoff + (end - start) / as->pg == b->pgoff;
 }
 
-/* Insert [start, end), merging with the neighbours as vma_merge does. */
-static int area_add(struct ncb_as *as, uint64_t start, uint64_t end,
-		    uint64_t pgoff, uint32_t file, uint16_t flags)
+/*
+ * Insert the free range [start, end), merging as vma_merge does; c is
+ * where find_vma(start) left off.
+ */
+static int area_add_at(struct ncb_as *as, struct mt_cur *c, uint64_t start,
+		       uint64_t end, uint64_t pgoff, uint32_t file,
+		       uint16_t flags)
 {
-	uint32_t prev = find_prev(as, start), next = find_vma(as, end);
+	struct area a = { start, end, pgoff, file, flags, 0 }, *prev, *next;
+	struct mt_cur pc = *c;
 	int with_prev, with_next;
 
+	next = ncb__mt_at(c);
+	prev = ncb__mt_prev(&pc);
 	with_prev = prev && mergeable(as, prev, flags, file, pgoff, start);
-	with_next = next && mergeable_next(as, next, flags, file, pgoff, start,
-					   end);
+	with_next = next && mergeable_next(as, next, flags, file, pgoff,
+					   start, end);
 	if (with_prev && with_next) {
-		uint64_t e = N(as, next).end;
-
-		area_erase(as, next);
-		area_set_end(as, prev, e);
+		/* prev swallows next; the gap after next is then prev's. */
+		prev->end = next->end;
+		ncb__mt_erase(&as->t, c);
 		return 0;
 	}
 	if (with_prev) {
-		area_set_end(as, prev, end);
+		prev->end = end;
+		ncb__mt_changed(&as->t, &pc);
 		return 0;
 	}
 	if (with_next) {
-		area_set_start(as, next, start);
+		next->start = start;
+		next->pgoff = pgoff;
+		ncb__mt_changed(&as->t, c);
 		return 0;
 	}
-	return area_insert(as, start, end, pgoff, file, flags);
+	return ncb__mt_insert(&as->t, c, &a);
+}
+
+static int area_add(struct ncb_as *as, uint64_t start, uint64_t end,
+		    uint64_t pgoff, uint32_t file, uint16_t flags)
+{
+	struct mt_cur c;
+
+	find_vma(as, start, &c);
+	return area_add_at(as, &c, start, end, pgoff, file, flags);
 }
 
 /* Remove [start, end) from every area, splitting those it cuts. */
 static int remove_range(struct ncb_as *as, uint64_t start, uint64_t end)
 {
-	uint32_t i = find_vma(as, start), next;
+	struct area *a, tail;
+	struct mt_cur c;
 	int err;
 
-	while (i && N(as, i).start < end) {
-		struct node n = N(as, i);
+	for (a = find_vma(as, start, &c); a && a->start < end;
+	     a = find_vma(as, start, &c)) {
+		uint64_t a_end = a->end;
 
-		next = next_of(as, i);
-		if (n.start < start && n.end > end) {
+		if (a->start < start && a->end > end) {
 			/* Shrink first: areas never overlap, not even here. */
-			area_set_end(as, i, start);
-			err = area_insert(as, end, n.end, n.pgoff +
-					  (end - n.start) / as->pg, n.file,
-					  n.flags);
-			if (err)
-				area_set_end(as, i, n.end);
+			tail = *a;
+			tail.start = end;
+			tail.pgoff += (end - a->start) / as->pg;
+			a->end = start;
+			ncb__mt_changed(&as->t, &c);
+			find_vma(as, end, &c);
+			err = ncb__mt_insert(&as->t, &c, &tail);
+			if (err) {
+				a = find_vma(as, start - 1, &c);
+				a->end = tail.end;
+				ncb__mt_changed(&as->t, &c);
+			}
 			return err;
 		}
-		if (n.start < start)
-			area_set_end(as, i, start);
-		else if (n.end > end)
-			area_set_start(as, i, end);
-		else
-			area_erase(as, i);
-		i = next;
+		if (a->start < start) {
+			a->end = start;
+		} else if (a->end > end) {
+			a->pgoff += (end - a->start) / as->pg;
+			a->start = end;
+		} else {
+			ncb__mt_erase(&as->t, &c);
+			if (a_end >= end)
+				break;
+			continue;
+		}
+		ncb__mt_changed(&as->t, &c);
+		if (a_end >= end)
+			break;
 	}
 	return 0;
 }
@@ -421,9 +198,11 @@ int ncb_as_new(struct ncb_as **asp, const struct ncb_as_opts *o)
 		free(as);
 		return -EINVAL;
 	}
-	as->used = 1;
+	if (ncb__mt_init(&as->t)) {
+		free(as);
+		return -ENOMEM;
+	}
 	as->nfiles = 1;
-	as->rng = 0x9e3779b9u;
 	*asp = as;
 	return 0;
 }
@@ -437,7 +216,7 @@ void ncb_as_free(struct ncb_as *as)
 	for (i = 1; i < as->nfiles; i++)
 		free(as->files[i].path);
 	free(as->files);
-	free(as->pool);
+	ncb__mt_destroy(&as->t);
 	free(as);
 }
 
@@ -484,92 +263,25 @@ static uint16_t prot_flags(int prot)
 	       (prot & PROT_EXEC ? A_EXEC : 0);
 }
 
-/*
- * The free gap before area n, less a growing-down area's guard gap, within
- * [low, high): [*s, *e), and whether need bytes fit in it.
- */
-static int gap_fits(const struct ncb_as *as, const struct node *n,
-		    uint64_t low, uint64_t high, uint64_t need, uint64_t *s,
-		    uint64_t *e)
-{
-	*s = n->start - n->gap;
-	*e = n->start;
-	if (n->flags & A_GROWSDOWN)
-		*e = *e > as->guard ? *e - as->guard : 0;
-	if (*s < low)
-		*s = low;
-	if (*e > high)
-		*e = high;
-	return *e > *s && *e - *s >= need;
-}
-
-/*
- * The highest gap in [low, high) that holds len bytes plus the alignment
- * padding, ending before any growing-down area's guard gap, as
- * unmapped_area_topdown finds it; the address is aligned down in it.
- */
-static int search_rev(const struct ncb_as *as, uint32_t t, uint64_t low,
-		      uint64_t high, uint64_t need, uint64_t *gap_end)
-{
-	const struct node *n;
-	uint64_t s, e;
-
-	if (!t || N(as, t).max_gap < need)
-		return 0;
-	n = &N(as, t);
-	/* Gaps to the right all start at or above this area's end. */
-	if (n->end < high && search_rev(as, n->right, low, high, need, gap_end))
-		return 1;
-	if (gap_fits(as, n, low, high, need, &s, &e)) {
-		*gap_end = e;
-		return 1;
-	}
-	/* Gaps to the left all end at or below the previous area's end. */
-	if (n->start - n->gap <= low)
-		return 0;
-	return search_rev(as, n->left, low, high, need, gap_end);
-}
-
-/* The lowest gap in [low, high) holding need bytes (unmapped_area). */
-static int search_fwd(const struct ncb_as *as, uint32_t t, uint64_t low,
-		      uint64_t high, uint64_t need, uint64_t *gap_start)
-{
-	const struct node *n;
-	uint64_t s, e;
-
-	if (!t || N(as, t).max_gap < need)
-		return 0;
-	n = &N(as, t);
-	if (n->start - n->gap > low &&
-	    search_fwd(as, n->left, low, high, need, gap_start))
-		return 1;
-	if (gap_fits(as, n, low, high, need, &s, &e)) {
-		*gap_start = s;
-		return 1;
-	}
-	if (n->end >= high)
-		return 0;
-	return search_fwd(as, n->right, low, high, need, gap_start);
-}
-
 static int unmapped_area_topdown(const struct ncb_as *as, uint64_t len,
 				 uint64_t align_mask, uint64_t low,
 				 uint64_t high, uint64_t *out)
 {
 	uint64_t need = len + align_mask, end = 0, top, a;
-	uint32_t last;
+	struct area *last;
+	struct mt_cur c;
 
 	if (need < len)
 		return -ENOMEM;
 	if (low < as->min_addr)
 		low = as->min_addr;
 	/* The space above the last area is a gap too. */
-	last = find_prev(as, UINT64_MAX);
-	top = last ? N(as, last).end : 0;
+	last = ncb__mt_last(&as->t, &c);
+	top = last ? last->end : 0;
 	if (high > top && high - (top > low ? top : low) >= need &&
 	    high >= low)
 		end = high;
-	else if (!search_rev(as, as->root, low, high, need, &end))
+	else if (!ncb__mt_gap_rev(&as->t, low, high, need, as->guard, &end))
 		return -ENOMEM;
 	a = end - len;
 	a -= a & align_mask;
@@ -582,7 +294,8 @@ static int get_unmapped_area(const struct ncb_as *as, uint64_t hint,
 			     uint64_t len, int flags, uint32_t file,
 			     uint64_t *out)
 {
-	uint32_t next, prev;
+	struct area *next, *prev;
+	struct mt_cur c;
 	uint64_t align = 0;
 	int err;
 
@@ -590,12 +303,12 @@ static int get_unmapped_area(const struct ncb_as *as, uint64_t hint,
 		return -ENOMEM;
 	if (hint) {
 		hint = (hint + as->pg - 1) & ~(as->pg - 1);
-		next = find_vma(as, hint);
-		prev = find_prev(as, hint);
+		next = find_vma(as, hint, &c);
+		prev = ncb__mt_prev(&c);
 		if (as->task_size - len >= hint && hint >= as->min_addr &&
-		    (!next || hint + len <= N(as, next).start -
-		     (N(as, next).flags & A_GROWSDOWN ? as->guard : 0)) &&
-		    (!prev || hint >= N(as, prev).end)) {
+		    (!next || hint + len <= next->start -
+		     (next->flags & A_GROWSDOWN ? as->guard : 0)) &&
+		    (!prev || hint >= prev->end)) {
 			*out = hint;
 			return 0;
 		}
@@ -617,19 +330,14 @@ static int get_unmapped_area(const struct ncb_as *as, uint64_t hint,
 	return err;
 }
 
-static int intersects(const struct ncb_as *as, uint64_t start, uint64_t end)
-{
-	uint32_t i = find_vma(as, start);
-
-	return i && N(as, i).start < end;
-}
-
 int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
 		int flags, uint32_t file, uint64_t offset, uint64_t *out)
 {
 	uint64_t alen, pgoff;
+	struct area *a;
+	struct mt_cur c;
 	uint16_t af;
-	int err, type = flags & MAP_TYPE;
+	int err, busy, type = flags & MAP_TYPE;
 
 	if (!as || !out || (file && file >= as->nfiles))
 		return -EINVAL;
@@ -649,7 +357,7 @@ int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
 	pgoff = offset / as->pg;
 	if (pgoff + alen / as->pg < pgoff)
 		return -EOVERFLOW;
-	if (as->count > as->max_map_count)
+	if (as->t.count > as->max_map_count)
 		return -ENOMEM;
 	if (type != MAP_SHARED && type != MAP_PRIVATE &&
 	    type != MAP_SHARED_VALIDATE)
@@ -667,8 +375,9 @@ int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
 		if (err)
 			return err;
 	}
-	if ((flags & NCB_MAP_FIXED_NOREPLACE) &&
-	    intersects(as, addr, addr + alen))
+	a = find_vma(as, addr, &c);
+	busy = a && a->start < addr + alen;
+	if ((flags & NCB_MAP_FIXED_NOREPLACE) && busy)
 		return -EEXIST;
 	af = prot_flags(prot);
 	if (type != MAP_PRIVATE) {
@@ -690,8 +399,9 @@ int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
 		af |= A_ACCOUNT;
 	if (flags & MAP_GROWSDOWN)
 		af |= A_GROWSDOWN;
-	err = remove_range(as, addr, addr + alen);
-	if (!err)
+	if (!busy)
+		err = area_add_at(as, &c, addr, addr + alen, pgoff, file, af);
+	else if (!(err = remove_range(as, addr, addr + alen)))
 		err = area_add(as, addr, addr + alen, pgoff, file, af);
 	if (!err)
 		*out = addr;
@@ -713,11 +423,12 @@ int ncb_as_munmap(struct ncb_as *as, uint64_t addr, uint64_t len)
 	return remove_range(as, addr, addr + alen);
 }
 
-/* Change the protection of [start, end) within area i (mprotect_fixup). */
-static int protect_piece(struct ncb_as *as, uint32_t i, uint64_t start,
+/* Change the protection of [start, end) within one area (mprotect_fixup). */
+static int protect_piece(struct ncb_as *as, struct mt_cur c, uint64_t start,
 			 uint64_t end, uint16_t prot)
 {
-	struct node n = N(as, i);
+	struct area *a = ncb__mt_at(&c), n = *a, *prev, *next;
+	struct mt_cur pc;
 	uint16_t nf = (uint16_t)((n.flags & ~A_PROT) | prot);
 	int err;
 
@@ -738,29 +449,31 @@ static int protect_piece(struct ncb_as *as, uint32_t i, uint64_t start,
 	 * change in place, the tree and its gaps stay as they are.
 	 */
 	if (start == n.start && end == n.end) {
-		uint32_t prev = find_prev(as, start), next = next_of(as, i);
-
+		pc = c;
+		prev = ncb__mt_prev(&pc);
+		next = ncb__mt_next(&c);
 		if (!(prev && mergeable(as, prev, nf, n.file, n.pgoff,
 					start)) &&
 		    !(next && mergeable_next(as, next, nf, n.file, n.pgoff,
 					     start, end))) {
-			N(as, i).flags = nf;
+			a->flags = nf;
 			return 0;
 		}
 	}
 	err = remove_range(as, start, end);
+	/* What is left of the area may now merge with the changed piece. */
 	if (!err)
 		err = area_add(as, start, end,
 			       n.pgoff + (start - n.start) / as->pg, n.file,
 			       nf);
-	/* What is left of the area may now merge with the changed piece. */
 	return err;
 }
 
 int ncb_as_mprotect(struct ncb_as *as, uint64_t addr, uint64_t len, int prot)
 {
 	uint64_t end, s, e;
-	uint32_t i;
+	struct area *a;
+	struct mt_cur c;
 	int err;
 
 	if (!as || addr & (as->pg - 1))
@@ -772,34 +485,31 @@ int ncb_as_mprotect(struct ncb_as *as, uint64_t addr, uint64_t len, int prot)
 		return -ENOMEM;
 	if (prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC))
 		return -EINVAL;
-	i = find_vma(as, addr);
-	if (!i || N(as, i).start > addr)
-		return -ENOMEM;
 	for (s = addr; s < end; s = e) {
-		i = find_vma(as, s);
-		if (!i || N(as, i).start > s)
+		a = find_vma(as, s, &c);
+		if (!a || a->start > s)
 			return -ENOMEM;
-		e = N(as, i).end < end ? N(as, i).end : end;
-		err = protect_piece(as, i, s, e, prot_flags(prot));
+		e = a->end < end ? a->end : end;
+		err = protect_piece(as, c, s, e, prot_flags(prot));
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-static void fill(const struct ncb_as *as, uint32_t i, struct ncb_mapping *m)
+static void fill(const struct ncb_as *as, const struct area *a,
+		 struct ncb_mapping *m)
 {
-	const struct node *n = &N(as, i);
-	const struct file *f = n->file ? &as->files[n->file] : NULL;
+	const struct file *f = a->file ? &as->files[a->file] : NULL;
 
-	m->start = n->start;
-	m->end = n->end;
-	m->offset = f && f->path[0] != '[' && !(n->flags & A_SPECIAL)
-		    ? n->pgoff * as->pg : 0;
-	m->prot = (n->flags & A_READ ? PROT_READ : 0) |
-		  (n->flags & A_WRITE ? PROT_WRITE : 0) |
-		  (n->flags & A_EXEC ? PROT_EXEC : 0);
-	m->shared = !!(n->flags & A_SHARED);
+	m->start = a->start;
+	m->end = a->end;
+	m->offset = f && f->path[0] != '[' && !(a->flags & A_SPECIAL)
+		    ? a->pgoff * as->pg : 0;
+	m->prot = (a->flags & A_READ ? PROT_READ : 0) |
+		  (a->flags & A_WRITE ? PROT_WRITE : 0) |
+		  (a->flags & A_EXEC ? PROT_EXEC : 0);
+	m->shared = !!(a->flags & A_SHARED);
 	m->dev_major = f ? f->dev_major : 0;
 	m->dev_minor = f ? f->dev_minor : 0;
 	m->inode = f ? f->inode : 0;
@@ -814,7 +524,8 @@ int ncb_as_find_free(const struct ncb_as *as, uint64_t lo, uint64_t hi,
 		     uint64_t len, uint64_t align, int place, uint64_t *addr)
 {
 	uint64_t need, a, top, end;
-	uint32_t last;
+	struct area *last;
+	struct mt_cur c;
 
 	if (!as || !addr || !len || (place != NCB_PLACE_LOWEST &&
 				     place != NCB_PLACE_HIGHEST &&
@@ -838,9 +549,9 @@ int ncb_as_find_free(const struct ncb_as *as, uint64_t lo, uint64_t hi,
 	need = len + align - 1;
 	if (need < len)
 		return -ENOMEM;
-	last = find_prev(as, UINT64_MAX);
-	top = last ? N(as, last).end : 0;
-	if (!search_fwd(as, as->root, lo, hi, need, &a)) {
+	last = ncb__mt_last(&as->t, &c);
+	top = last ? last->end : 0;
+	if (!ncb__mt_gap_fwd(&as->t, lo, hi, need, as->guard, &a)) {
 		/* The space above the last area. */
 		a = top > lo ? top : lo;
 		end = hi;
@@ -853,78 +564,48 @@ int ncb_as_find_free(const struct ncb_as *as, uint64_t lo, uint64_t hi,
 
 int ncb_as_find(const struct ncb_as *as, uint64_t addr, struct ncb_mapping *m)
 {
-	uint32_t i;
+	struct mt_cur c;
+	struct area *a;
 
 	if (!as || !m)
 		return -EINVAL;
-	i = find_vma(as, addr);
-	if (!i)
+	a = find_vma(as, addr, &c);
+	if (!a)
 		return 0;
-	fill(as, i, m);
+	fill(as, a, m);
 	return 1;
 }
 
 int ncb__as_flags(const struct ncb_as *as, uint64_t addr)
 {
-	uint32_t i = find_vma(as, addr);
+	struct mt_cur c;
+	struct area *a = find_vma(as, addr, &c);
 
-	return i ? N(as, i).flags : -1;
+	return a ? a->flags : -1;
 }
 
 uint64_t ncb__as_pgoff(const struct ncb_as *as, uint64_t addr)
 {
-	uint32_t i = find_vma(as, addr);
+	struct mt_cur c;
+	struct area *a = find_vma(as, addr, &c);
 
-	return i ? N(as, i).pgoff : 0;
+	return a ? a->pgoff : 0;
 }
 
-struct check {
-	uint64_t prev_end;
-	uint32_t seen;
-	int bad;
-};
-
-static uint64_t check_tree(const struct ncb_as *as, uint32_t t,
-			   struct check *c)
+size_t ncb__as_bytes(const struct ncb_as *as)
 {
-	const struct node *n;
-	uint64_t lmax, rmax;
-
-	if (!t)
-		return 0;
-	n = &N(as, t);
-	if ((n->left && N(as, n->left).prio > n->prio) ||
-	    (n->right && N(as, n->right).prio > n->prio))
-		c->bad = 1;
-	lmax = check_tree(as, n->left, c);
-	if (n->start < c->prev_end || n->start >= n->end ||
-	    n->gap != n->start - c->prev_end)
-		c->bad = 1;
-	c->prev_end = n->end;
-	c->seen++;
-	rmax = check_tree(as, n->right, c);
-	if (n->max_gap != max3(n->gap, lmax, rmax))
-		c->bad = 1;
-	return n->max_gap;
-}
-
-size_t ncb__as_node_size(void)
-{
-	return sizeof(struct node);
+	return as->t.bytes;
 }
 
 /* The tree's invariants, for tests: 0 if they hold. */
 int ncb__as_check(const struct ncb_as *as)
 {
-	struct check c = { 0, 0, 0 };
-
-	check_tree(as, as->root, &c);
-	return c.bad || c.seen != as->count ? -EUCLEAN : 0;
+	return ncb__mt_check(&as->t);
 }
 
 size_t ncb_as_count(const struct ncb_as *as)
 {
-	return as ? as->count : 0;
+	return as ? as->t.count : 0;
 }
 
 /* Append n bytes to buf (of size bytes) at *total, as far as they fit. */
@@ -968,16 +649,15 @@ static void dump_line(const struct ncb_mapping *m, char *buf, size_t size,
 size_t ncb_as_dump(const struct ncb_as *as, char *buf, size_t size)
 {
 	struct ncb_mapping m;
-	uint64_t addr = 0;
 	size_t total = 0;
-	uint32_t i;
+	struct area *a;
+	struct mt_cur c;
 
 	if (!as)
 		return 0;
-	while ((i = find_vma(as, addr))) {
-		fill(as, i, &m);
+	for (a = find_vma(as, 0, &c); a; a = ncb__mt_next(&c)) {
+		fill(as, a, &m);
 		dump_line(&m, buf, size, &total);
-		addr = N(as, i).end;
 	}
 	if (as->gate.end)
 		dump_line(&as->gate, buf, size, &total);
