@@ -166,6 +166,9 @@ NCB_API int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len,
 			int prot, int flags, uint32_t file, uint64_t offset,
 			uint64_t *mapped);
 NCB_API int ncb_as_munmap(struct ncb_as *as, uint64_t addr, uint64_t len);
+NCB_API int ncb_as_mremap(struct ncb_as *as, uint64_t addr, uint64_t old_len,
+			  uint64_t new_len, int flags, uint64_t new_addr,
+			  uint64_t *mapped);
 NCB_API int ncb_as_mprotect(struct ncb_as *as, uint64_t addr, uint64_t len,
 			    int prot);
 NCB_API int ncb_as_find(const struct ncb_as *as, uint64_t addr,

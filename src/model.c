@@ -423,6 +423,236 @@ int ncb_as_munmap(struct ncb_as *as, uint64_t addr, uint64_t len)
 	return remove_range(as, addr, addr + alen);
 }
 
+/*
+ * mremap's growth in place (vma_expandable, vma_merge_extend): nothing in
+ * [end, end + delta), the task's size respected; the area then joins the
+ * next one if they are compatible.
+ */
+static int grow_in_place(struct ncb_as *as, uint64_t start, uint64_t end,
+			 uint64_t delta)
+{
+	struct mt_cur c;
+	struct area *a = find_vma(as, start, &c), *next;
+	struct mt_cur nc = c;
+
+	if (delta > as->task_size || end > as->task_size - delta)
+		return -ENOMEM;
+	next = ncb__mt_next(&nc);
+	if (next && next->start < end + delta)
+		return -ENOMEM;
+	if (next && mergeable_next(as, next, a->flags, a->file, a->pgoff,
+				   a->start, end + delta)) {
+		a->end = next->end;
+		ncb__mt_erase(&as->t, &nc);
+		return 0;
+	}
+	a->end = end + delta;
+	ncb__mt_changed(&as->t, &c);
+	return 0;
+}
+
+/* The parameter checks of mremap, in the kernel's order. */
+static int mremap_params(const struct ncb_as *as, uint64_t addr,
+			 uint64_t old_len, uint64_t new_len, int flags,
+			 uint64_t new_addr)
+{
+	uint64_t mask = as->pg - 1;
+
+	if (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP))
+		return -EINVAL;
+	if (addr & mask)
+		return -EINVAL;
+	/* A zero old_len duplicates shared memory; a zero new_len is void. */
+	if (!new_len)
+		return -EINVAL;
+	if (new_len > as->task_size || new_addr > as->task_size - new_len)
+		return -EINVAL;
+	if (!(flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)))
+		return 0;
+	if (new_addr & mask)
+		return -EINVAL;
+	if (!(flags & MREMAP_MAYMOVE))
+		return -EINVAL;
+	if ((flags & MREMAP_DONTUNMAP) && old_len != new_len)
+		return -EINVAL;
+	if ((flags & MREMAP_FIXED) && addr < new_addr + new_len &&
+	    new_addr < addr + old_len)
+		return -EINVAL;
+	/* Room for both ranges to split in three before anything moves. */
+	if (as->t.count + 2 >= (uint64_t)as->max_map_count - 3)
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Move [addr, addr + old_len), within one area, to a new place of new_len
+ * bytes (move_vma): the copy may merge there, the source goes unless
+ * kept (MREMAP_DONTUNMAP, or a zero old_len duplicating shared memory).
+ */
+static int move_area(struct ncb_as *as, const struct area *src,
+		     uint64_t addr, uint64_t old_len, uint64_t new_len,
+		     uint64_t to, int keep)
+{
+	uint64_t pgoff = src->pgoff + (addr - src->start) / as->pg;
+	struct area n = *src;
+	int err;
+
+	/*
+	 * An anonymous area without pages takes the offset of its new
+	 * place, to merge more easily (copy_vma).
+	 */
+	if (!n.file && !(n.flags & A_TOUCHED))
+		pgoff = to / as->pg;
+	if (!keep) {
+		err = remove_range(as, addr, addr + old_len);
+		if (err)
+			return err;
+	}
+	err = remove_range(as, to, to + new_len);
+	if (!err)
+		err = area_add(as, to, to + new_len, pgoff, n.file, n.flags);
+	return err;
+}
+
+/*
+ * A move without resizing to a given place may span several areas and the
+ * gaps between them (Linux 6.17, remap_move): each piece moves by the same
+ * distance, replacing only what lies under it; what lies across from a
+ * gap stays.
+ */
+static int move_pieces(struct ncb_as *as, uint64_t addr, uint64_t len,
+		       uint64_t to)
+{
+	uint64_t s = addr, end = addr + len, e;
+	struct area *a, src;
+	struct mt_cur c;
+	int err;
+
+	while ((a = find_vma(as, s, &c)) && a->start < end) {
+		src = *a;
+		s = src.start > s ? src.start : s;
+		e = src.end < end ? src.end : end;
+		err = move_area(as, &src, s, e - s, e - s, to + (s - addr),
+				0);
+		if (err)
+			return err;
+		s = e;
+	}
+	return 0;
+}
+
+/* The area holding addr, or NULL (vma_lookup). */
+static struct area *area_at(const struct ncb_as *as, uint64_t addr)
+{
+	struct mt_cur c;
+	struct area *a = find_vma(as, addr, &c);
+
+	return a && a->start <= addr ? a : NULL;
+}
+
+/* mremap with a new place: MREMAP_FIXED or MREMAP_DONTUNMAP (mremap_to). */
+static int mremap_to(struct ncb_as *as, uint64_t addr, uint64_t old_len,
+		     uint64_t new_len, int flags, uint64_t new_addr,
+		     uint64_t *out)
+{
+	struct area *a;
+	int err;
+
+	if ((flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) == MREMAP_FIXED &&
+	    old_len == new_len)
+		err = move_pieces(as, addr, old_len, new_addr);
+	else if (flags & MREMAP_FIXED)
+		err = ncb_as_munmap(as, new_addr, new_len);
+	else
+		err = 0;
+	if (err || ((flags & MREMAP_FIXED) && old_len == new_len &&
+		    !(flags & MREMAP_DONTUNMAP)))
+		goto out;
+	if (old_len > new_len) {
+		err = ncb_as_munmap(as, addr + new_len, old_len - new_len);
+		if (err)
+			return err;
+		old_len = new_len;
+	}
+	a = area_at(as, addr);
+	if (!a)
+		return -EFAULT;
+	if (!(flags & MREMAP_FIXED)) {
+		err = get_unmapped_area(as, 0, new_len, a->flags & A_SHARED ?
+					MAP_SHARED : MAP_PRIVATE, a->file,
+					&new_addr);
+		if (err)
+			return err;
+	}
+	err = move_area(as, a, addr, old_len, new_len, new_addr,
+			(flags & MREMAP_DONTUNMAP) || !old_len);
+out:
+	if (!err)
+		*out = new_addr;
+	return err;
+}
+
+/* mremap in place if it can be, else moved if allowed (mremap_at). */
+static int mremap_at(struct ncb_as *as, struct area *a, uint64_t addr,
+		     uint64_t old_len, uint64_t new_len, int flags,
+		     uint64_t *out)
+{
+	int err;
+
+	*out = addr;
+	if (old_len == new_len)
+		return 0;
+	/* A shrink cuts whatever lies past new_len, one area or not. */
+	if (old_len > new_len)
+		return ncb_as_munmap(as, addr + new_len, old_len - new_len);
+	if (old_len && a->end - addr == old_len &&
+	    !grow_in_place(as, a->start, a->end, new_len - old_len))
+		return 0;
+	if (!(flags & MREMAP_MAYMOVE))
+		return -ENOMEM;
+	err = get_unmapped_area(as, 0, new_len, a->flags & A_SHARED ?
+				MAP_SHARED : MAP_PRIVATE, a->file, out);
+	if (!err)
+		err = move_area(as, a, addr, old_len, new_len, *out, !old_len);
+	return err;
+}
+
+int ncb_as_mremap(struct ncb_as *as, uint64_t addr, uint64_t old_len,
+		  uint64_t new_len, int flags, uint64_t new_addr,
+		  uint64_t *out)
+{
+	int implies = flags & (MREMAP_FIXED | MREMAP_DONTUNMAP), err;
+	uint64_t mask, check;
+	struct area *a;
+
+	if (!as || !out)
+		return -EINVAL;
+	/* PAGE_ALIGN: a length that wraps becomes 0, as in the kernel. */
+	mask = as->pg - 1;
+	old_len = (old_len + mask) & ~mask;
+	new_len = (new_len + mask) & ~mask;
+	err = mremap_params(as, addr, old_len, new_len, flags, new_addr);
+	if (err)
+		return err;
+	a = area_at(as, addr);
+	if (!a)
+		return -EFAULT;
+	/* Checks before anything changes when new space will be mapped. */
+	if (implies || new_len > old_len) {
+		if (!old_len && !(a->flags & A_SHARED))
+			return -EINVAL;
+		check = new_len < old_len ? new_len : old_len;
+		/* Linux 6.17: a plain move may span areas and gaps. */
+		if ((implies != MREMAP_FIXED || old_len != new_len) &&
+		    check > a->end - addr)
+			return -EFAULT;
+	}
+	if (implies)
+		return mremap_to(as, addr, old_len, new_len, flags, new_addr,
+				 out);
+	return mremap_at(as, a, addr, old_len, new_len, flags, out);
+}
+
 /* Change the protection of [start, end) within one area (mprotect_fixup). */
 static int protect_piece(struct ncb_as *as, struct mt_cur c, uint64_t start,
 			 uint64_t end, uint16_t prot)

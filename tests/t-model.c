@@ -219,7 +219,7 @@ TEST(find_free_matches_brute_force)
 
 /* ---- differential testing against a real process ---- */
 
-enum { OP_MMAP, OP_MUNMAP, OP_MPROTECT };
+enum { OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_MREMAP };
 
 struct op {
 	int type;
@@ -228,6 +228,8 @@ struct op {
 	int pad;
 	uint64_t addr;
 	uint64_t len;
+	uint64_t new_len;
+	uint64_t new_addr;
 };
 
 struct result {
@@ -254,10 +256,15 @@ static void __attribute__((noreturn)) child(int in, int out)
 			r.ret = (uint64_t)munmap((void *)(uintptr_t)o.addr,
 						 o.len);
 			r.err = r.ret ? errno : 0;
-		} else {
+		} else if (o.type == OP_MPROTECT) {
 			r.ret = (uint64_t)mprotect((void *)(uintptr_t)o.addr,
 						   o.len, o.prot);
 			r.err = r.ret ? errno : 0;
+		} else {
+			p = mremap((void *)(uintptr_t)o.addr, o.len, o.new_len,
+				   o.flags, (void *)(uintptr_t)o.new_addr);
+			r.ret = (uintptr_t)p;
+			r.err = p == MAP_FAILED ? errno : 0;
 		}
 		if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
 			_exit(1);
@@ -321,7 +328,50 @@ struct diff {
 	int nowned;
 };
 
-static void random_op(struct diff *d, struct op *o)
+/* mremap: mostly a piece of one area of the arena, sometimes anything. */
+static void random_mremap(struct diff *d, struct ncb_as *as, struct op *o)
+{
+	static const int kinds[] = { 0, 0, MREMAP_MAYMOVE, MREMAP_MAYMOVE,
+				     MREMAP_MAYMOVE, MREMAP_MAYMOVE |
+				     MREMAP_FIXED, MREMAP_MAYMOVE |
+				     MREMAP_FIXED, MREMAP_MAYMOVE |
+				     MREMAP_DONTUNMAP };
+	uint64_t *s = &d->seed, end = d->arena + ARENA_PAGES * PG;
+	struct ncb_mapping m;
+
+	o->type = OP_MREMAP;
+	if (rnd(s) % 4 && ncb_as_find(as, o->addr, &m) == 1 &&
+	    m.start >= d->arena && m.end <= end) {
+		o->addr = m.start + rnd(s) % ((m.end - m.start) / PG) * PG;
+		o->len = (1 + rnd(s) % ((m.end - o->addr) / PG)) * PG;
+	}
+	o->flags = kinds[rnd(s) % 8];
+	o->new_len = (1 + rnd(s) % 24) * PG;
+	if (o->flags & MREMAP_DONTUNMAP)
+		o->new_len = o->len;
+	o->new_addr = d->arena + (rnd(s) % ARENA_PAGES) * PG;
+	if (o->new_addr + o->new_len > end)
+		o->new_len = end - o->new_addr;
+	if (!(o->flags & MREMAP_FIXED))
+		o->new_addr = 0;
+	/* Now and then a bad argument, checked in the kernel's order. */
+	switch (rnd(s) % 32) {
+	case 0:
+		o->flags |= 0x10;
+		break;
+	case 1:
+		o->addr += 1;
+		break;
+	case 2:
+		o->flags = MREMAP_FIXED;
+		break;
+	case 3:
+		o->len = 0;
+		break;
+	}
+}
+
+static void random_op(struct diff *d, struct ncb_as *as, struct op *o)
 {
 	uint64_t *s = &d->seed, r = rnd(s) % 100;
 	static const int prots[] = { PROT_NONE, PROT_READ, PROT_READ |
@@ -364,8 +414,10 @@ static void random_op(struct diff *d, struct op *o)
 		if (!(o->flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) &&
 		    rnd(s) % 8 == 0)
 			o->len = (1 + rnd(s) % 2) * (2ULL << 20);
-	} else if (r < 70) {
+	} else if (r < 65) {
 		o->type = OP_MUNMAP;
+	} else if (r < 80) {
+		random_mremap(d, as, o);
 	} else {
 		o->type = OP_MPROTECT;
 	}
@@ -373,13 +425,14 @@ static void random_op(struct diff *d, struct op *o)
 
 static void remember(struct diff *d, const struct op *o, uint64_t at)
 {
-	uint64_t end = at + o->len;
+	uint64_t len = o->type == OP_MREMAP ? o->new_len : o->len;
+	uint64_t end = at + len;
 
 	if ((at >= d->arena && end <= d->arena + ARENA_PAGES * PG) ||
 	    d->nowned == OWNED)
 		return;
 	d->owned[d->nowned][0] = at;
-	d->owned[d->nowned][1] = o->len;
+	d->owned[d->nowned][1] = len;
 	d->nowned++;
 }
 
@@ -391,6 +444,9 @@ static int model_op(struct ncb_as *as, const struct op *o, uint64_t *ret)
 				   0, ret);
 	if (o->type == OP_MUNMAP)
 		return ncb_as_munmap(as, o->addr, o->len);
+	if (o->type == OP_MREMAP)
+		return ncb_as_mremap(as, o->addr, o->len, o->new_len, o->flags,
+				     o->new_addr, ret);
 	return ncb_as_mprotect(as, o->addr, o->len, o->prot);
 }
 
@@ -398,10 +454,18 @@ static const char *op_name(const struct op *o)
 {
 	static char buf[128];
 
-	snprintf(buf, sizeof(buf), "%s(%#jx, %#jx, prot %d, flags %#x)",
-		 o->type == OP_MMAP ? "mmap" : o->type == OP_MUNMAP ?
-		 "munmap" : "mprotect", (uintmax_t)o->addr,
-		 (uintmax_t)o->len, o->prot, o->flags);
+	static const char *const names[] = { "mmap", "munmap", "mprotect",
+					     "mremap" };
+
+	if (o->type == OP_MREMAP)
+		snprintf(buf, sizeof(buf), "mremap(%#jx, %#jx, %#jx, flags "
+			 "%#x, %#jx)", (uintmax_t)o->addr, (uintmax_t)o->len,
+			 (uintmax_t)o->new_len, o->flags,
+			 (uintmax_t)o->new_addr);
+	else
+		snprintf(buf, sizeof(buf), "%s(%#jx, %#jx, prot %d, flags "
+			 "%#x)", names[o->type], (uintmax_t)o->addr,
+			 (uintmax_t)o->len, o->prot, o->flags);
 	return buf;
 }
 
@@ -419,9 +483,25 @@ static uint64_t infer_mmap_base(const char *maps)
 	return base;
 }
 
+/* Lines of a that b lacks, each prefixed with tag. */
+static void print_missing(const char *a, const char *b, const char *tag)
+{
+	const char *l, *e, *f, *fe;
+	size_t n;
+
+	for (l = a; (e = strchr(l, '\n')); l = e + 1) {
+		n = (size_t)(e - l + 1);
+		for (f = b; (fe = strchr(f, '\n')); f = fe + 1)
+			if ((size_t)(fe - f + 1) == n && !memcmp(f, l, n))
+				break;
+		if (!fe)
+			printf("# %s %.*s", tag, (int)n, l);
+	}
+}
+
 static void differential(uint64_t seed, long ops)
 {
-	static char kern[1 << 20], mod[1 << 20];
+	static char kern[1 << 20], mod[1 << 20], before[1 << 20];
 	struct ncb_as_opts opts = { .size = sizeof(opts) };
 	int to[2], from[2];
 	struct diff d = { .seed = seed * 2654435761u + 1 };
@@ -453,12 +533,13 @@ static void differential(uint64_t seed, long ops)
 	ASSERT_EQ(ncb_as_new(&as, &opts), 0);
 	ASSERT_EQ(ncb_as_load(as, kern, strlen(kern)), 0);
 	for (i = 0; i < ops; i++) {
-		random_op(&d, &o);
+		random_op(&d, as, &o);
 		ASSERT_EQ(write(to[1], &o, sizeof(o)), (ssize_t)sizeof(o));
 		ASSERT_EQ(read(from[0], &res, sizeof(res)),
 			  (ssize_t)sizeof(res));
 		merr = model_op(as, &o, &mret);
-		if (merr != -res.err || (o.type == OP_MMAP && !res.err &&
+		if (merr != -res.err || ((o.type == OP_MMAP ||
+					  o.type == OP_MREMAP) && !res.err &&
 					 mret != res.ret)) {
 			printf("# maps before:\n%s", kern);
 			FAIL("seed %ju op %ld %s: kernel %#jx %s, model %#jx "
@@ -469,8 +550,10 @@ static void differential(uint64_t seed, long ops)
 		if (ncb__as_check(as))
 			FAIL("seed %ju op %ld %s: the model's tree is broken",
 			     (uintmax_t)seed, i, op_name(&o));
-		if (o.type == OP_MMAP && !res.err)
+		if ((o.type == OP_MMAP || o.type == OP_MREMAP) && !res.err)
 			remember(&d, &o, res.ret);
+		if (getenv("NCB_MODEL_DEBUG"))
+			strcpy(before, kern);
 		read_maps(pid, kern, sizeof(kern));
 		ncb_as_dump(as, mod, sizeof(mod));
 		normalise(kern);
@@ -481,9 +564,12 @@ static void differential(uint64_t seed, long ops)
 				printf("# flags at %jx: %#x pgoff %jx\n",
 				       (uintmax_t)x, ncb__as_flags(as, x),
 				       (uintmax_t)ncb__as_pgoff(as, x));
-			printf("# seed %ju op %ld %s diverged\n# kernel:\n%s"
-			       "# model:\n%s", (uintmax_t)seed, i, op_name(&o),
-			       kern, mod);
+			printf("# seed %ju op %ld %s diverged (- kernel only, "
+			       "+ model only)\n", (uintmax_t)seed, i,
+			       op_name(&o));
+			printf("# before:\n%s", before);
+			print_missing(kern, mod, "-");
+			print_missing(mod, kern, "+");
 			FAIL("divergence");
 		}
 	}
