@@ -140,7 +140,13 @@ static int remove_range(struct ncb_as *as, uint64_t start, uint64_t end)
 		uint64_t a_end = a->end;
 
 		if (a->start < start && a->end > end) {
-			/* Shrink first: areas never overlap, not even here. */
+			/*
+			 * A hole in one area adds one: refused at the limit
+			 * (vms_gather_munmap_vmas).  Shrink first: areas
+			 * never overlap, not even here.
+			 */
+			if (as->t.count >= as->max_map_count)
+				return -ENOMEM;
 			tail = *a;
 			tail.start = end;
 			tail.pgoff += (end - a->start) / as->pg;
@@ -171,6 +177,27 @@ static int remove_range(struct ncb_as *as, uint64_t start, uint64_t end)
 			break;
 	}
 	return 0;
+}
+
+/* Cut the area holding addr in two there, flags unchanged (no merging). */
+static int split_at(struct ncb_as *as, uint64_t addr)
+{
+	struct mt_cur c;
+	struct area *a = find_vma(as, addr, &c), tail = *a;
+	int err;
+
+	tail.start = addr;
+	tail.pgoff += (addr - a->start) / as->pg;
+	a->end = addr;
+	ncb__mt_changed(&as->t, &c);
+	find_vma(as, addr, &c);
+	err = ncb__mt_insert(&as->t, &c, &tail);
+	if (err) {
+		a = find_vma(as, addr - 1, &c);
+		a->end = tail.end;
+		ncb__mt_changed(&as->t, &c);
+	}
+	return err;
 }
 
 int ncb_as_new(struct ncb_as **asp, const struct ncb_as_opts *o)
@@ -497,6 +524,8 @@ static int move_area(struct ncb_as *as, const struct area *src,
 	struct area n = *src;
 	int err;
 
+	if (as->t.count >= (uint64_t)as->max_map_count - 3)
+		return -ENOMEM;
 	/*
 	 * An anonymous area without pages takes the offset of its new
 	 * place, to merge more easily (copy_vma).
@@ -658,7 +687,9 @@ static int protect_piece(struct ncb_as *as, struct mt_cur c, uint64_t start,
 			 uint64_t end, uint16_t prot)
 {
 	struct area *a = ncb__mt_at(&c), n = *a, *prev, *next;
+	int joins_prev, joins_next;
 	struct mt_cur pc;
+	uint64_t pgoff;
 	uint16_t nf = (uint16_t)((n.flags & ~A_PROT) | prot);
 	int err;
 
@@ -674,28 +705,39 @@ static int protect_piece(struct ncb_as *as, struct mt_cur c, uint64_t start,
 		nf &= (uint16_t)~A_ACCOUNT;
 	if (nf == n.flags)
 		return 0;
+	pc = c;
+	prev = ncb__mt_prev(&pc);
+	next = ncb__mt_next(&c);
+	pgoff = n.pgoff + (start - n.start) / as->pg;
+	joins_prev = start == n.start && prev &&
+		     mergeable(as, prev, nf, n.file, pgoff, start);
+	joins_next = end == n.end && next &&
+		     mergeable_next(as, next, nf, n.file, pgoff, start, end);
 	/*
 	 * The whole area, and neither neighbour can join it: the flags
 	 * change in place, the tree and its gaps stay as they are.
 	 */
-	if (start == n.start && end == n.end) {
-		pc = c;
-		prev = ncb__mt_prev(&pc);
-		next = ncb__mt_next(&c);
-		if (!(prev && mergeable(as, prev, nf, n.file, n.pgoff,
-					start)) &&
-		    !(next && mergeable_next(as, next, nf, n.file, n.pgoff,
-					     start, end))) {
-			a->flags = nf;
-			return 0;
-		}
+	if (start == n.start && end == n.end && !joins_prev && !joins_next) {
+		a->flags = nf;
+		return 0;
+	}
+	/*
+	 * Each split is refused at the limit (split_vma); the first may
+	 * succeed and the second fail, leaving the area cut in two.
+	 */
+	if (start > n.start && !joins_next &&
+	    as->t.count >= as->max_map_count)
+		return -ENOMEM;
+	if (end < n.end && !joins_prev &&
+	    as->t.count + (start > n.start) >= as->max_map_count) {
+		if (start > n.start)
+			split_at(as, start);
+		return -ENOMEM;
 	}
 	err = remove_range(as, start, end);
 	/* What is left of the area may now merge with the changed piece. */
 	if (!err)
-		err = area_add(as, start, end,
-			       n.pgoff + (start - n.start) / as->pg, n.file,
-			       nf);
+		err = area_add(as, start, end, pgoff, n.file, nf);
 	return err;
 }
 

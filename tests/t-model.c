@@ -219,7 +219,7 @@ TEST(find_free_matches_brute_force)
 
 /* ---- differential testing against a real process ---- */
 
-enum { OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_MREMAP };
+enum { OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_MREMAP, OP_FILL };
 
 struct op {
 	int type;
@@ -237,6 +237,36 @@ struct result {
 	int err;
 	int pad;
 };
+
+/*
+ * Many areas: len bytes of PROT_NONE with every other page of the first
+ * 2 * n made readable, 1 + 2 * n areas.  Run by the child and the model.
+ */
+static uint64_t fill(uint64_t len, uint64_t n)
+{
+	char *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		       MAP_NORESERVE, -1, 0);
+	uint64_t i;
+
+	if (p == MAP_FAILED)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (mprotect(p + (2 * i + 1) * PG, PG, PROT_READ))
+			return 0;
+	return (uintptr_t)p;
+}
+
+static uint64_t model_fill(struct ncb_as *as, uint64_t len, uint64_t n)
+{
+	uint64_t p, i;
+
+	ASSERT_EQ(ncb_as_mmap(as, 0, len, PROT_NONE, MAP_PRIVATE |
+			      MAP_ANONYMOUS | MAP_NORESERVE, 0, 0, &p), 0);
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(ncb_as_mprotect(as, p + (2 * i + 1) * PG, PG,
+					  PROT_READ), 0);
+	return p;
+}
 
 /* The child: run each operation, untouched otherwise (no malloc). */
 static void __attribute__((noreturn)) child(int in, int out)
@@ -260,11 +290,14 @@ static void __attribute__((noreturn)) child(int in, int out)
 			r.ret = (uint64_t)mprotect((void *)(uintptr_t)o.addr,
 						   o.len, o.prot);
 			r.err = r.ret ? errno : 0;
-		} else {
+		} else if (o.type == OP_MREMAP) {
 			p = mremap((void *)(uintptr_t)o.addr, o.len, o.new_len,
 				   o.flags, (void *)(uintptr_t)o.new_addr);
 			r.ret = (uintptr_t)p;
 			r.err = p == MAP_FAILED ? errno : 0;
+		} else {
+			r.ret = fill(o.len, o.new_len);
+			r.err = 0;
 		}
 		if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
 			_exit(1);
@@ -296,7 +329,7 @@ static size_t read_maps(pid_t pid, char *buf, size_t size)
  */
 static void normalise(char *text)
 {
-	static char out[1 << 20];
+	static char out[8 << 20];
 	char *line = text, *eol, *o = out;
 	char range[64], perms[8], off[32], dev[16], ino[32];
 
@@ -304,8 +337,8 @@ static void normalise(char *text)
 		eol = strchr(line, '\n');
 		if (!eol)
 			break;
-		if (strstr(line, "/dev/zero (deleted)") &&
-		    strstr(line, "/dev/zero (deleted)") < eol &&
+		if (memmem(line, (size_t)(eol - line), "/dev/zero (deleted)",
+			   19) &&
 		    sscanf(line, "%63s %7s %31s %15s %31s", range, perms, off,
 			   dev, ino) == 5)
 			o += sprintf(o, "%s %s %s %s 0 /dev/zero (deleted)\n",
@@ -499,9 +532,28 @@ static void print_missing(const char *a, const char *b, const char *tag)
 	}
 }
 
-static void differential(uint64_t seed, long ops)
+static long map_count_max(void)
 {
-	static char kern[1 << 20], mod[1 << 20], before[1 << 20];
+	FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+	long v = 65530;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = 65530;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * Run ops random operations in a child and in the model, comparing after
+ * each.  With areas given, both first get about that many areas in all,
+ * and the operations play in the last part of them, at the map count
+ * limit.  Returns how many operations the kernel refused with ENOMEM.
+ */
+static long differential(uint64_t seed, long ops, uint64_t areas)
+{
+	static char kern[8 << 20], mod[8 << 20], before[8 << 20];
 	struct ncb_as_opts opts = { .size = sizeof(opts) };
 	int to[2], from[2];
 	struct diff d = { .seed = seed * 2654435761u + 1 };
@@ -509,7 +561,7 @@ static void differential(uint64_t seed, long ops)
 	struct ncb_as *as;
 	struct op o;
 	uint64_t mret;
-	long i;
+	long i, enomem = 0;
 	pid_t pid;
 	int merr;
 
@@ -530,14 +582,31 @@ static void differential(uint64_t seed, long ops)
 	close(from[1]);
 	read_maps(pid, kern, sizeof(kern));
 	opts.mmap_base = infer_mmap_base(kern);
+	opts.max_map_count = (uint32_t)map_count_max();
 	ASSERT_EQ(ncb_as_new(&as, &opts), 0);
 	ASSERT_EQ(ncb_as_load(as, kern, strlen(kern)), 0);
+	if (areas) {
+		uint64_t n = (areas - ncb_as_count(as)) / 2;
+
+		memset(&o, 0, sizeof(o));
+		o.type = OP_FILL;
+		o.len = (2 * n + ARENA_PAGES) * PG;
+		o.new_len = n;
+		ASSERT_EQ(write(to[1], &o, sizeof(o)), (ssize_t)sizeof(o));
+		ASSERT_EQ(read(from[0], &res, sizeof(res)),
+			  (ssize_t)sizeof(res));
+		ASSERT_EQ(model_fill(as, o.len, n), res.ret);
+		/* The operations play in the fill's PROT_NONE tail. */
+		d.arena = res.ret + 2 * n * PG;
+		read_maps(pid, kern, sizeof(kern));
+	}
 	for (i = 0; i < ops; i++) {
 		random_op(&d, as, &o);
 		ASSERT_EQ(write(to[1], &o, sizeof(o)), (ssize_t)sizeof(o));
 		ASSERT_EQ(read(from[0], &res, sizeof(res)),
 			  (ssize_t)sizeof(res));
 		merr = model_op(as, &o, &mret);
+		enomem += res.err == ENOMEM;
 		if (merr != -res.err || ((o.type == OP_MMAP ||
 					  o.type == OP_MREMAP) && !res.err &&
 					 mret != res.ret)) {
@@ -576,8 +645,9 @@ static void differential(uint64_t seed, long ops)
 	close(to[1]);
 	waitpid(pid, NULL, 0);
 	ncb_as_free(as);
-	printf("# seed %ju: %ld operations, no divergence\n",
-	       (uintmax_t)seed, ops);
+	printf("# seed %ju: %ld operations, no divergence (%ld ENOMEM)\n",
+	       (uintmax_t)seed, ops, enomem);
+	return enomem;
 }
 
 static long env_long(const char *name, long def)
@@ -597,9 +667,28 @@ TEST(differential_seeds)
 		SKIP("the model is Linux's; here MAP_FIXED_NOREPLACE is %s",
 		     ncb_noreplace_name(ncb__probe()->noreplace));
 	for (s = first; s < first + seeds; s++)
-		differential((uint64_t)s, ops);
+		differential((uint64_t)s, ops, 0);
+}
+
+/*
+ * At vm.max_map_count: new areas, splits by munmap, mprotect and MAP_FIXED,
+ * and mremap's moves fail with ENOMEM where, and as far as, the kernel's do.
+ */
+TEST(map_count_limit)
+{
+	long max = map_count_max();
+
+	if (ncb__probe()->noreplace != NCB_NOREPLACE_HONOURED)
+		SKIP("the model is Linux's; here MAP_FIXED_NOREPLACE is %s",
+		     ncb_noreplace_name(ncb__probe()->noreplace));
+	if (max > 1000000)
+		SKIP("vm.max_map_count is %ld: too many areas to make", max);
+	/* The limit must have been met, or this tested nothing. */
+	ASSERT_TRUE(differential(7, 100, (uint64_t)max - 24) +
+		    differential(8, 100, (uint64_t)max - 3) > 0);
 }
 
 TEST_MAIN(T(fixed_split_merge), T(noreplace_and_errors),
 	  T(topdown_and_hints), T(guard_gap),
-	  T(find_free_matches_brute_force), T(differential_seeds))
+	  T(find_free_matches_brute_force), T(differential_seeds),
+	  T(map_count_limit))
