@@ -143,6 +143,66 @@ TEST(guard_gap)
 	ncb_as_free(as);
 }
 
+/*
+ * Cases the differential run found, cut down to the areas that matter;
+ * each was checked against Linux 6.18.
+ */
+TEST(mremap_regressions)
+{
+	struct ncb_as *as = model();
+	uint64_t a = 0x100000000ULL, t = 0x100100000ULL, got = 0;
+	char before[4096], after[4096];
+
+	/* A shrinking move whose kept part leaves the area: EFAULT, and
+	 * neither the tail nor the target was unmapped first. */
+	map(as, a, 2 * PG, PROT_READ, P | MAP_FIXED);
+	map(as, a + 2 * PG, 4 * PG, RW, P | MAP_FIXED);
+	map(as, t, 2 * PG, PROT_EXEC, P | MAP_FIXED);
+	ncb_as_dump(as, before, sizeof(before));
+	ASSERT_EQ(ncb_as_mremap(as, a, 6 * PG, 3 * PG, MREMAP_MAYMOVE |
+				MREMAP_FIXED, t, &got), -EFAULT);
+	ncb_as_dump(as, after, sizeof(after));
+	ASSERT_EQ(strcmp(before, after), 0);
+	/* Shrinking in place cuts across areas. */
+	ASSERT_EQ(ncb_as_mremap(as, a, 6 * PG, PG, 0, 0, &got), 0);
+	ASSERT_EQ(got, a);
+	expect_dump(as, "100000000-100001000 r--p 00000000 00:00 0 \n"
+			"100100000-100102000 --xp 00000000 00:00 0 \n");
+	/* A fixed move of the same size spans areas and gaps; across from
+	 * the gap the target keeps what it had (Linux 6.17). */
+	map(as, a + 3 * PG, PG, RW, P | MAP_FIXED);
+	ASSERT_EQ(ncb_as_mremap(as, a, 4 * PG, 4 * PG, MREMAP_MAYMOVE |
+				MREMAP_FIXED, t, &got), 0);
+	ASSERT_EQ(got, t);
+	expect_dump(as, "100100000-100101000 r--p 00000000 00:00 0 \n"
+			"100101000-100102000 --xp 00000000 00:00 0 \n"
+			"100103000-100104000 rw-p 00000000 00:00 0 \n");
+	/* Same size in place, past the area: nothing to do, no EFAULT. */
+	ASSERT_EQ(ncb_as_mremap(as, t, 8 * PG, 8 * PG, MREMAP_MAYMOVE, 0,
+				&got), 0);
+	/* Errors in the kernel's order. */
+	ASSERT_EQ(ncb_as_mremap(as, t, PG, PG, 0x10, 0, &got), -EINVAL);
+	ASSERT_EQ(ncb_as_mremap(as, t + 1, PG, PG, 0, 0, &got), -EINVAL);
+	ASSERT_EQ(ncb_as_mremap(as, t, PG, 0, 0, 0, &got), -EINVAL);
+	ASSERT_EQ(ncb_as_mremap(as, t, PG, PG, MREMAP_FIXED, a, &got),
+		  -EINVAL);
+	ASSERT_EQ(ncb_as_mremap(as, t, PG, 2 * PG, MREMAP_MAYMOVE |
+				MREMAP_DONTUNMAP, a, &got), -EINVAL);
+	ASSERT_EQ(ncb_as_mremap(as, t, 2 * PG, PG, MREMAP_MAYMOVE |
+				MREMAP_FIXED, t + PG, &got), -EINVAL);
+	ASSERT_EQ(ncb_as_mremap(as, a, PG, PG, MREMAP_MAYMOVE |
+				MREMAP_FIXED, t + 8 * PG, &got), -EFAULT);
+	ASSERT_EQ(ncb_as_mremap(as, t, 0, PG, MREMAP_MAYMOVE, 0, &got),
+		  -EINVAL);
+	/* Growth: in place when free, else ENOMEM without MREMAP_MAYMOVE. */
+	ASSERT_EQ(ncb_as_mremap(as, t, PG, 2 * PG, 0, 0, &got),
+		  -ENOMEM);
+	ASSERT_EQ(ncb_as_mremap(as, t + 3 * PG, PG, 3 * PG, 0, 0, &got), 0);
+	ASSERT_EQ(got, t + 3 * PG);
+	ASSERT_EQ(ncb__as_check(as), 0);
+	ncb_as_free(as);
+}
+
 /* The answer by walking every gap, as the kernel's rule states it. */
 static int brute_free(struct ncb_as *as, uint64_t lo, uint64_t hi,
 		      uint64_t len, uint64_t align, int place, uint64_t *out)
@@ -689,6 +749,6 @@ TEST(map_count_limit)
 }
 
 TEST_MAIN(T(fixed_split_merge), T(noreplace_and_errors),
-	  T(topdown_and_hints), T(guard_gap),
+	  T(topdown_and_hints), T(guard_gap), T(mremap_regressions),
 	  T(find_free_matches_brute_force), T(differential_seeds),
 	  T(map_count_limit))
