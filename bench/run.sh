@@ -10,3 +10,13 @@ for x in "$b"/bench/b-*; do
 	"$x" "$b/bench/$n.csv"
 	echo "(CSV: $b/bench/$n.csv)"
 done
+# The model's cost against its size, as a plot, where gnuplot is present.
+if [ -f "$b/bench/b-model.csv" ]; then
+	if command -v gnuplot >/dev/null 2>&1; then
+		gnuplot -e "csv='$b/bench/b-model.csv'; out='$b/bench/model.svg'" \
+			bench/plot-model.gp
+		echo "(plot: $b/bench/model.svg)"
+	else
+		echo "SKIP plot: gnuplot is not installed (scripts/install-deps)"
+	fi
+fi
