@@ -152,6 +152,9 @@ struct ncb_as_opts {
 	int thp;			/* THP-align 2 MiB anonymous maps:
 					   1 yes, -1 no, 0 as for this
 					   process (64-bit: yes) */
+	uint64_t start_brk;		/* the program break: where the heap */
+	uint64_t brk;			/* starts and ends; 0: from a loaded
+					   [heap], else none */
 };
 
 struct ncb_as;
@@ -169,6 +172,7 @@ NCB_API int ncb_as_munmap(struct ncb_as *as, uint64_t addr, uint64_t len);
 NCB_API int ncb_as_mremap(struct ncb_as *as, uint64_t addr, uint64_t old_len,
 			  uint64_t new_len, int flags, uint64_t new_addr,
 			  uint64_t *mapped);
+NCB_API int ncb_as_brk(struct ncb_as *as, uint64_t brk, uint64_t *result);
 NCB_API int ncb_as_mprotect(struct ncb_as *as, uint64_t addr, uint64_t len,
 			    int prot);
 NCB_API int ncb_as_find(const struct ncb_as *as, uint64_t addr,

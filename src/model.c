@@ -40,6 +40,8 @@ struct ncb_as {
 	uint64_t guard;
 	uint32_t max_map_count;
 	int thp;
+	uint64_t start_brk;	/* 0: no program break known */
+	uint64_t brk;
 	/* x86_64's [vsyscall]: above the user space, listed, never mapped. */
 	struct ncb_mapping gate;
 	char gate_path[16];
@@ -221,6 +223,11 @@ int ncb_as_new(struct ncb_as **asp, const struct ncb_as_opts *o)
 					    : 256 * as->pg;
 	as->max_map_count = o && o->max_map_count ? o->max_map_count : 65530;
 	as->thp = o && o->thp ? o->thp > 0 : sizeof(void *) == 8;
+	if (o && o->size >= offsetof(struct ncb_as_opts, brk) +
+			    sizeof(o->brk)) {
+		as->start_brk = o->start_brk;
+		as->brk = o->brk > o->start_brk ? o->brk : o->start_brk;
+	}
 	if (as->pg & (as->pg - 1) || as->mmap_base > as->task_size) {
 		free(as);
 		return -EINVAL;
@@ -682,6 +689,77 @@ int ncb_as_mremap(struct ncb_as *as, uint64_t addr, uint64_t old_len,
 	return mremap_at(as, a, addr, old_len, new_len, flags, out);
 }
 
+/* Grow the heap by [oldbrk, newbrk) (do_brk_flags). */
+static int brk_grow(struct ncb_as *as, uint64_t oldbrk, uint64_t newbrk)
+{
+	const uint16_t flags = A_READ | A_WRITE | A_ACCOUNT;
+	struct area *next, *prev;
+	struct mt_cur c;
+	uint64_t gap;
+
+	if (newbrk - oldbrk > as->task_size ||
+	    oldbrk > as->task_size - (newbrk - oldbrk))
+		return -ENOMEM;
+	/* One page, and a stack's guard gap, must stay free above. */
+	next = find_vma(as, oldbrk, &c);
+	if (next) {
+		gap = next->flags & A_GROWSDOWN ? as->guard : 0;
+		gap = next->start > gap ? next->start - gap : 0;
+		if (newbrk + as->pg > gap)
+			return -ENOMEM;
+	}
+	if (as->t.count > as->max_map_count)
+		return -ENOMEM;
+	/*
+	 * The area just below grows if it is the heap's own kind and has no
+	 * pages shared with a parent (loaded areas are taken to have them):
+	 * else a new area starts, unmerged.
+	 */
+	prev = ncb__mt_prev(&c);
+	if (prev && prev->end == oldbrk && prev->start >= as->start_brk &&
+	    !prev->file && prev->flags == flags &&
+	    prev->pgoff + (prev->end - prev->start) / as->pg ==
+	    oldbrk / as->pg) {
+		prev->end = newbrk;
+		ncb__mt_changed(&as->t, &c);
+		return 0;
+	}
+	return area_insert(as, oldbrk, newbrk, oldbrk / as->pg, 0, flags);
+}
+
+int ncb_as_brk(struct ncb_as *as, uint64_t brk, uint64_t *result)
+{
+	uint64_t mask, newbrk, oldbrk;
+	struct area *a;
+	struct mt_cur c;
+
+	if (!as || !result || !as->start_brk)
+		return -EINVAL;
+	/* Like the system call: the break it ends with, moved or not. */
+	*result = as->brk;
+	if (brk < as->start_brk)
+		return 0;
+	mask = as->pg - 1;
+	newbrk = (brk + mask) & ~mask;
+	oldbrk = (as->brk + mask) & ~mask;
+	if (newbrk < brk)
+		return 0;
+	if (newbrk == oldbrk) {
+		as->brk = brk;
+	} else if (brk <= as->brk) {
+		/* Shrinking needs heap below the old break to cut. */
+		a = find_vma(as, newbrk, &c);
+		if (!a || a->start >= oldbrk ||
+		    remove_range(as, newbrk, oldbrk))
+			return 0;
+		as->brk = brk;
+	} else if (!brk_grow(as, oldbrk, newbrk)) {
+		as->brk = brk;
+	}
+	*result = as->brk;
+	return 0;
+}
+
 /* Change the protection of [start, end) within one area (mprotect_fixup). */
 static int protect_piece(struct ncb_as *as, struct mt_cur c, uint64_t start,
 			 uint64_t end, uint16_t prot)
@@ -786,6 +864,9 @@ static void fill(const struct ncb_as *as, const struct area *a,
 	m->dev_minor = f ? f->dev_minor : 0;
 	m->inode = f ? f->inode : 0;
 	m->path = f ? f->path : "";
+	/* Anonymous memory across the program break (vma_is_initial_heap). */
+	if (!f && a->start < as->brk && a->end > as->start_brk)
+		m->path = "[heap]";
 }
 
 /*
@@ -963,6 +1044,14 @@ int ncb_as_load(struct ncb_as *as, const char *text, size_t len)
 		 */
 		af = prot_flags(m.prot) | (m.shared ? A_SHARED : 0) |
 		     A_TOUCHED;
+		/* The heap is anonymous memory named by where brk is. */
+		if (!strcmp(m.path, "[heap]")) {
+			if (!as->start_brk)
+				as->start_brk = m.start;
+			if (as->brk < m.end)
+				as->brk = m.end;
+			m.path = "";
+		}
 		if (*m.path) {
 			ret = ncb_as_file(as, m.path, m.dev_major,
 					  m.dev_minor, m.inode, &file);

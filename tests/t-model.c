@@ -6,6 +6,7 @@
  */
 #include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include "ncbtest.h"
 
 #define PG 4096ULL
@@ -203,6 +204,49 @@ TEST(mremap_regressions)
 	ncb_as_free(as);
 }
 
+TEST(program_break)
+{
+	struct ncb_as_opts o = { .size = sizeof(o), .page_size = PG,
+				 .mmap_min_addr = 0x10000,
+				 .task_size = 0x7ffffffff000ULL,
+				 .mmap_base = 0x7ffff7fff000ULL,
+				 .start_brk = 0x500000, .brk = 0x500000 };
+	struct ncb_as *as;
+	uint64_t b;
+
+	ASSERT_EQ(ncb_as_new(&as, &o), 0);
+	/* Growing makes the heap, one area however it grows. */
+	ASSERT_EQ(ncb_as_brk(as, 0x501234, &b), 0);
+	ASSERT_EQ(b, 0x501234);
+	ASSERT_EQ(ncb_as_brk(as, 0x504000, &b), 0);
+	expect_dump(as, "00500000-00504000 rw-p 00000000 00:00 0"
+			"                                  [heap]\n");
+	/* Below the start, or into a mapping's last page: refused. */
+	ASSERT_EQ(ncb_as_brk(as, 0x4ff000, &b), 0);
+	ASSERT_EQ(b, 0x504000);
+	map(as, 0x508000, PG, PROT_READ, P | MAP_FIXED);
+	ASSERT_EQ(ncb_as_brk(as, 0x508000, &b), 0);
+	ASSERT_EQ(b, 0x504000);
+	ASSERT_EQ(ncb_as_brk(as, 0x507000, &b), 0);
+	ASSERT_EQ(b, 0x507000);
+	/* Shrinking cuts the heap; a page of it made read-only stays apart,
+	 * and anonymous memory over the break is named heap too. */
+	ASSERT_EQ(ncb_as_mprotect(as, 0x501000, PG, PROT_READ), 0);
+	ASSERT_EQ(ncb_as_brk(as, 0x502000, &b), 0);
+	ASSERT_EQ(b, 0x502000);
+	expect_dump(as, "00500000-00501000 rw-p 00000000 00:00 0"
+			"                                  [heap]\n"
+			"00501000-00502000 r--p 00000000 00:00 0"
+			"                                  [heap]\n"
+			"00508000-00509000 r--p 00000000 00:00 0 \n");
+	ncb_as_free(as);
+	/* No break known: nothing to move. */
+	o.start_brk = o.brk = 0;
+	ASSERT_EQ(ncb_as_new(&as, &o), 0);
+	ASSERT_EQ(ncb_as_brk(as, 0x500000, &b), -EINVAL);
+	ncb_as_free(as);
+}
+
 /* The answer by walking every gap, as the kernel's rule states it. */
 static int brute_free(struct ncb_as *as, uint64_t lo, uint64_t hi,
 		      uint64_t len, uint64_t align, int place, uint64_t *out)
@@ -279,7 +323,7 @@ TEST(find_free_matches_brute_force)
 
 /* ---- differential testing against a real process ---- */
 
-enum { OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_MREMAP, OP_FILL };
+enum { OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_MREMAP, OP_BRK, OP_FILL };
 
 struct op {
 	int type;
@@ -355,9 +399,10 @@ static void __attribute__((noreturn)) child(int in, int out)
 				   o.flags, (void *)(uintptr_t)o.new_addr);
 			r.ret = (uintptr_t)p;
 			r.err = p == MAP_FAILED ? errno : 0;
+		} else if (o.type == OP_BRK) {
+			r.ret = (uint64_t)syscall(SYS_brk, o.addr);
 		} else {
 			r.ret = fill(o.len, o.new_len);
-			r.err = 0;
 		}
 		if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
 			_exit(1);
@@ -417,6 +462,7 @@ static void normalise(char *text)
 struct diff {
 	uint64_t seed;
 	uint64_t arena;
+	uint64_t start_brk;
 	uint64_t owned[OWNED][2];
 	int nowned;
 };
@@ -511,6 +557,14 @@ static void random_op(struct diff *d, struct ncb_as *as, struct op *o)
 		o->type = OP_MUNMAP;
 	} else if (r < 80) {
 		random_mremap(d, as, o);
+	} else if (r < 85) {
+		/* The break: anywhere in 96 pages, now and then below. */
+		o->type = OP_BRK;
+		o->addr = d->start_brk + rnd(s) % (96 * PG);
+		if (rnd(s) % 2)
+			o->addr &= ~(PG - 1);
+		if (rnd(s) % 16 == 0)
+			o->addr = d->start_brk - PG;
 	} else {
 		o->type = OP_MPROTECT;
 	}
@@ -540,6 +594,8 @@ static int model_op(struct ncb_as *as, const struct op *o, uint64_t *ret)
 	if (o->type == OP_MREMAP)
 		return ncb_as_mremap(as, o->addr, o->len, o->new_len, o->flags,
 				     o->new_addr, ret);
+	if (o->type == OP_BRK)
+		return ncb_as_brk(as, o->addr, ret);
 	return ncb_as_mprotect(as, o->addr, o->len, o->prot);
 }
 
@@ -548,7 +604,7 @@ static const char *op_name(const struct op *o)
 	static char buf[128];
 
 	static const char *const names[] = { "mmap", "munmap", "mprotect",
-					     "mremap" };
+					     "mremap", "brk" };
 
 	if (o->type == OP_MREMAP)
 		snprintf(buf, sizeof(buf), "mremap(%#jx, %#jx, %#jx, flags "
@@ -560,6 +616,30 @@ static const char *op_name(const struct op *o)
 			 "%#x)", names[o->type], (uintmax_t)o->addr,
 			 (uintmax_t)o->len, o->prot, o->flags);
 	return buf;
+}
+
+/* Where the child's heap starts: field 47 of /proc/PID/stat. */
+static uint64_t start_brk(pid_t pid)
+{
+	char path[64], buf[4096], *p;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY);
+	ASSERT_TRUE(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ASSERT_TRUE(n > 0);
+	buf[n] = '\0';
+	/* Fields count from after the command name, which may hold spaces. */
+	p = strrchr(buf, ')');
+	ASSERT_TRUE(p != NULL);
+	for (i = 2; i < 47 && p; i++)
+		p = strchr(p + 1, ' ');
+	ASSERT_TRUE(p && sscanf(p, "%llu", &v) == 1);
+	return v;
 }
 
 /* The end of the highest mapping below the stack: the kernel's mmap_base. */
@@ -621,7 +701,7 @@ static long differential(uint64_t seed, long ops, uint64_t areas)
 	struct ncb_as *as;
 	struct op o;
 	uint64_t mret;
-	long i, enomem = 0;
+	long i, enomem = 0, breaks = 0;
 	pid_t pid;
 	int merr;
 
@@ -642,6 +722,12 @@ static long differential(uint64_t seed, long ops, uint64_t areas)
 	close(from[1]);
 	read_maps(pid, kern, sizeof(kern));
 	opts.mmap_base = infer_mmap_base(kern);
+	memset(&o, 0, sizeof(o));
+	o.type = OP_BRK;
+	ASSERT_EQ(write(to[1], &o, sizeof(o)), (ssize_t)sizeof(o));
+	ASSERT_EQ(read(from[0], &res, sizeof(res)), (ssize_t)sizeof(res));
+	opts.brk = res.ret;
+	opts.start_brk = d.start_brk = start_brk(pid);
 	opts.max_map_count = (uint32_t)map_count_max();
 	ASSERT_EQ(ncb_as_new(&as, &opts), 0);
 	ASSERT_EQ(ncb_as_load(as, kern, strlen(kern)), 0);
@@ -667,8 +753,10 @@ static long differential(uint64_t seed, long ops, uint64_t areas)
 			  (ssize_t)sizeof(res));
 		merr = model_op(as, &o, &mret);
 		enomem += res.err == ENOMEM;
+		breaks += o.type == OP_BRK && res.ret == o.addr;
 		if (merr != -res.err || ((o.type == OP_MMAP ||
-					  o.type == OP_MREMAP) && !res.err &&
+					  o.type == OP_MREMAP ||
+					  o.type == OP_BRK) && !res.err &&
 					 mret != res.ret)) {
 			printf("# maps before:\n%s", kern);
 			FAIL("seed %ju op %ld %s: kernel %#jx %s, model %#jx "
@@ -705,8 +793,8 @@ static long differential(uint64_t seed, long ops, uint64_t areas)
 	close(to[1]);
 	waitpid(pid, NULL, 0);
 	ncb_as_free(as);
-	printf("# seed %ju: %ld operations, no divergence (%ld ENOMEM)\n",
-	       (uintmax_t)seed, ops, enomem);
+	printf("# seed %ju: %ld operations, no divergence (%ld ENOMEM, %ld "
+	       "breaks moved)\n", (uintmax_t)seed, ops, enomem, breaks);
 	return enomem;
 }
 
@@ -750,5 +838,6 @@ TEST(map_count_limit)
 
 TEST_MAIN(T(fixed_split_merge), T(noreplace_and_errors),
 	  T(topdown_and_hints), T(guard_gap), T(mremap_regressions),
+	  T(program_break),
 	  T(find_free_matches_brute_force), T(differential_seeds),
 	  T(map_count_limit))
