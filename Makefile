@@ -108,7 +108,7 @@ fuzz: $(FUZZ_BIN)
 	$(O)/fuzz/maps_text -max_total_time=$(FUZZ_SECONDS) \
 		$(O)/fuzz/corpus/maps_text fuzz/corpus/maps_text
 	$(O)/fuzz/model_ops -max_total_time=$(FUZZ_SECONDS) \
-		$(O)/fuzz/corpus/model_ops
+		$(O)/fuzz/corpus/model_ops fuzz/corpus/model_ops
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \

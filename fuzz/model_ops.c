@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: any sequence of mmap, munmap and mprotect on the
- * address-space model keeps its tree sound (sorted, disjoint, linked,
- * balanced, exact keys, gaps and subtree maxima) and its dump within what
- * it reports.  Addresses spread over thousands of slots so that the tree
+ * libFuzzer target: any sequence of mmap, munmap, mprotect, mremap and brk
+ * on the address-space model keeps its tree sound (sorted, disjoint,
+ * linked, balanced, exact keys, gaps and subtree maxima) and its dump
+ * within what it reports.  Addresses spread over thousands of slots so that the tree
  * grows several levels and splits, borrows and merges all happen.
  */
 #include <stdint.h>
@@ -28,7 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ncb_as_opts o = { .size = sizeof(o), .page_size = 4096,
 				 .mmap_min_addr = 0x10000,
 				 .task_size = 1ULL << 32,
-				 .mmap_base = 1ULL << 31, .thp = 1 };
+				 .mmap_base = 1ULL << 31, .thp = 1,
+				 .start_brk = (1ULL << 30) - (1ULL << 24),
+				 .brk = (1ULL << 30) - (1ULL << 24) };
 	const uint64_t base = 1ULL << 30;
 	struct ncb_as *as;
 	struct op op;
@@ -45,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		       4096;
 		len = ((uint64_t)op.pages % 8 + (op.pages >> 15) *
 		       (op.pages & 0x7fff)) * 4096;
-		switch (op.type % 3) {
+		switch (op.type % 5) {
 		case 0:
 			(void)ncb_as_mmap(as, op.flags & 0x40 ? 0 : addr, len,
 					  op.prot & 7, (op.flags & 0x80 ?
@@ -55,6 +57,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 1:
 			(void)ncb_as_munmap(as, addr, len);
+			break;
+		case 3:
+			(void)ncb_as_mremap(as, addr, len, (uint64_t)op.page *
+					    4096, op.flags & 7, base +
+					    (uint64_t)op.pages * 4096, &got);
+			break;
+		case 4:
+			(void)ncb_as_brk(as, base - (1ULL << 24) +
+					 (uint64_t)op.pages * 256, &got);
 			break;
 		default:
 			(void)ncb_as_mprotect(as, addr, len, op.prot & 7);

@@ -323,6 +323,23 @@ static int unmapped_area_topdown(const struct ncb_as *as, uint64_t len,
 	return 0;
 }
 
+/* The lowest gap in [low, high) for len bytes (unmapped_area). */
+static int unmapped_area_bottomup(const struct ncb_as *as, uint64_t len,
+				  uint64_t low, uint64_t high, uint64_t *out)
+{
+	struct mt_cur c;
+	struct area *last = ncb__mt_last(&as->t, &c);
+	uint64_t top = last ? last->end : 0;
+
+	if (low < as->min_addr)
+		low = as->min_addr;
+	if (ncb__mt_gap_fwd(&as->t, low, high, len, as->guard, out))
+		return 0;
+	/* The space above the last area is a gap too. */
+	*out = top > low ? top : low;
+	return *out < high && high - *out >= len ? 0 : -ENOMEM;
+}
+
 /* The kernel's choice for a mapping without MAP_FIXED. */
 static int get_unmapped_area(const struct ncb_as *as, uint64_t hint,
 			     uint64_t len, int flags, uint32_t file,
@@ -361,6 +378,16 @@ static int get_unmapped_area(const struct ncb_as *as, uint64_t hint,
 	}
 	err = unmapped_area_topdown(as, len, align, as->pg, as->mmap_base,
 				    out);
+	/*
+	 * Nothing below mmap_base: rather than fail, the kernel searches
+	 * bottom-up from the legacy base, a third of the way up, to the top
+	 * (generic_get_unmapped_area_topdown; x86's legacy base is also
+	 * randomised, which a model cannot know).
+	 */
+	if (err)
+		err = unmapped_area_bottomup(as, len,
+					     (as->task_size / 3 + as->pg - 1) &
+					     ~(as->pg - 1), as->task_size, out);
 	return err;
 }
 
@@ -876,9 +903,7 @@ static void fill(const struct ncb_as *as, const struct area *a,
 int ncb_as_find_free(const struct ncb_as *as, uint64_t lo, uint64_t hi,
 		     uint64_t len, uint64_t align, int place, uint64_t *addr)
 {
-	uint64_t need, a, top, end;
-	struct area *last;
-	struct mt_cur c;
+	uint64_t need, a;
 
 	if (!as || !addr || !len || (place != NCB_PLACE_LOWEST &&
 				     place != NCB_PLACE_HIGHEST &&
@@ -900,17 +925,8 @@ int ncb_as_find_free(const struct ncb_as *as, uint64_t lo, uint64_t hi,
 	if (place == NCB_PLACE_HIGHEST)
 		return unmapped_area_topdown(as, len, align - 1, lo, hi, addr);
 	need = len + align - 1;
-	if (need < len)
+	if (need < len || unmapped_area_bottomup(as, need, lo, hi, &a))
 		return -ENOMEM;
-	last = ncb__mt_last(&as->t, &c);
-	top = last ? last->end : 0;
-	if (!ncb__mt_gap_fwd(&as->t, lo, hi, need, as->guard, &a)) {
-		/* The space above the last area. */
-		a = top > lo ? top : lo;
-		end = hi;
-		if (a >= end || end - a < need)
-			return -ENOMEM;
-	}
 	*addr = (a + align - 1) & ~(align - 1);
 	return 0;
 }

@@ -125,6 +125,29 @@ TEST(topdown_and_hints)
 	ncb_as_free(as);
 }
 
+/* Nothing free below mmap_base: bottom-up from a third of the way up. */
+TEST(bottom_up_fallback)
+{
+	struct ncb_as_opts o = { .size = sizeof(o), .page_size = PG,
+				 .mmap_min_addr = 0x10000,
+				 .task_size = 1ULL << 32,
+				 .mmap_base = 1ULL << 31, .thp = -1 };
+	struct ncb_as *as;
+	uint64_t a;
+
+	ASSERT_EQ(ncb_as_new(&as, &o), 0);
+	map(as, 0x10000, (1ULL << 31) - 0x10000, PROT_NONE, P | MAP_FIXED);
+	map(as, 0x90000000ULL, PG, PROT_READ, P | MAP_FIXED);
+	a = map(as, 0, PG, PROT_READ, P);
+	ASSERT_EQ(a, 1ULL << 31);
+	/* Lowest fit above the legacy base, not the highest. */
+	a = map(as, 0, 2 * PG, PROT_WRITE, P);
+	ASSERT_EQ(a, (1ULL << 31) + PG);
+	ASSERT_EQ(ncb_as_mmap(as, 0, 1ULL << 31, PROT_READ, P | MAP_ANONYMOUS,
+			      0, 0, &a), -ENOMEM);
+	ncb_as_free(as);
+}
+
 TEST(guard_gap)
 {
 	static const char maps[] =
@@ -838,6 +861,6 @@ TEST(map_count_limit)
 
 TEST_MAIN(T(fixed_split_merge), T(noreplace_and_errors),
 	  T(topdown_and_hints), T(guard_gap), T(mremap_regressions),
-	  T(program_break),
+	  T(program_break), T(bottom_up_fallback),
 	  T(find_free_matches_brute_force), T(differential_seeds),
 	  T(map_count_limit))
