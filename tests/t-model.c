@@ -486,6 +486,7 @@ struct diff {
 	uint64_t seed;
 	uint64_t arena;
 	uint64_t start_brk;
+	uint64_t first_brk;
 	uint64_t owned[OWNED][2];
 	int nowned;
 };
@@ -581,9 +582,13 @@ static void random_op(struct diff *d, struct ncb_as *as, struct op *o)
 	} else if (r < 80) {
 		random_mremap(d, as, o);
 	} else if (r < 85) {
-		/* The break: anywhere in 96 pages, now and then below. */
+		/*
+		 * The break: anywhere in 96 pages above where the child
+		 * found it (below that, a static libc keeps its thread
+		 * block), now and then below the heap's start.
+		 */
 		o->type = OP_BRK;
-		o->addr = d->start_brk + rnd(s) % (96 * PG);
+		o->addr = d->first_brk + rnd(s) % (96 * PG);
 		if (rnd(s) % 2)
 			o->addr &= ~(PG - 1);
 		if (rnd(s) % 16 == 0)
@@ -749,7 +754,7 @@ static long differential(uint64_t seed, long ops, uint64_t areas)
 	o.type = OP_BRK;
 	ASSERT_EQ(write(to[1], &o, sizeof(o)), (ssize_t)sizeof(o));
 	ASSERT_EQ(read(from[0], &res, sizeof(res)), (ssize_t)sizeof(res));
-	opts.brk = res.ret;
+	opts.brk = d.first_brk = res.ret;
 	opts.start_brk = d.start_brk = start_brk(pid);
 	opts.max_map_count = (uint32_t)map_count_max();
 	ASSERT_EQ(ncb_as_new(&as, &opts), 0);
