@@ -25,7 +25,8 @@ LIB_CFLAGS := $(NCB_CFLAGS) -fPIC -fvisibility=hidden
 LDLIBS_NCB := -pthread
 
 LIB_SRC := src/probe.c src/mmap.c src/mremap.c src/maps.c src/space.c \
-	src/resv.c src/model.c src/model-tree.c
+	src/resv.c src/model.c src/model-tree.c \
+	src/elf.c src/elf-load.c src/exec.c
 LIB_OBJ := $(LIB_SRC:src/%.c=$(O)/src/%.o)
 SONAME := libnoclobber.so.$(SOMAJOR)
 SHLIB := $(O)/libnoclobber.so.$(VERSION)
@@ -41,7 +42,8 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
 all: $(SHLIB) $(STLIB) $(TOOL)
 
-$(O)/src/%.o: src/%.c include/noclobber.h src/internal.h src/model.h
+$(O)/src/%.o: src/%.c include/noclobber.h src/internal.h src/model.h \
+		src/loader.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c -o $@ $<
 
@@ -62,7 +64,8 @@ $(TOOL): $(TOOL_SRC) tools/cli.h $(STLIB)
 		$(LDLIBS_NCB)
 
 # Tests and benchmarks link the static library to reach internal paths.
-$(O)/tests/t-%: tests/t-%.c tests/harness.h tests/ncbtest.h src/internal.h $(STLIB)
+$(O)/tests/t-%: tests/t-%.c tests/harness.h tests/ncbtest.h tests/elfgen.h \
+		src/internal.h src/loader.h $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS_NCB)
 

@@ -183,6 +183,73 @@ NCB_API int ncb_as_find_free(const struct ncb_as *as, uint64_t lo,
 NCB_API size_t ncb_as_count(const struct ncb_as *as);
 NCB_API size_t ncb_as_dump(const struct ncb_as *as, char *buf, size_t size);
 
+/*
+ * ELF loading with every placement no-clobber: the image's whole span is
+ * reserved first, its segments are mapped inside the reservation.  The
+ * "why" buffers (optional) receive a sentence saying what went wrong.
+ */
+struct ncb_elf;
+
+struct ncb_elf_info {
+	int type;			/* ET_EXEC or ET_DYN */
+	int machine;			/* e_machine */
+	uint64_t entry;			/* e_entry, at link addresses */
+	uint64_t lo;			/* page-aligned span, at link */
+	uint64_t hi;			/* addresses */
+	uint64_t align;			/* largest PT_LOAD p_align (>= page) */
+	unsigned int nsegs;		/* PT_LOAD segments */
+	unsigned int phnum;
+	uint64_t phdr;			/* program headers' link address;
+					   0: not in any segment */
+	const char *interp;		/* PT_INTERP, NULL if none */
+	int exec_stack;			/* PT_GNU_STACK asks for PF_X */
+};
+
+struct ncb_elf_seg {
+	uint64_t vaddr;
+	uint64_t memsz;
+	uint64_t filesz;
+	uint64_t offset;
+	uint64_t align;
+	int prot;			/* PROT_* from p_flags */
+};
+
+/* A loaded image: where it went. */
+struct ncb_elf_image {
+	uint64_t bias;			/* load address minus link address */
+	uint64_t start;			/* the reserved span */
+	uint64_t end;
+	uint64_t entry;			/* e_entry plus bias */
+	uint64_t phdr;			/* AT_PHDR; 0 if not loaded */
+	uint64_t brk;			/* page-aligned end of the data */
+	struct ncb_resv *resv;		/* holds the span */
+};
+
+NCB_API int ncb_elf_open(struct ncb_elf **elf, const char *path, char *why,
+			 size_t why_len);
+NCB_API int ncb_elf_parse(struct ncb_elf **elf, const void *image,
+			  size_t len, char *why, size_t why_len);
+NCB_API void ncb_elf_close(struct ncb_elf *elf);
+NCB_API int ncb_elf_info(const struct ncb_elf *elf,
+			 struct ncb_elf_info *info);
+NCB_API int ncb_elf_segment(const struct ncb_elf *elf, unsigned int i,
+			    struct ncb_elf_seg *seg);
+NCB_API const char *ncb_elf_notes(const struct ncb_elf *elf);
+NCB_API int ncb_elf_load(struct ncb_elf *elf, uint64_t base,
+			 struct ncb_elf_image *img, char *why, size_t why_len);
+NCB_API int ncb_elf_unload(struct ncb_elf_image *img);
+
+struct ncb_exec_opts {
+	size_t size;			/* sizeof(struct ncb_exec_opts) */
+	uint64_t base;			/* ET_DYN program's base; 0: anywhere */
+	size_t stack_size;		/* 0: RLIMIT_STACK (8 MiB if none) */
+	const char *execfn;		/* AT_EXECFN; NULL: path */
+};
+
+NCB_API int ncb_exec(const char *path, char *const argv[],
+		     char *const envp[], const struct ncb_exec_opts *opts,
+		     char *why, size_t why_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,8 @@ int cmd_maps(int argc, char **argv);
 int cmd_who(int argc, char **argv);
 int cmd_map(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 /* Exit statuses: 0 done, 1 the operation failed, 2 usage error. */
 #define EXIT_USAGE 2

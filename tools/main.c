@@ -13,6 +13,8 @@ static const struct {
 	{ "maps", cmd_maps, "the address space of a process, with its gaps" },
 	{ "who", cmd_who, "list the mappings occupying a range of a process" },
 	{ "map", cmd_map, "map a range here, or name what is in the way" },
+	{ "exec", cmd_exec, "run a program here, every mapping no-clobber" },
+	{ "check", cmd_check, "lint ELF files for loading without clobbering" },
 	{ "demo", cmd_demo, "show MAP_FIXED clobbering and ncb_mmap refusing" },
 };
 

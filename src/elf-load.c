@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Loading an ELF image without clobbering anything: one no-clobber
+ * reservation for the whole span (at the ET_EXEC's own address, or where
+ * asked, or anywhere suitably aligned for ET_DYN), then each segment mapped
+ * with MAP_FIXED inside it, as musl's map_library and glibc's
+ * _dl_map_segments do and as the kernel's loader does since Linux 4.17.
+ * Holes between segments stay reserved (PROT_NONE).  Segments that share a
+ * page (the layout the 4.17 loader broke on) are handled: a later segment
+ * with file bytes takes the page as the kernel gives it, an earlier
+ * segment's zeroed tail is zeroed again, and a later segment without file
+ * bytes zeroes its part of the page instead of replacing it.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "loader.h"
+
+typedef unsigned long long ull;
+
+/* Zero [from, to) inside one page, leaving the page with prot. */
+static int zero_in_page(uint64_t from, uint64_t to, int prot, uint64_t pg)
+{
+	void *page = (void *)(uintptr_t)(from & ~(pg - 1));
+
+	if (from >= to)
+		return 0;
+	if (!(prot & PROT_WRITE) &&
+	    mprotect(page, pg, prot | PROT_READ | PROT_WRITE))
+		return -errno;
+	memset((void *)(uintptr_t)from, 0, (size_t)(to - from));
+	if (!(prot & PROT_WRITE) && mprotect(page, pg, prot))
+		return -errno;
+	return 0;
+}
+
+struct seg_ctx {
+	uint64_t pg;
+	uint64_t bias;
+	uint64_t prev_page_end;	/* end of the previous segment's pages */
+	int prev_prot;
+};
+
+static int map_segment(const struct ncb_elf *e, const ncb_phdr *p,
+		       struct seg_ctx *c)
+{
+	uint64_t pg = c->pg, addr = p->p_vaddr + c->bias;
+	uint64_t start = addr & ~(pg - 1), fend = addr + p->p_filesz;
+	uint64_t mend = addr + p->p_memsz, fpage = (fend + pg - 1) & ~(pg - 1);
+	uint64_t mpage = (mend + pg - 1) & ~(pg - 1);
+	int prot = (p->p_flags & PF_R ? PROT_READ : 0) |
+		   (p->p_flags & PF_W ? PROT_WRITE : 0) |
+		   (p->p_flags & PF_X ? PROT_EXEC : 0);
+	int err;
+
+	if (p->p_filesz) {
+		/* MAP_FIXED is safe here: the span is ours alone. */
+		if (mmap((void *)(uintptr_t)start, fpage - start, prot,
+			 MAP_PRIVATE | MAP_FIXED, e->fd,
+			 (off_t)(p->p_offset & ~(pg - 1))) == MAP_FAILED)
+			return -errno;
+		/*
+		 * The file's bytes past p_filesz in the last page are bss:
+		 * zeroed to the end of the page, as the kernel's padzero
+		 * does (ld.so's first allocations live there, unzeroed).
+		 */
+		if (p->p_memsz > p->p_filesz) {
+			err = zero_in_page(fend, fpage, prot, pg);
+			if (err)
+				return err;
+		}
+	} else if (start < c->prev_page_end && p->p_memsz) {
+		/* A page shared with the segment before: zero our part. */
+		fpage = c->prev_page_end;
+		prot |= c->prev_prot;
+		if (mprotect((void *)(uintptr_t)start, pg, prot))
+			return -errno;
+		err = zero_in_page(addr, mend < fpage ? mend : fpage, prot,
+				   pg);
+		if (err)
+			return err;
+	} else {
+		fpage = start;
+	}
+	if (mpage > fpage &&
+	    mmap((void *)(uintptr_t)fpage, mpage - fpage, prot,
+		 MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
+		return -errno;
+	c->prev_page_end = mpage > fpage ? mpage : fpage;
+	c->prev_prot = prot;
+	return 0;
+}
+
+/* A later segment's file page over an earlier one's bss: zero it again. */
+static int rezero(const struct ncb_elf *e, unsigned int i,
+		  const struct seg_ctx *c)
+{
+	const ncb_phdr *p = &e->ph[e->load[i]], *n;
+	uint64_t pg = c->pg, fend, mend, fpage;
+	int prot;
+
+	if (i + 1 >= e->nload || p->p_memsz <= p->p_filesz || !p->p_filesz)
+		return 0;
+	n = &e->ph[e->load[i + 1]];
+	fend = p->p_vaddr + c->bias + p->p_filesz;
+	mend = p->p_vaddr + c->bias + p->p_memsz;
+	fpage = (fend + pg - 1) & ~(pg - 1);
+	if (!n->p_filesz || ((n->p_vaddr + c->bias) & ~(pg - 1)) >= fpage)
+		return 0;
+	/* Up to where the next segment's bytes begin. */
+	if (fpage > n->p_vaddr + c->bias)
+		fpage = n->p_vaddr + c->bias;
+	prot = (n->p_flags & PF_R ? PROT_READ : 0) |
+	       (n->p_flags & PF_W ? PROT_WRITE : 0) |
+	       (n->p_flags & PF_X ? PROT_EXEC : 0);
+	return zero_in_page(fend, mend < fpage ? mend : fpage, prot, pg);
+}
+
+struct occupant {
+	uint64_t start;
+	uint64_t end;
+	char path[128];
+};
+
+static int first_occupant(const struct ncb_mapping *m, void *arg)
+{
+	struct occupant *o = arg;
+
+	o->start = m->start;
+	o->end = m->end;
+	/* The path lives in the reader's buffer only during the call. */
+	snprintf(o->path, sizeof(o->path), "%s", *m->path ? m->path
+							  : "(anonymous)");
+	return 1;
+}
+
+/* Reserve the span; on a collision, name what is in the way. */
+static int reserve_span(const struct ncb_elf *e, uint64_t base,
+			struct ncb_resv **resv, char *why, size_t wl)
+{
+	struct ncb_reserve_opts o = { .size = sizeof(o) };
+	uint64_t len = e->hi - e->lo, addr = 0;
+	struct occupant occ = { 0, 0, "(unknown)" };
+	int err;
+
+	if (e->eh.e_type == ET_EXEC) {
+		if (base && base != e->lo)
+			return ncb__why(why, wl, EINVAL, "an ET_EXEC image loads "
+					"only at its link address %#llx",
+					(ull)e->lo);
+		addr = e->lo;
+	} else if (base) {
+		if (base & (ncb__probe()->page_size - 1))
+			return ncb__why(why, wl, EINVAL, "base %#llx is not "
+					"page-aligned", (ull)base);
+		addr = base;
+	} else {
+		/* Large alignments let the kernel use huge pages for text. */
+		o.align = (size_t)(e->align < (1ULL << 30) ? e->align
+							  : 1ULL << 30);
+	}
+	err = ncb_reserve(resv, (void *)(uintptr_t)addr, (size_t)len,
+			  addr ? NULL : &o);
+	if (!err)
+		return 0;
+	if (err != -EEXIST || !addr)
+		return ncb__why(why, wl, -err, "cannot reserve %#llx bytes%s: "
+				"%s", (ull)len, addr ? " at its address" : "",
+				strerror(-err));
+	ncb_occupants(0, (void *)(uintptr_t)addr, (size_t)len,
+		      first_occupant, &occ);
+	return ncb__why(why, wl, EEXIST, "span %#llx-%#llx is taken: "
+			"%#llx-%#llx %s is there", (ull)addr,
+			(ull)(addr + len), (ull)occ.start, (ull)occ.end,
+			occ.path);
+}
+
+int ncb_elf_load(struct ncb_elf *e, uint64_t base, struct ncb_elf_image *img,
+		 char *why, size_t wl)
+{
+	struct seg_ctx c = { 0 };
+	struct ncb_resv *resv;
+	unsigned int i;
+	int err;
+
+	if (why && wl)
+		why[0] = '\0';
+	if (!e || !img)
+		return ncb__why(why, wl, EINVAL, "no image given");
+	if (e->fd < 0)
+		return ncb__why(why, wl, EBADF, "an image parsed from memory "
+				"has no file to map");
+	err = reserve_span(e, base, &resv, why, wl);
+	if (err)
+		return err;
+	c.pg = ncb__probe()->page_size;
+	c.bias = (uint64_t)(uintptr_t)ncb_resv_addr(resv) - e->lo;
+	for (i = 0; i < e->nload; i++) {
+		err = map_segment(e, &e->ph[e->load[i]], &c);
+		if (!err && i)
+			err = rezero(e, i - 1, &c);
+		if (err) {
+			/* Undo everything: the span goes back as it was. */
+			ncb_release(resv);
+			return ncb__why(why, wl, -err, "segment %u: %s",
+					e->load[i], strerror(-err));
+		}
+	}
+	memset(img, 0, sizeof(*img));
+	img->bias = c.bias;
+	img->start = e->lo + c.bias;
+	img->end = e->hi + c.bias;
+	img->entry = e->eh.e_entry + c.bias;
+	img->phdr = e->phdr ? e->phdr + c.bias : 0;
+	img->brk = img->end;
+	img->resv = resv;
+	return 0;
+}
+
+int ncb_elf_unload(struct ncb_elf_image *img)
+{
+	int err;
+
+	if (!img || !img->resv)
+		return -EINVAL;
+	err = ncb_release(img->resv);
+	img->resv = NULL;
+	return err;
+}

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Running a program in this process, as execve would but without letting
+ * anything land on anything: the program and its interpreter are loaded
+ * with ncb_elf_load, a fresh stack is placed where the kernel chooses
+ * (no-clobber), and on it argc, argv, envp and the auxiliary vector the
+ * kernel would build (fs/binfmt_elf.c create_elf_tables).  Then execve's
+ * other effects that matter in-process: caught signals back to default,
+ * close-on-exec descriptors closed, this thread's rseq area unregistered
+ * (the new libc registers its own), and a jump through a per-architecture
+ * trampoline with the registers the ABI promises at process entry.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "loader.h"
+
+#ifndef AT_MINSIGSTKSZ
+#define AT_MINSIGSTKSZ 51
+#endif
+#ifndef AT_RSEQ_FEATURE_SIZE
+#define AT_RSEQ_FEATURE_SIZE 27
+#define AT_RSEQ_ALIGN 28
+#endif
+#ifndef AT_HWCAP3
+#define AT_HWCAP3 29
+#define AT_HWCAP4 30
+#endif
+
+typedef unsigned long long ull;
+
+/* Passed through from this process's own vector when the kernel gave it. */
+static const unsigned long pass_through[] = {
+	AT_HWCAP, AT_HWCAP2, AT_HWCAP3, AT_HWCAP4, AT_CLKTCK,
+	AT_SYSINFO_EHDR, AT_MINSIGSTKSZ, AT_RSEQ_FEATURE_SIZE, AT_RSEQ_ALIGN,
+#ifdef AT_SYSINFO
+	AT_SYSINFO,
+#endif
+};
+
+#define AUXV_MAX (24 + sizeof(pass_through) / sizeof(pass_through[0]))
+
+struct stack {
+	char *base;		/* the mapping */
+	size_t size;
+	char *top;		/* strings are pushed down from here */
+	uintptr_t auxv[2 * AUXV_MAX];
+	unsigned int nauxv;
+};
+
+static void aux(struct stack *s, uintptr_t type, uintptr_t val)
+{
+	s->auxv[2 * s->nauxv] = type;
+	s->auxv[2 * s->nauxv + 1] = val;
+	s->nauxv++;
+}
+
+/* Copy bytes to the top of the stack; NULL if it would not fit. */
+static char *push(struct stack *s, const void *p, size_t n)
+{
+	if ((size_t)(s->top - s->base) < n + 4096)
+		return NULL;
+	s->top -= n;
+	memcpy(s->top, p, n);
+	return s->top;
+}
+
+static size_t count(char *const v[])
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+/* Strings of v onto the stack, their new addresses into out. */
+static int push_strings(struct stack *s, char *const v[], size_t n,
+			uintptr_t *out)
+{
+	size_t i = n;
+
+	while (i--) {
+		char *p = push(s, v[i], strlen(v[i]) + 1);
+
+		if (!p)
+			return -E2BIG;
+		out[i] = (uintptr_t)p;
+	}
+	out[n] = 0;
+	return 0;
+}
+
+static void build_auxv(struct stack *s, const struct ncb_elf_image *prog,
+		       const struct ncb_elf_image *interp, unsigned int phnum,
+		       uintptr_t random, uintptr_t platform, uintptr_t execfn)
+{
+	unsigned long v;
+	unsigned int i;
+
+	aux(s, AT_PHDR, (uintptr_t)prog->phdr);
+	aux(s, AT_PHENT, sizeof(ncb_phdr));
+	aux(s, AT_PHNUM, phnum);
+	aux(s, AT_PAGESZ, ncb__probe()->page_size);
+	aux(s, AT_BASE, interp ? (uintptr_t)interp->bias : 0);
+	aux(s, AT_FLAGS, 0);
+	/* The program's entry, not the interpreter's: ld.so looks. */
+	aux(s, AT_ENTRY, (uintptr_t)prog->entry);
+	/* musl takes missing ids for a set-id program: give all four. */
+	aux(s, AT_UID, getuid());
+	aux(s, AT_EUID, geteuid());
+	aux(s, AT_GID, getgid());
+	aux(s, AT_EGID, getegid());
+	aux(s, AT_SECURE, getauxval(AT_SECURE));
+	aux(s, AT_RANDOM, random);
+	if (platform)
+		aux(s, AT_PLATFORM, platform);
+	aux(s, AT_EXECFN, execfn);
+	for (i = 0; i < sizeof(pass_through) / sizeof(pass_through[0]); i++) {
+		v = getauxval(pass_through[i]);
+		if (v)
+			aux(s, pass_through[i], v);
+	}
+	aux(s, AT_NULL, 0);
+}
+
+/*
+ * The initial stack as the kernel lays it out: strings at the top, then
+ * the 16 random bytes, then (16-byte aligned) argc, argv, NULL, envp, NULL
+ * and the auxiliary vector.
+ */
+static int build_stack(struct stack *s, char *const argv[],
+		       char *const envp[], const char *execfn,
+		       const struct ncb_elf_image *prog,
+		       const struct ncb_elf_image *interp, unsigned int phnum,
+		       uintptr_t *sp)
+{
+	size_t argc = count(argv), envc = count(envp), words, i;
+	const char *plat = (const char *)getauxval(AT_PLATFORM);
+	uintptr_t *av, *ev, *w, fn, pl = 0, rnd;
+	unsigned char bytes[16];
+	char *p;
+	int err = -E2BIG;
+
+	av = calloc(argc + 1, sizeof(*av));
+	ev = calloc(envc + 1, sizeof(*ev));
+	if (!av || !ev) {
+		err = -ENOMEM;
+		goto out;
+	}
+	p = push(s, execfn, strlen(execfn) + 1);
+	if (!p || push_strings(s, envp, envc, ev) ||
+	    push_strings(s, argv, argc, av))
+		goto out;
+	fn = (uintptr_t)p;
+	if (plat) {
+		p = push(s, plat, strlen(plat) + 1);
+		if (!p)
+			goto out;
+		pl = (uintptr_t)p;
+	}
+	if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes)) {
+		err = -errno;
+		goto out;
+	}
+	p = push(s, bytes, sizeof(bytes));
+	if (!p)
+		goto out;
+	rnd = (uintptr_t)p;
+	build_auxv(s, prog, interp, phnum, rnd, pl, fn);
+	words = 1 + argc + 1 + envc + 1 + 2 * s->nauxv;
+	w = (uintptr_t *)(((uintptr_t)s->top - words * sizeof(*w)) &
+			  ~(uintptr_t)15);
+	if ((char *)w < s->base + 4096)
+		goto out;
+	*sp = (uintptr_t)w;
+	*w++ = argc;
+	for (i = 0; i <= argc; i++)
+		*w++ = av[i];
+	for (i = 0; i <= envc; i++)
+		*w++ = ev[i];
+	memcpy(w, s->auxv, 2 * s->nauxv * sizeof(*w));
+	err = 0;
+out:
+	free(av);
+	free(ev);
+	return err;
+}
+
+/* What execve resets: caught signals, the alternate stack. */
+static void reset_signals(void)
+{
+	struct sigaction sa;
+	stack_t ss = { .ss_flags = SS_DISABLE };
+	int sig;
+
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sigaction(sig, NULL, &sa) || sa.sa_handler == SIG_DFL ||
+		    sa.sa_handler == SIG_IGN)
+			continue;
+		sa.sa_handler = SIG_DFL;
+		sa.sa_flags = 0;
+		sigaction(sig, &sa, NULL);
+	}
+	sigaltstack(&ss, NULL);
+}
+
+/* What execve closes: the descriptors marked close-on-exec. */
+static void close_on_exec(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int fd, self;
+
+	if (!d)
+		return;
+	self = dirfd(d);
+	while ((de = readdir(d))) {
+		fd = atoi(de->d_name);
+		if (de->d_name[0] == '.' || fd == self)
+			continue;
+		if (fcntl(fd, F_GETFD) & FD_CLOEXEC)
+			close(fd);
+	}
+	closedir(d);
+}
+
+/* glibc 2.35 and later say where this thread's rseq area is. */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+#if defined(__x86_64__) || defined(__i386__)
+#define RSEQ_SIG 0x53053053
+#elif defined(__aarch64__)
+#define RSEQ_SIG 0xd428bc00
+#endif
+
+/*
+ * A registration outlives the jump: the kernel would keep writing into
+ * this libc's thread block, and the new libc could not register its own.
+ */
+static void rseq_unregister(void)
+{
+#if defined(RSEQ_SIG) && defined(SYS_rseq)
+	char *area;
+
+	if (!&__rseq_size || !&__rseq_offset || !__rseq_size)
+		return;
+	area = (char *)__builtin_thread_pointer() + __rseq_offset;
+	/* The length must be the registered one: glibc used 32 bytes. */
+	if (syscall(SYS_rseq, area, __rseq_size, 1, RSEQ_SIG) &&
+	    errno == EINVAL)
+		syscall(SYS_rseq, area, 32, 1, RSEQ_SIG);
+#endif
+}
+
+/* Process entry: the stack pointer at argc, the ABI's registers cleared. */
+static void __attribute__((noreturn)) enter(uintptr_t sp, uintptr_t entry)
+{
+#if defined(__x86_64__)
+	/* rdx: a function for atexit, none; rbp: the outermost frame. */
+	__asm__ volatile("mov %0, %%rsp\n\t"
+			 "xor %%edx, %%edx\n\t"
+			 "xor %%ebp, %%ebp\n\t"
+			 "jmp *%1"
+			 : : "c"(sp), "a"(entry) : "memory");
+#elif defined(__i386__)
+	__asm__ volatile("mov %0, %%esp\n\t"
+			 "xor %%edx, %%edx\n\t"
+			 "xor %%ebp, %%ebp\n\t"
+			 "jmp *%1"
+			 : : "c"(sp), "a"(entry) : "memory");
+#elif defined(__aarch64__)
+	/* x0: a function for atexit, none; x29 and x30: no caller. */
+	register uintptr_t r_sp __asm__("x9") = sp;
+	register uintptr_t r_pc __asm__("x10") = entry;
+
+	__asm__ volatile("mov sp, %0\n\t"
+			 "mov x0, #0\n\t"
+			 "mov x29, #0\n\t"
+			 "mov x30, #0\n\t"
+			 "br %1"
+			 : : "r"(r_sp), "r"(r_pc) : "memory");
+#else
+#error "no process-entry trampoline for this architecture"
+#endif
+	__builtin_unreachable();
+}
+
+static size_t stack_size(const struct ncb_exec_opts *o)
+{
+	struct rlimit rl;
+	size_t size = o && o->stack_size ? o->stack_size : 0;
+
+	if (!size && !getrlimit(RLIMIT_STACK, &rl))
+		size = rl.rlim_cur == RLIM_INFINITY ? 0 : (size_t)rl.rlim_cur;
+	if (!size || size > (64u << 20))
+		size = 8u << 20;
+	if (size < (128u << 10))
+		size = 128u << 10;
+	return ncb__page_align(size);
+}
+
+/* The interpreter must be a shared object with none of its own. */
+static int open_interp(const char *path, struct ncb_elf **ie, char *why,
+		       size_t wl)
+{
+	char inner[160];
+	int err = ncb_elf_open(ie, path, inner, sizeof(inner));
+
+	if (err)
+		return ncb__why(why, wl, err == -ENOEXEC ? ELIBBAD : -err,
+				"interpreter %s", inner);
+	if ((*ie)->eh.e_type != ET_DYN)
+		err = ncb__why(why, wl, ELIBBAD, "interpreter %s: not a shared "
+			       "object (ET_DYN)", path);
+	else if ((*ie)->interp)
+		err = ncb__why(why, wl, ELIBBAD, "interpreter %s has an "
+			       "interpreter of its own", path);
+	if (err) {
+		ncb_elf_close(*ie);
+		*ie = NULL;
+	}
+	return err;
+}
+
+int ncb_exec(const char *path, char *const argv[], char *const envp[],
+	     const struct ncb_exec_opts *opts, char *why, size_t wl)
+{
+	struct ncb_elf_image prog = { 0 }, interp = { 0 };
+	struct ncb_elf *e = NULL, *ie = NULL;
+	struct stack s = { 0 };
+	uintptr_t sp = 0, entry;
+	int err;
+
+	if (!path || !argv)
+		return ncb__why(why, wl, EINVAL, "no program given");
+	if (opts && opts->size < sizeof(size_t) + sizeof(uint64_t))
+		return ncb__why(why, wl, EINVAL, "options too small");
+	err = ncb_elf_open(&e, path, why, wl);
+	if (err)
+		return err;
+	if (e->interp) {
+		err = open_interp(e->interp, &ie, why, wl);
+		if (err)
+			goto out;
+	}
+	if (!e->phdr && !ie) {
+		err = ncb__why(why, wl, ENOEXEC, "%s: its program headers are "
+			       "in no segment", path);
+		goto out;
+	}
+	err = ncb_elf_load(e, opts ? opts->base : 0, &prog, why, wl);
+	if (!err && ie)
+		err = ncb_elf_load(ie, 0, &interp, why, wl);
+	if (err)
+		goto out;
+	s.size = stack_size(opts);
+	/* Without an address the kernel chooses: nothing can be replaced. */
+	s.base = mmap(NULL, s.size, PROT_READ | PROT_WRITE |
+		      (e->exec_stack ? PROT_EXEC : 0),
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (s.base == MAP_FAILED) {
+		err = ncb__why(why, wl, errno, "no room for a stack of %zu "
+			       "bytes", s.size);
+		s.base = NULL;
+		goto out;
+	}
+	s.top = s.base + s.size;
+	err = build_stack(&s, argv, envp, opts && opts->execfn ? opts->execfn
+			  : path, &prog, ie ? &interp : NULL, e->eh.e_phnum,
+			  &sp);
+	if (err) {
+		ncb__why(why, wl, -err, "arguments and environment do not fit "
+			 "a stack of %zu bytes", s.size);
+		goto out;
+	}
+	entry = ie ? (uintptr_t)interp.entry : (uintptr_t)prog.entry;
+	ncb_elf_close(e);
+	ncb_elf_close(ie);
+	/* From here on, nothing may fail: this process becomes the program. */
+	reset_signals();
+	close_on_exec();
+	rseq_unregister();
+	enter(sp, entry);
+out:
+	if (s.base)
+		munmap(s.base, s.size);
+	if (interp.resv)
+		ncb_elf_unload(&interp);
+	if (prog.resv)
+		ncb_elf_unload(&prog);
+	ncb_elf_close(e);
+	ncb_elf_close(ie);
+	return err;
+}

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A generator of small ELF images for this build's class and machine: one
+ * valid layout, and mutations of it that each break one rule the loader
+ * checks.  Used by t-elf and by the fuzzer's seed corpus.
+ */
+#ifndef NCB_ELFGEN_H
+#define NCB_ELFGEN_H
+
+#include <string.h>
+#include "loader.h"
+
+/* Segments at 64 KiB boundaries: valid for every page size in use. */
+#define GEN_P 0x10000ULL
+#define GEN_VA 0x20000000ULL
+#define GEN_LEN (2 * GEN_P)
+
+struct gen {
+	unsigned char buf[GEN_LEN];
+	size_t len;
+};
+
+static inline ncb_ehdr *gen_eh(struct gen *g)
+{
+	return (ncb_ehdr *)(void *)g->buf;
+}
+
+static inline ncb_phdr *gen_ph(struct gen *g, unsigned int i)
+{
+	return (ncb_phdr *)(void *)(g->buf + sizeof(ncb_ehdr)) + i;
+}
+
+/*
+ * The valid image: ET_EXEC at GEN_VA; text (r-x) in the first 64 KiB of
+ * the file, data (rw-, with bss) in the second; PT_GNU_STACK; a spare
+ * header slot (PT_NULL) for mutations to use.
+ */
+static inline void gen_base(struct gen *g)
+{
+	ncb_ehdr *h = gen_eh(g);
+	ncb_phdr *p;
+	unsigned int i;
+
+	memset(g, 0, sizeof(*g));
+	g->len = GEN_LEN;
+	memcpy(h->e_ident, ELFMAG, SELFMAG);
+	h->e_ident[EI_CLASS] = NCB_ELFCLASS;
+	h->e_ident[EI_DATA] = NCB_ELFDATA;
+	h->e_ident[EI_VERSION] = EV_CURRENT;
+	h->e_type = ET_EXEC;
+	h->e_machine = NCB_EM;
+	h->e_version = EV_CURRENT;
+	h->e_entry = GEN_VA + 0x1000;
+	h->e_phoff = sizeof(ncb_ehdr);
+	h->e_ehsize = sizeof(ncb_ehdr);
+	h->e_phentsize = sizeof(ncb_phdr);
+	h->e_phnum = 5;
+	p = gen_ph(g, 0);
+	p->p_type = PT_LOAD;
+	p->p_flags = PF_R | PF_X;
+	p->p_offset = 0;
+	p->p_vaddr = p->p_paddr = GEN_VA;
+	p->p_filesz = p->p_memsz = 0x2000;
+	p->p_align = GEN_P;
+	p = gen_ph(g, 1);
+	p->p_type = PT_LOAD;
+	p->p_flags = PF_R | PF_W;
+	p->p_offset = GEN_P;
+	p->p_vaddr = p->p_paddr = GEN_VA + GEN_P;
+	p->p_filesz = 0x100;
+	p->p_memsz = 0x3000;
+	p->p_align = GEN_P;
+	p = gen_ph(g, 2);
+	p->p_type = PT_GNU_STACK;
+	p->p_flags = PF_R | PF_W;
+	gen_ph(g, 3)->p_type = PT_NULL;
+	gen_ph(g, 4)->p_type = PT_NULL;
+	/* Recognisable bytes: text, data, and what follows the data. */
+	for (i = 0x1000; i < 0x2000; i++)
+		g->buf[i] = 0xc3;
+	for (i = 0; i < GEN_P; i++)
+		g->buf[GEN_P + i] = (unsigned char)(0xa0 + i % 16);
+}
+
+/* A PT_INTERP in header slot i, its string at file offset 0x800. */
+static inline void gen_interp(struct gen *g, unsigned int i, const char *s,
+			      size_t len)
+{
+	ncb_phdr *p = gen_ph(g, i);
+
+	p->p_type = PT_INTERP;
+	p->p_flags = PF_R;
+	p->p_offset = 0x800;
+	p->p_vaddr = GEN_VA + 0x800;
+	p->p_filesz = p->p_memsz = len;
+	memcpy(g->buf + 0x800, s, len);
+}
+
+struct gen_case {
+	const char *name;
+	int err;		/* the negative errno expected */
+	const char *why;	/* a piece of the message expected */
+};
+
+/* The malformed images: case k of GEN_CASES applied to the base. */
+static const struct gen_case gen_cases[] = {
+	{ "too-short", -ENOEXEC, "too short" },
+	{ "bad-magic", -ENOEXEC, "magic" },
+	{ "wrong-class", -ENOEXEC, "class" },
+	{ "wrong-byte-order", -ENOEXEC, "byte order" },
+	{ "ident-version", -ENOEXEC, "identification version" },
+	{ "cut-header", -ENOEXEC, "cut short" },
+	{ "type-rel", -ENOEXEC, "type 1" },
+	{ "type-core", -ENOEXEC, "type 4" },
+	{ "wrong-machine", -ENOEXEC, "machine" },
+	{ "elf-version", -ENOEXEC, "ELF version 0" },
+	{ "phentsize", -ENOEXEC, "entries of" },
+	{ "no-phdrs", -ENOEXEC, "0 program headers" },
+	{ "too-many-phdrs", -ENOEXEC, "program headers: between" },
+	{ "phdrs-past-end", -ENOEXEC, "run past the end" },
+	{ "phoff-wraps", -ENOEXEC, "run past the end" },
+	{ "no-load", -ENOEXEC, "no PT_LOAD" },
+	{ "filesz-over-memsz", -ENOEXEC, "exceeds memory size" },
+	{ "offset-past-end", -ENOEXEC, "file bytes" },
+	{ "filesz-wraps", -ENOEXEC, "file bytes" },
+	{ "align-not-power", -ENOEXEC, "not a power of two" },
+	{ "incongruent", -ENOEXEC, "differ modulo the page size" },
+	{ "vaddr-wraps", -ENOEXEC, "wraps around" },
+	{ "out-of-order", -ENOEXEC, "must ascend" },
+	{ "overlap", -ENOEXEC, "overlaps" },
+	{ "span-too-big", -E2BIG, "span of" },
+	{ "beyond-user-space", -EINVAL, "beyond the user address space" },
+	{ "below-min-addr", -EPERM, "mmap_min_addr" },
+	{ "entry-outside", -ENOEXEC, "entry point" },
+	{ "entry-not-exec", -ENOEXEC, "entry point" },
+	{ "two-interps", -ENOEXEC, "two PT_INTERP" },
+	{ "interp-too-short", -ENOEXEC, "too short for a path" },
+	{ "interp-too-long", -ENAMETOOLONG, "PATH_MAX" },
+	{ "interp-past-end", -ENOEXEC, "PT_INTERP at" },
+	{ "interp-unterminated", -ENOEXEC, "not NUL-terminated" },
+	{ "interp-empty", -ENOEXEC, "is empty" },
+	{ "interp-inner-nul", -ENOEXEC, "NUL inside" },
+	{ "phdr-outside", -ENOEXEC, "PT_PHDR" },
+};
+
+#define GEN_CASES (sizeof(gen_cases) / sizeof(gen_cases[0]))
+
+static inline void gen_case(struct gen *g, unsigned int k)
+{
+	ncb_ehdr *h = gen_eh(g);
+	ncb_phdr *t = gen_ph(g, 0), *d = gen_ph(g, 1);
+
+	gen_base(g);
+	switch (k) {
+	case 0: g->len = 10; break;
+	case 1: h->e_ident[1] = 'X'; break;
+	case 2: h->e_ident[EI_CLASS] = NCB_ELFCLASS == ELFCLASS64 ?
+				       ELFCLASS32 : ELFCLASS64; break;
+	case 3: h->e_ident[EI_DATA] = NCB_ELFDATA == ELFDATA2LSB ?
+				      ELFDATA2MSB : ELFDATA2LSB; break;
+	case 4: h->e_ident[EI_VERSION] = 0; break;
+	case 5: g->len = sizeof(ncb_ehdr) - 4; break;
+	case 6: h->e_type = ET_REL; break;
+	case 7: h->e_type = ET_CORE; break;
+	case 8: h->e_machine = NCB_EM == EM_X86_64 ? EM_AARCH64
+						   : EM_X86_64; break;
+	case 9: h->e_version = 0; break;
+	case 10: h->e_phentsize = sizeof(ncb_phdr) + 8; break;
+	case 11: h->e_phnum = 0; break;
+	case 12: h->e_phnum = 0xffff; break;
+	case 13: h->e_phoff = g->len - sizeof(ncb_phdr); break;
+	case 14: h->e_phoff = (__typeof__(h->e_phoff))-16; break;
+	case 15: t->p_type = PT_NOTE; d->p_type = PT_NOTE; break;
+	case 16: d->p_filesz = d->p_memsz + 1; break;
+	case 17: d->p_offset = g->len + GEN_P; break;
+	case 18: d->p_filesz = (__typeof__(d->p_filesz))-GEN_P;
+		 d->p_memsz = d->p_filesz; break;
+	case 19: d->p_align = 3 * GEN_P; break;
+	case 20: d->p_offset += 0x10; break;
+	case 21: d->p_memsz = (__typeof__(d->p_memsz))-0x1000; break;
+	case 22: t->p_vaddr = GEN_VA + 4 * GEN_P;
+		 h->e_entry = t->p_vaddr + 0x1000; break;
+	case 23: d->p_vaddr = GEN_VA + 0x1000; d->p_offset = GEN_P + 0x1000;
+		 break;
+	case 24: d->p_vaddr = GEN_VA + (UINTPTR_MAX > 0xffffffffu ?
+					 (1ULL << 41) : (1ULL << 31)); break;
+	case 25: t->p_vaddr = (__typeof__(t->p_vaddr))(UINTPTR_MAX -
+							 2 * GEN_P + 1);
+		 d->p_vaddr = t->p_vaddr + GEN_P;
+		 d->p_memsz = 0xf000;
+		 h->e_entry = t->p_vaddr + 0x1000; break;
+	case 26: t->p_vaddr = 0; d->p_vaddr = GEN_P;
+		 h->e_entry = 0x1000; break;
+	case 27: h->e_entry = GEN_VA + 8 * GEN_P; break;
+	case 28: h->e_entry = GEN_VA + GEN_P + 0x10; break;
+	case 29: gen_interp(g, 3, "/lib/ld.so", 11);
+		 gen_interp(g, 4, "/lib/ld.so", 11); break;
+	case 30: gen_interp(g, 3, "", 1); break;
+	case 31: gen_interp(g, 3, "/x", 3);
+		 gen_ph(g, 3)->p_filesz = PATH_MAX + 1; break;
+	case 32: gen_interp(g, 3, "/x", 3);
+		 gen_ph(g, 3)->p_offset = g->len - 1; break;
+	case 33: gen_interp(g, 3, "/lib/ld.so", 10); break;
+	case 34: gen_interp(g, 3, "\0\0", 2); break;
+	case 35: gen_interp(g, 3, "/lib\0ld.so", 11); break;
+	case 36: gen_ph(g, 3)->p_type = PT_PHDR;
+		 gen_ph(g, 3)->p_vaddr = GEN_VA + 6 * GEN_P; break;
+	}
+}
+
+#endif /* NCB_ELFGEN_H */

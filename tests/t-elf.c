@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ELF loader's library half: every malformed image of the generator
+ * rejected with its own errno and message, loading and unloading leaving
+ * the address space as it was, collisions refused with the occupant named
+ * (an ET_EXEC over a mapping, the CVE-2017-1000253 shape over the stack),
+ * a failure after mapping began undone, pages shared between segments, bss.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/auxv.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include "ncbtest.h"
+#include "elfgen.h"
+
+static char maps_buf[2][1 << 18];
+
+static const char *snapshot(int k)
+{
+	int fd = open("/proc/self/maps", O_RDONLY);
+	size_t len = 0;
+	ssize_t n;
+	char *p;
+
+	ASSERT_TRUE(fd >= 0);
+	while ((n = read(fd, maps_buf[k] + len, sizeof(maps_buf[k]) - 1 -
+			 len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	maps_buf[k][len] = '\0';
+	/* The stack may grow under the test itself: its end is what counts. */
+	p = strstr(maps_buf[k], "[stack]");
+	while (p && p > maps_buf[k] && p[-1] != '\n')
+		p--;
+	for (; p && *p != '-'; p++)
+		*p = 'x';
+	return maps_buf[k];
+}
+
+/* Lines of a maps text overlapping [lo, hi), in place. */
+static void keep_range(char *text, uint64_t lo, uint64_t hi)
+{
+	char *line = text, *eol, *o = text;
+	unsigned long long s, e;
+
+	for (; *line; line = eol + 1) {
+		eol = strchr(line, '\n');
+		if (!eol)
+			break;
+		if (sscanf(line, "%llx-%llx", &s, &e) == 2 && s < hi &&
+		    e > lo) {
+			memmove(o, line, (size_t)(eol - line + 1));
+			o += eol - line + 1;
+		}
+	}
+	*o = '\0';
+}
+
+/*
+ * The whole address space is as before; under valgrind, whose own memory
+ * shares the maps and moves at will, the range the loader used.
+ */
+static void expect_same_maps(uint64_t lo, uint64_t hi)
+{
+	snapshot(1);
+	if (getenv("NCB_TEST_VALGRIND")) {
+		keep_range(maps_buf[0], lo, hi);
+		keep_range(maps_buf[1], lo, hi);
+	}
+	if (strcmp(maps_buf[0], maps_buf[1]))
+		FAIL("the address space changed:\nbefore:\n%s\nafter:\n%s",
+		     maps_buf[0], maps_buf[1]);
+}
+
+/* The mapping holding addr in this process: 1, or 0 if none. */
+static int mapping_at(uint64_t addr, struct ncb_mapping *m)
+{
+	struct ncb_maps *maps;
+	int ret;
+
+	ASSERT_EQ(ncb_maps_open(&maps, 0), 0);
+	ret = ncb_maps_find(maps, addr, m);
+	ncb_maps_close(maps);
+	m->path = "";
+	return ret;
+}
+
+static char tmpdir[64];
+
+static const char *write_image(const struct gen *g, const char *name)
+{
+	static char path[128];
+	int fd;
+
+	if (!tmpdir[0]) {
+		snprintf(tmpdir, sizeof(tmpdir), "/tmp/ncb-elf-XXXXXX");
+		ASSERT_TRUE(mkdtemp(tmpdir) != NULL);
+	}
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(write(fd, g->buf, g->len), (ssize_t)g->len);
+	close(fd);
+	return path;
+}
+
+/* The images written by this test case go with it. */
+static void remove_images(void)
+{
+	char path[64 + 256 + 2];
+	struct dirent *de;
+	DIR *d;
+
+	if (!tmpdir[0] || !(d = opendir(tmpdir)))
+		return;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", tmpdir,
+				 de->d_name);
+			unlink(path);
+		}
+	closedir(d);
+	rmdir(tmpdir);
+	tmpdir[0] = '\0';
+}
+
+/* Warm up: the loader's own allocations, before any snapshot. */
+static void warm_up(const char *path)
+{
+	struct ncb_elf *e;
+
+	ASSERT_EQ(ncb_elf_open(&e, path, NULL, 0), 0);
+	ncb_elf_close(e);
+}
+
+TEST(malformed_images_rejected)
+{
+	struct ncb_elf *e = NULL;
+	struct gen g;
+	char why[256];
+	unsigned int k;
+	int err;
+
+	for (k = 0; k < GEN_CASES; k++) {
+		const struct gen_case *c = &gen_cases[k];
+
+		if (c->err == -EPERM && !ncb__probe()->mmap_min_addr)
+			continue;
+		/* A 32-bit space ends a page short of 4 GiB: nothing lies
+		 * beyond it that does not wrap. */
+		if (c->err == -EINVAL && UINTPTR_MAX == 0xffffffffu)
+			continue;
+		gen_case(&g, k);
+		err = ncb_elf_parse(&e, g.buf, g.len, why, sizeof(why));
+		if (err != c->err || !strstr(why, c->why))
+			FAIL("%s: %s (\"%s\"), wanted %s (\"%s\")", c->name,
+			     errname(-err), why, errname(-c->err), c->why);
+		/* The same from a file, through the file reader. */
+		err = ncb_elf_open(&e, write_image(&g, c->name), why,
+				   sizeof(why));
+		if (err != c->err || !strstr(why, c->why))
+			FAIL("%s from a file: %s (\"%s\")", c->name,
+			     errname(-err), why);
+	}
+	printf("# %u malformed images, each rejected as expected\n", k);
+	remove_images();
+}
+
+TEST(valid_image_described)
+{
+	struct ncb_elf_info in;
+	struct ncb_elf_seg s;
+	struct ncb_elf *e;
+	struct gen g;
+	char why[256];
+
+	gen_base(&g);
+	ASSERT_EQ(ncb_elf_parse(&e, g.buf, g.len, why, sizeof(why)), 0);
+	ASSERT_EQ(ncb_elf_info(e, &in), 0);
+	ASSERT_EQ(in.type, ET_EXEC);
+	ASSERT_EQ(in.nsegs, 2);
+	ASSERT_EQ(in.lo, GEN_VA);
+	ASSERT_EQ(in.phdr, GEN_VA + sizeof(ncb_ehdr));
+	ASSERT_TRUE(in.interp == NULL);
+	ASSERT_EQ(ncb_elf_segment(e, 1, &s), 0);
+	ASSERT_EQ(s.prot, PROT_READ | PROT_WRITE);
+	ASSERT_EQ(s.memsz, 0x3000);
+	ASSERT_EQ(ncb_elf_segment(e, 2, &s), -ERANGE);
+	ASSERT_EQ(strcmp(ncb_elf_notes(e), ""), 0);
+	/* Parsed from memory: nothing to map from. */
+	ASSERT_EQ(ncb_elf_load(e, 0, &(struct ncb_elf_image){ 0 }, why,
+			       sizeof(why)), -EBADF);
+	ncb_elf_close(e);
+	ASSERT_EQ(ncb_elf_parse(NULL, g.buf, g.len, NULL, 0), -EINVAL);
+	ASSERT_EQ(ncb_elf_open(&e, "/nonexistent/x", why, sizeof(why)),
+		  -ENOENT);
+	ASSERT_EQ(ncb_elf_open(&e, "/", why, sizeof(why)), -EACCES);
+	ASSERT_EQ(ncb_elf_info(NULL, &in), -EINVAL);
+	ASSERT_EQ(ncb_elf_unload(NULL), -EINVAL);
+}
+
+TEST(load_and_unload)
+{
+	struct ncb_elf_image img;
+	struct ncb_mapping m;
+	struct ncb_elf *e;
+	const char *path;
+	const unsigned char *d;
+	struct gen g;
+	char why[256];
+	uint64_t pg = ncb__probe()->page_size, i;
+
+	gen_base(&g);
+	path = write_image(&g, "valid");
+	warm_up(path);
+	snapshot(0);
+	ASSERT_EQ(ncb_elf_open(&e, path, why, sizeof(why)), 0);
+	ASSERT_EQ(ncb_elf_load(e, GEN_VA + GEN_P, &img, why, sizeof(why)),
+		  -EINVAL);
+	ASSERT_EQ(ncb_elf_load(e, 0, &img, why, sizeof(why)), 0);
+	ASSERT_EQ(img.start, GEN_VA);
+	ASSERT_EQ(img.bias, 0);
+	ASSERT_EQ(img.entry, GEN_VA + 0x1000);
+	ASSERT_EQ(mapping_at(GEN_VA, &m), 1);
+	ASSERT_EQ(m.prot, PROT_READ | PROT_EXEC);
+	ASSERT_EQ(mapping_at(GEN_VA + GEN_P, &m), 1);
+	ASSERT_EQ(m.prot, PROT_READ | PROT_WRITE);
+	/* File bytes, then bss zeroed to the end of the page and beyond. */
+	d = (const unsigned char *)(uintptr_t)(GEN_VA + GEN_P);
+	ASSERT_EQ(d[0x10], 0xa0);
+	for (i = 0x100; i < 0x3000; i++)
+		if (d[i])
+			FAIL("bss byte %#jx is %#x", (uintmax_t)i, d[i]);
+	/* Between the segments: still reserved, not free. */
+	if (pg < GEN_P) {
+		ASSERT_EQ(mapping_at(GEN_VA + 0x4000, &m), 1);
+		ASSERT_EQ(m.prot, PROT_NONE);
+	}
+	ASSERT_EQ(ncb_elf_unload(&img), 0);
+	ncb_elf_close(e);
+	expect_same_maps(GEN_VA, GEN_VA + GEN_LEN);
+	remove_images();
+}
+
+/* An ET_EXEC image whose place is taken: refused, the occupant named. */
+TEST(exec_image_collision)
+{
+	struct ncb_elf_image img;
+	struct ncb_elf *e;
+	const char *path;
+	struct gen g;
+	char why[256], want[64];
+	char *p;
+
+	gen_base(&g);
+	path = write_image(&g, "collide");
+	warm_up(path);
+	p = ncb_mmap((void *)(uintptr_t)(GEN_VA + GEN_P), 4096,
+		     PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		     0);
+	ASSERT_PTR_EQ(p, (void *)(uintptr_t)(GEN_VA + GEN_P));
+	memset(p, 0x77, 4096);
+	snapshot(0);
+	ASSERT_EQ(ncb_elf_open(&e, path, why, sizeof(why)), 0);
+	ASSERT_EQ(ncb_elf_load(e, 0, &img, why, sizeof(why)), -EEXIST);
+	snprintf(want, sizeof(want), "%jx-", (uintmax_t)(GEN_VA + GEN_P));
+	if (!strstr(why, want))
+		FAIL("the message does not name the occupant: %s", why);
+	ncb_elf_close(e);
+	expect_same_maps(GEN_VA, GEN_VA + 4 * GEN_P);
+	check_sentinel(p, 4096, 0x77);
+	munmap(p, 4096);
+	remove_images();
+}
+
+static int first_start(const struct ncb_mapping *m, void *arg)
+{
+	*(uint64_t *)arg = m->start;
+	return 1;
+}
+
+/*
+ * CVE-2017-1000253: a position-independent image whose span reaches the
+ * stack.  The kernel once put segments over it; here it is refused whole.
+ */
+TEST(span_over_the_stack)
+{
+	struct ncb_elf_image img;
+	struct ncb_mapping m;
+	struct ncb_elf *e;
+	const char *path;
+	struct gen g;
+	char why[256], want[64];
+	uint64_t stack = 0, first = 0;
+	struct ncb_maps *maps;
+
+	ASSERT_EQ(ncb_maps_open(&maps, 0), 0);
+	while (ncb_maps_next(maps, &m) == 1)
+		if (!strcmp(m.path, "[stack]"))
+			stack = m.start;
+	ncb_maps_close(maps);
+	if (!stack)
+		SKIP("no [stack] in this process's maps");
+	gen_base(&g);
+	gen_eh(&g)->e_type = ET_DYN;
+	path = write_image(&g, "pie");
+	warm_up(path);
+	snapshot(0);
+	ASSERT_EQ(ncb_elf_open(&e, path, why, sizeof(why)), 0);
+	/* The data segment would land on the stack's lowest page. */
+	ASSERT_EQ(ncb_elf_load(e, stack - GEN_P, &img, why, sizeof(why)),
+		  -EEXIST);
+	/* The first occupant is named: the stack, or a guard below it. */
+	ASSERT_EQ(ncb_occupants(0, (void *)(uintptr_t)(stack - GEN_P),
+				GEN_P + 0x3000, first_start, &first), 1);
+	snprintf(want, sizeof(want), "%#jx-", (uintmax_t)first);
+	if (!strstr(why, want) ||
+	    (first == stack && !strstr(why, "[stack]")))
+		FAIL("the message does not name the occupant: %s", why);
+	ncb_elf_close(e);
+	expect_same_maps(stack - GEN_P, stack + GEN_P);
+	remove_images();
+}
+
+/* The second segment cannot be mapped: the first is undone too. */
+TEST(failure_after_mapping_began)
+{
+	struct ncb_elf_image img;
+	struct ncb_elf *e;
+	ncb_phdr *t, *d;
+	char dir[] = "/tmp/ncb-noexec-XXXXXX", path[128], why[256];
+	struct gen g;
+	int fd, err;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	if (unshare(CLONE_NEWNS) && unshare(CLONE_NEWUSER | CLONE_NEWNS))
+		SKIP("no mount namespace here: %s", errname(errno));
+	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) ||
+	    mount("ncb", dir, "tmpfs", MS_NOEXEC, NULL))
+		SKIP("cannot mount a noexec tmpfs: %s", errname(errno));
+	gen_base(&g);
+	t = gen_ph(&g, 0);
+	d = gen_ph(&g, 1);
+	/* Data first, code second: the code's mapping fails on noexec. */
+	t->p_flags = PF_R;
+	d->p_flags = PF_R | PF_X;
+	d->p_memsz = d->p_filesz;
+	gen_eh(&g)->e_entry = GEN_VA + GEN_P + 0x10;
+	snprintf(path, sizeof(path), "%s/img", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0755);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(write(fd, g.buf, g.len), (ssize_t)g.len);
+	close(fd);
+	warm_up(path);
+	snapshot(0);
+	ASSERT_EQ(ncb_elf_open(&e, path, why, sizeof(why)), 0);
+	err = ncb_elf_load(e, 0, &img, why, sizeof(why));
+	if (!err) {
+		ncb_elf_unload(&img);
+		ncb_elf_close(e);
+		umount(dir);
+		rmdir(dir);
+		SKIP("code maps from a noexec mount here (emulated mmap)");
+	}
+	ASSERT_EQ(err, -EPERM);
+	if (!strstr(why, "segment 1"))
+		FAIL("the message does not name the segment: %s", why);
+	ncb_elf_close(e);
+	expect_same_maps(GEN_VA, GEN_VA + 4 * GEN_P);
+	umount(dir);
+	rmdir(dir);
+}
+
+/*
+ * Segments sharing a page, the layout the 4.17 loader refused: a later
+ * segment with file bytes takes the page (as the kernel gives it), one
+ * with none zeroes its part and keeps the earlier bytes.
+ */
+static void shared_page(uint64_t filesz, const char *name)
+{
+	struct ncb_elf_image img;
+	struct ncb_elf *e;
+	const unsigned char *b = (const unsigned char *)(uintptr_t)GEN_VA;
+	ncb_phdr *t, *d;
+	struct gen g;
+	char why[256];
+	uint64_t i;
+
+	gen_base(&g);
+	t = gen_ph(&g, 0);
+	d = gen_ph(&g, 1);
+	t->p_filesz = t->p_memsz = 0x1800;
+	d->p_offset = 0x1900;
+	d->p_vaddr = GEN_VA + 0x1900;
+	d->p_filesz = filesz;
+	d->p_memsz = 0x800;
+	d->p_align = 0x1000;
+	memset(g.buf + 0x1900, 0x5a, 0x100);
+	ASSERT_EQ(ncb_elf_open(&e, write_image(&g, name), why, sizeof(why)),
+		  0);
+	if (!strstr(ncb_elf_notes(e), "share the page"))
+		FAIL("no note of the shared page: %s", ncb_elf_notes(e));
+	ASSERT_EQ(ncb_elf_load(e, 0, &img, why, sizeof(why)), 0);
+	for (i = 0x1000; i < 0x1800; i++)
+		ASSERT_EQ(b[i], 0xc3);
+	for (i = 0x1900; i < 0x1900 + filesz; i++)
+		ASSERT_EQ(b[i], 0x5a);
+	for (i = 0x1900 + filesz; i < 0x2100; i++)
+		if (b[i])
+			FAIL("bss byte %#jx is %#x", (uintmax_t)i, b[i]);
+	/* The bss is writable. */
+	((unsigned char *)(uintptr_t)GEN_VA)[0x20ff] = 1;
+	ASSERT_EQ(ncb_elf_unload(&img), 0);
+	ncb_elf_close(e);
+}
+
+TEST(segments_sharing_a_page)
+{
+	if (ncb__probe()->page_size != 4096)
+		SKIP("the layout is for 4 KiB pages");
+	shared_page(0x100, "shared-file");
+	shared_page(0, "shared-bss");
+	remove_images();
+}
+
+/* This very program, loaded a second time: its code where it should be. */
+TEST(load_a_real_program)
+{
+	struct ncb_elf_image img;
+	struct ncb_elf_info in;
+	struct ncb_elf *e;
+	char why[256];
+	uintptr_t entry = getauxval(AT_ENTRY);
+
+	ASSERT_EQ(ncb_elf_open(&e, "/proc/self/exe", why, sizeof(why)), 0);
+	ncb_elf_info(e, &in);
+	if (in.type != ET_DYN)
+		SKIP("this test program is not position-independent");
+	warm_up("/proc/self/exe");
+	snapshot(0);
+	ASSERT_EQ(ncb_elf_load(e, 0, &img, why, sizeof(why)), 0);
+	ASSERT_TRUE(img.start % in.align == 0);
+	ASSERT_EQ(memcmp((void *)(uintptr_t)img.entry, (void *)entry, 64), 0);
+	ASSERT_EQ(ncb_elf_unload(&img), 0);
+	ncb_elf_close(e);
+	expect_same_maps(img.start, img.end);
+}
+
+TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
+	  T(load_and_unload), T(exec_image_collision),
+	  T(span_over_the_stack), T(failure_after_mapping_began),
+	  T(segments_sharing_a_page), T(load_a_real_program))

@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/* noclobber exec: run a program in this process, every placement safe. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+
+extern char **environ;
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: noclobber exec [--base ADDR] [--stack SIZE] "
+		   "[--plan [--json]] PROG [ARGS...]\n\n"
+		   "Loads PROG (searched in PATH when it has no '/') and its "
+		   "interpreter into\nthis process with every mapping "
+		   "no-clobber, builds the stack and auxiliary\nvector the "
+		   "kernel would, and runs it.  --base puts a "
+		   "position-independent\nprogram at ADDR.  --plan maps "
+		   "nothing: it prints where each segment, the\ninterpreter, "
+		   "the stack and the break would go, and every collision "
+		   "with\nthis process's mappings.  Exit status: the "
+		   "program's; 127 PROG not found,\n126 it cannot be loaded; "
+		   "with --plan 0 it fits, 1 it collides, 2 error.\n");
+}
+
+/* execvp's search: PROG itself if it has a '/', else each PATH entry. */
+static int find_program(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *e;
+	int n;
+
+	if (strchr(name, '/')) {
+		n = snprintf(out, len, "%s", name);
+		return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+	}
+	for (p = path ? path : "/usr/bin:/bin"; *p; p = *e ? e + 1 : e) {
+		e = strchr(p, ':');
+		if (!e)
+			e = p + strlen(p);
+		n = snprintf(out, len, "%.*s/%s", (int)(e - p), p, name);
+		if (n > 0 && (size_t)n < len && !access(out, X_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+struct plan {
+	struct ncb_as *as;
+	int json;
+	int collisions;
+	uint64_t pg;
+};
+
+/* The model of this process: its maps as the kernel lists them now. */
+static int plan_model(struct plan *pl)
+{
+	struct ncb_as_opts o = { .size = sizeof(o) };
+	struct ncb_mapping m;
+	struct ncb_maps *maps;
+	size_t len = 0, cap = 1 << 16;
+	char *text = malloc(cap), *t;
+	ssize_t n;
+	int fd, err;
+
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || !text) {
+		free(text);
+		return fd < 0 ? -errno : -ENOMEM;
+	}
+	while ((n = read(fd, text + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (cap - len < 4096) {
+			t = realloc(text, cap *= 2);
+			if (!t)
+				break;
+			text = t;
+		}
+	}
+	close(fd);
+	text[len] = '\0';
+	/* mmap_base: the end of the highest mapping below the stack. */
+	if (!ncb_maps_open(&maps, 0)) {
+		while (ncb_maps_next(maps, &m) == 1 &&
+		       strcmp(m.path, "[stack]"))
+			o.mmap_base = m.end;
+		ncb_maps_close(maps);
+	}
+	err = ncb_as_new(&pl->as, &o);
+	if (!err)
+		err = ncb_as_load(pl->as, text, len);
+	free(text);
+	return err;
+}
+
+static void prot_str(int prot, char s[4])
+{
+	s[0] = prot & PROT_READ ? 'r' : '-';
+	s[1] = prot & PROT_WRITE ? 'w' : '-';
+	s[2] = prot & PROT_EXEC ? 'x' : '-';
+	s[3] = '\0';
+}
+
+/* Each area of the model in [addr, addr+len): a collision, named. */
+static void collisions(struct plan *pl, const char *what, uint64_t addr,
+		       uint64_t len)
+{
+	struct ncb_mapping m;
+	uint64_t at = addr;
+
+	while (ncb_as_find(pl->as, at, &m) == 1 && m.start < addr + len) {
+		pl->collisions++;
+		if (pl->json) {
+			printf("%s{\"what\": ", pl->collisions > 1 ? ", " : "");
+			json_string(stdout, what);
+			printf(", \"occupant\": ");
+			json_mapping(stdout, &m);
+			printf("}");
+		} else {
+			printf("collision: %s %#llx-%#llx overlaps ", what,
+			       (unsigned long long)addr,
+			       (unsigned long long)(addr + len));
+			print_mapping(stdout, &m);
+		}
+		at = m.end;
+	}
+}
+
+/* Where an image would go: at its address or base, else the kernel's. */
+static int place(struct plan *pl, const char *what,
+		 const struct ncb_elf_info *in, uint64_t base, uint64_t *at)
+{
+	uint64_t len = in->hi - in->lo, got, a;
+	uint64_t align = in->align > pl->pg ? in->align : pl->pg;
+	int fixed = in->type == ET_EXEC || base;
+
+	if (fixed) {
+		*at = in->type == ET_EXEC ? in->lo : base;
+		collisions(pl, what, *at, len);
+		ncb_as_mmap(pl->as, *at, len, PROT_NONE, MAP_PRIVATE |
+			    MAP_ANONYMOUS | MAP_FIXED, 0, 0, &got);
+		return 0;
+	}
+	/* As ncb_reserve does: room for the alignment, then trimmed. */
+	if (ncb_as_mmap(pl->as, 0, len + align - pl->pg, PROT_NONE,
+			MAP_PRIVATE | MAP_ANONYMOUS, 0, 0, &got))
+		return -ENOMEM;
+	a = (got + align - 1) & ~(align - 1);
+	if (a > got)
+		ncb_as_munmap(pl->as, got, a - got);
+	if (got + len + align - pl->pg > a + len)
+		ncb_as_munmap(pl->as, a + len, got + len + align - pl->pg -
+			      a - len);
+	*at = a;
+	return 0;
+}
+
+static void print_image(struct plan *pl, const char *what, const char *path,
+			const struct ncb_elf *e, const struct ncb_elf_info *in,
+			uint64_t at)
+{
+	uint64_t bias = at - in->lo;
+	struct ncb_elf_seg s;
+	unsigned int i;
+	char p[4];
+
+	if (pl->json) {
+		printf("\"%s\": {\"path\": ", what);
+		json_string(stdout, path);
+		printf(", \"type\": \"%s\", \"start\": %llu, \"end\": %llu, "
+		       "\"bias\": %llu, \"entry\": %llu, \"segments\": [",
+		       in->type == ET_EXEC ? "ET_EXEC" : "ET_DYN",
+		       (unsigned long long)at,
+		       (unsigned long long)(at + in->hi - in->lo),
+		       (unsigned long long)bias,
+		       (unsigned long long)(in->entry + bias));
+		for (i = 0; !ncb_elf_segment(e, i, &s); i++) {
+			prot_str(s.prot, p);
+			printf("%s{\"start\": %llu, \"end\": %llu, \"prot\": "
+			       "\"%s\", \"filesz\": %llu, \"memsz\": %llu}",
+			       i ? ", " : "",
+			       (unsigned long long)(s.vaddr + bias),
+			       (unsigned long long)(s.vaddr + bias + s.memsz),
+			       p, (unsigned long long)s.filesz,
+			       (unsigned long long)s.memsz);
+		}
+		printf("]}, ");
+		return;
+	}
+	printf("%-11s %#llx-%#llx %s (%s, bias %#llx, entry %#llx)\n", what,
+	       (unsigned long long)at,
+	       (unsigned long long)(at + in->hi - in->lo), path,
+	       in->type == ET_EXEC ? "ET_EXEC" : "ET_DYN",
+	       (unsigned long long)bias,
+	       (unsigned long long)(in->entry + bias));
+	for (i = 0; !ncb_elf_segment(e, i, &s); i++) {
+		prot_str(s.prot, p);
+		printf("  segment %u %#llx-%#llx %s file %#llx bytes, "
+		       "memory %#llx\n", i,
+		       (unsigned long long)(s.vaddr + bias),
+		       (unsigned long long)(s.vaddr + bias + s.memsz), p,
+		       (unsigned long long)s.filesz,
+		       (unsigned long long)s.memsz);
+	}
+}
+
+static int plan_one(struct plan *pl, const char *what, const char *path,
+		    uint64_t base, struct ncb_elf **ep,
+		    struct ncb_elf_info *in, uint64_t *at)
+{
+	char why[256];
+	int err = ncb_elf_open(ep, path, why, sizeof(why));
+
+	if (err) {
+		fprintf(stderr, "noclobber exec: %s\n", why);
+		return err;
+	}
+	ncb_elf_info(*ep, in);
+	if (pl->json && !strcmp(what, "program"))
+		printf("\"collisions\": [");
+	err = place(pl, what, in, base, at);
+	if (err)
+		fprintf(stderr, "noclobber exec: no room for the %s\n", what);
+	return err;
+}
+
+static int do_plan(const char *path, uint64_t base, size_t stack, int json)
+{
+	struct plan pl = { .json = json, .pg = (uint64_t)getpagesize() };
+	struct ncb_elf *e = NULL, *ie = NULL;
+	struct ncb_elf_info in, iin;
+	uint64_t at, iat = 0, sat = 0;
+	int err;
+
+	err = plan_model(&pl);
+	if (err) {
+		fprintf(stderr, "noclobber exec: cannot read this process's "
+			"maps: %s\n", strerror(-err));
+		return EXIT_USAGE;
+	}
+	if (json)
+		printf("{");
+	err = plan_one(&pl, "program", path, base, &e, &in, &at);
+	if (!err && in.interp)
+		err = plan_one(&pl, "interpreter", in.interp, 0, &ie, &iin,
+			       &iat);
+	if (!err && ncb_as_mmap(pl.as, 0, stack, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, 0, 0, &sat))
+		err = -ENOMEM;
+	if (err)
+		goto out;
+	if (json)
+		printf("], ");
+	print_image(&pl, "program", path, e, &in, at);
+	if (ie)
+		print_image(&pl, "interpreter", in.interp, ie, &iin, iat);
+	if (json)
+		printf("\"stack\": {\"start\": %llu, \"end\": %llu}, \"brk\": "
+		       "%llu, \"entry\": %llu}\n", (unsigned long long)sat,
+		       (unsigned long long)(sat + stack),
+		       (unsigned long long)(at + in.hi - in.lo),
+		       (unsigned long long)(ie ? iin.entry + iat - iin.lo
+					      : in.entry + at - in.lo));
+	else
+		printf("stack       %#llx-%#llx\nbrk         %#llx (where the "
+		       "kernel starts it; in this process the\n            "
+		       "program shares the break of noclobber)\n",
+		       (unsigned long long)sat,
+		       (unsigned long long)(sat + stack),
+		       (unsigned long long)(at + in.hi - in.lo));
+out:
+	ncb_elf_close(e);
+	ncb_elf_close(ie);
+	ncb_as_free(pl.as);
+	if (err)
+		return EXIT_USAGE;
+	return pl.collisions ? 1 : 0;
+}
+
+int cmd_exec(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "base", required_argument, NULL, 'b' },
+		{ "stack", required_argument, NULL, 's' },
+		{ "plan", no_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ncb_exec_opts o = { .size = sizeof(o) };
+	int c, plan = 0, json = 0, err;
+	char path[PATH_MAX], why[320];
+	uint64_t v;
+
+	/* '+': the program's own options are not ours. */
+	while ((c = getopt_long(argc, argv, "+b:s:pjh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+		case 's':
+			if (parse_u64(optarg, &v)) {
+				fprintf(stderr, "noclobber exec: bad number "
+					"'%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			if (c == 'b')
+				o.base = v;
+			else
+				o.stack_size = (size_t)v;
+			break;
+		case 'p':
+			plan = 1;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc || (json && !plan)) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (find_program(argv[optind], path, sizeof(path))) {
+		fprintf(stderr, "noclobber exec: %s: not found\n",
+			argv[optind]);
+		return plan ? EXIT_USAGE : 127;
+	}
+	if (plan)
+		return do_plan(path, o.base, o.stack_size ? o.stack_size
+							  : 8u << 20, json);
+	err = ncb_exec(path, argv + optind, environ, &o, why, sizeof(why));
+	fprintf(stderr, "noclobber exec: %s\n", why);
+	return err == -ENOENT ? 127 : 126;
+}
