@@ -98,7 +98,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined
-FUZZ_BIN := $(O)/fuzz/maps_text $(O)/fuzz/model_ops
+FUZZ_BIN := $(O)/fuzz/maps_text $(O)/fuzz/model_ops $(O)/fuzz/elf_parse
 
 $(O)/fuzz/%: fuzz/%.c $(LIB_SRC) include/noclobber.h src/internal.h
 	@mkdir -p $(@D)
@@ -107,11 +107,14 @@ $(O)/fuzz/%: fuzz/%.c $(LIB_SRC) include/noclobber.h src/internal.h
 fuzz-build: $(FUZZ_BIN)
 
 fuzz: $(FUZZ_BIN)
-	@mkdir -p $(O)/fuzz/corpus/maps_text $(O)/fuzz/corpus/model_ops
+	@mkdir -p $(O)/fuzz/corpus/maps_text $(O)/fuzz/corpus/model_ops \
+		$(O)/fuzz/corpus/elf_parse
 	$(O)/fuzz/maps_text -max_total_time=$(FUZZ_SECONDS) \
 		$(O)/fuzz/corpus/maps_text fuzz/corpus/maps_text
 	$(O)/fuzz/model_ops -max_total_time=$(FUZZ_SECONDS) \
 		$(O)/fuzz/corpus/model_ops fuzz/corpus/model_ops
+	$(O)/fuzz/elf_parse -max_total_time=$(FUZZ_SECONDS) \
+		$(O)/fuzz/corpus/elf_parse fuzz/corpus/elf_parse
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \

@@ -276,6 +276,9 @@ static int check_image(struct ncb_elf *e, char *why, size_t wl)
 
 	e->lo = first->p_vaddr & ~(pg - 1);
 	e->hi = (last->p_vaddr + last->p_memsz + pg - 1) & ~(pg - 1);
+	if (e->hi <= e->lo)
+		return ncb__why(why, wl, ENOEXEC, "the PT_LOAD segments hold "
+				"no memory");
 	if (e->hi - e->lo > NCB_ELF_SPAN_MAX)
 		return ncb__why(why, wl, E2BIG, "span of %#llx bytes exceeds "
 				"the limit of %#llx", (ull)(e->hi - e->lo),
@@ -292,6 +295,11 @@ static int check_image(struct ncb_elf *e, char *why, size_t wl)
 		return ncb__why(why, wl, EPERM, "ET_EXEC image starts at "
 				"%#llx, below vm.mmap_min_addr (%#lx)",
 				(ull)e->lo, pr->mmap_min_addr);
+	/* A shared library has no entry: loadable, not runnable. */
+	if (!e->eh.e_entry && e->eh.e_type == ET_DYN) {
+		note(e, "no entry point: a library, not a program");
+		return 0;
+	}
 	for (i = 0; i < e->nload; i++) {
 		p = &e->ph[e->load[i]];
 		if ((p->p_flags & PF_X) && e->eh.e_entry >= p->p_vaddr &&

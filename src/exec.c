@@ -333,8 +333,99 @@ static int open_interp(const char *path, struct ncb_elf **ie, char *why,
 	return err;
 }
 
+static int exec_elf(const char *path, char *const argv[], char *const envp[],
+		    const struct ncb_exec_opts *opts, const char *execfn,
+		    char *why, size_t wl);
+
+/*
+ * A "#!" script runs its interpreter (fs/binfmt_script.c): the first line,
+ * up to 255 bytes, names it and at most one argument; the new arguments
+ * are the interpreter, that argument, the script's path, then the rest.
+ * 1 if path is a script (*argvp then owned by the caller), 0 if not.
+ */
+static int script(const char *path, char *const **argvp, char **line,
+		  char *why, size_t wl)
+{
+	char buf[256], *p, *interp, *arg = NULL, **nv;
+	char *const *argv = *argvp;
+	size_t n = 0, i;
+	ssize_t r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r < 2 || buf[0] != '#' || buf[1] != '!')
+		return 0;
+	buf[r] = '\0';
+	p = strchr(buf, '\n');
+	if (p)
+		*p = '\0';
+	for (interp = buf + 2; *interp == ' ' || *interp == '\t'; interp++)
+		;
+	for (p = interp; *p && *p != ' ' && *p != '\t'; p++)
+		;
+	if (*p) {
+		*p++ = '\0';
+		while (*p == ' ' || *p == '\t')
+			p++;
+		arg = *p ? p : NULL;
+		/* The argument is the rest of the line, trailing blanks cut. */
+		for (p = arg ? arg + strlen(arg) : NULL; p && p > arg &&
+		     (p[-1] == ' ' || p[-1] == '\t');)
+			*--p = '\0';
+	}
+	if (!*interp)
+		return ncb__why(why, wl, ENOEXEC, "%s: \"#!\" names no "
+				"interpreter", path);
+	while (argv[n])
+		n++;
+	*line = malloc(sizeof(buf) + (n + 3) * sizeof(char *));
+	if (!*line)
+		return ncb__why(why, wl, ENOMEM, "out of memory");
+	memcpy(*line, buf, sizeof(buf));
+	nv = (char **)(void *)(*line + sizeof(buf));
+	i = 0;
+	nv[i++] = *line + (interp - buf);
+	if (arg)
+		nv[i++] = *line + (arg - buf);
+	nv[i++] = (char *)path;
+	memcpy(nv + i, argv + (n ? 1 : 0), (n ? n : 1) * sizeof(char *));
+	nv[i + (n ? n - 1 : 0)] = NULL;
+	*argvp = nv;
+	return 1;
+}
+
 int ncb_exec(const char *path, char *const argv[], char *const envp[],
 	     const struct ncb_exec_opts *opts, char *why, size_t wl)
+{
+	char *lines[5] = { NULL }, *const *av = argv;
+	const char *execfn = opts && opts->execfn ? opts->execfn : path;
+	int depth, err;
+
+	if (!path || !argv)
+		return ncb__why(why, wl, EINVAL, "no program given");
+	/* Scripts may name scripts, four deep as in the kernel. */
+	for (depth = 0; depth < 5; depth++) {
+		err = script(path, &av, &lines[depth], why, wl);
+		if (err <= 0)
+			break;
+		path = av[0];
+	}
+	if (depth == 5)
+		err = ncb__why(why, wl, ELOOP, "%s: scripts nested more than "
+			       "four deep", execfn);
+	if (!err)
+		err = exec_elf(path, av, envp, opts, execfn, why, wl);
+	for (depth = 0; depth < 5; depth++)
+		free(lines[depth]);
+	return err;
+}
+
+static int exec_elf(const char *path, char *const argv[], char *const envp[],
+		    const struct ncb_exec_opts *opts, const char *execfn,
+		    char *why, size_t wl)
 {
 	struct ncb_elf_image prog = { 0 }, interp = { 0 };
 	struct ncb_elf *e = NULL, *ie = NULL;
@@ -353,6 +444,11 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 		err = open_interp(e->interp, &ie, why, wl);
 		if (err)
 			goto out;
+	}
+	if (!e->eh.e_entry) {
+		err = ncb__why(why, wl, ENOEXEC, "%s has no entry point: a "
+			       "library, not a program", path);
+		goto out;
 	}
 	if (!e->phdr && !ie) {
 		err = ncb__why(why, wl, ENOEXEC, "%s: its program headers are "
@@ -376,9 +472,8 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 		goto out;
 	}
 	s.top = s.base + s.size;
-	err = build_stack(&s, argv, envp, opts && opts->execfn ? opts->execfn
-			  : path, &prog, ie ? &interp : NULL, e->eh.e_phnum,
-			  &sp);
+	err = build_stack(&s, argv, envp, execfn, &prog, ie ? &interp : NULL,
+			  e->eh.e_phnum, &sp);
 	if (err) {
 		ncb__why(why, wl, -err, "arguments and environment do not fit "
 			 "a stack of %zu bytes", s.size);

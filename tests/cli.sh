@@ -39,6 +39,12 @@ status 2 "who: bad length" "$nc" who 0x1000 12Q
 status 2 "who: bad pid" "$nc" who --pid x 0x1000
 sleep 30 &
 pid=$!
+# The child may not have become sleep yet: wait until it has.
+i=0
+while [ $i -lt 100 ] && ! grep -q /sleep "/proc/$pid/maps" 2>/dev/null; do
+	sleep 0.05
+	i=$((i + 1))
+done
 "$nc" who --pid "$pid" /sleep | grep -q "process $pid"
 ok $? "who --pid reads another process"
 kill "$pid"

@@ -141,6 +141,7 @@ static const struct gen_case gen_cases[] = {
 	{ "interp-empty", -ENOEXEC, "is empty" },
 	{ "interp-inner-nul", -ENOEXEC, "NUL inside" },
 	{ "phdr-outside", -ENOEXEC, "PT_PHDR" },
+	{ "empty-span", -ENOEXEC, "hold no memory" },
 };
 
 #define GEN_CASES (sizeof(gen_cases) / sizeof(gen_cases[0]))
@@ -205,6 +206,8 @@ static inline void gen_case(struct gen *g, unsigned int k)
 	case 35: gen_interp(g, 3, "/lib\0ld.so", 11); break;
 	case 36: gen_ph(g, 3)->p_type = PT_PHDR;
 		 gen_ph(g, 3)->p_vaddr = GEN_VA + 6 * GEN_P; break;
+	case 37: t->p_filesz = t->p_memsz = 0; d->p_type = PT_NULL;
+		 h->e_type = ET_DYN; h->e_entry = 0; break;
 	}
 }
 

@@ -1,5 +1,6 @@
 #!/bin/sh
-# A bounded libFuzzer run over the maps parser (ASan, UBSan).
+# Bounded libFuzzer runs (ASan, UBSan): the maps parser, the model, the
+# ELF checker and planner.
 b=${1:?build directory}
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tests/tap.sh"
@@ -10,7 +11,7 @@ printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n)\n{ (void)d; (
 clang -fsanitize=fuzzer "$t/f.c" -o "$t/f" >/dev/null 2>&1 ||
 	skip_all "clang's libFuzzer runtime (libclang-rt-14-dev) is missing"
 check "fuzz target builds" make -s -C "$top" O="$b" fuzz-build
-for f in maps_text model_ops; do
+for f in maps_text model_ops elf_parse; do
 	mkdir -p "$t/$f"
 	"$b/fuzz/$f" -max_total_time="${NCB_FUZZ_SECONDS:-15}" \
 		-print_final_stats=1 "$t/$f" $( [ -d "$top/fuzz/corpus/$f" ] &&

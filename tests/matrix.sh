@@ -24,11 +24,12 @@ make -s O=build/native test-helpers 2>/dev/null ||
 have() { command -v "$1" >/dev/null 2>&1; }
 if have i686-linux-gnu-gcc; then
 	make -s -j"$jobs" O=build/i386 CC=i686-linux-gnu-gcc \
-		CFLAGS="-O2 -g -m32" LDFLAGS=-static tests || exit 1
+		CFLAGS="-O2 -g -m32" LDFLAGS=-static tests \
+		build/i386/noclobber || exit 1
 fi
 if have aarch64-linux-gnu-gcc; then
 	make -s -j"$jobs" O=build/aarch64 CC=aarch64-linux-gnu-gcc \
-		LDFLAGS=-static tests || exit 1
+		LDFLAGS=-static tests build/aarch64/noclobber || exit 1
 fi
 
 rm -rf "$M"

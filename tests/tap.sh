@@ -35,3 +35,8 @@ skip_all() {
 	echo "1..0 # SKIP $1"
 	exit 0
 }
+# skip REASON: one test that could not run here.
+skip() {
+	n=$((n + 1))
+	echo "ok $n # SKIP $1"
+}

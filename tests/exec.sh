@@ -1,0 +1,169 @@
+#!/bin/sh
+# noclobber exec runs real programs as execve does: the same stdout, stderr
+# and exit status as run directly; programs built here as static,
+# static-pie, PIE and non-PIE, for x86_64, i386 and aarch64 (under
+# qemu-aarch64); collisions refused with the occupant named; --plan;
+# noclobber check over this machine's /usr/bin and /usr/lib.
+b=${1:?build directory}
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/tap.sh"
+nc=$b/noclobber
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# same NAME RUNNER NOCLOBBER PROG ARGS...: run directly and through
+# noclobber exec (both under RUNNER, if any), compare everything.
+same() {
+	name=$1 runner=$2 ncb=$3
+	shift 3
+	NCB_HELLO=yes $runner "$@" >"$tmp/o1" 2>"$tmp/e1" </dev/null
+	s1=$?
+	NCB_HELLO=yes $runner "$ncb" exec "$@" >"$tmp/o2" 2>"$tmp/e2" \
+		</dev/null
+	s2=$?
+	if [ $s1 -eq $s2 ] && cmp -s "$tmp/o1" "$tmp/o2" &&
+		cmp -s "$tmp/e1" "$tmp/e2"; then
+		ok 0 "$name"
+		return
+	fi
+	echo "# exit status $s1 directly, $s2 through noclobber exec"
+	diff "$tmp/o1" "$tmp/o2" | head -5 | sed 's/^/# /'
+	diff "$tmp/e1" "$tmp/e2" | head -5 | sed 's/^/# /'
+	ok 1 "$name"
+}
+
+# Debian's own programs.
+same "true" "" "$nc" true
+same "false: its status" "" "$nc" false
+same "ls -la /" "" "$nc" ls -la /
+same "ls of nothing: stderr and status 2" "" "$nc" ls /nonexistent
+same "sort /etc/passwd" "" "$nc" sort /etc/passwd
+same "sha256sum of the tool" "" "$nc" sha256sum "$nc"
+same "seq: 100000 lines" "" "$nc" seq 1 100000
+same "date -u -d @0" "" "$nc" date -u -d @0
+same "env" "" "$nc" env
+same "sh -c" "" "$nc" sh -c 'echo "$0 $# $((6 * 7))"; exit 3' a b
+same "a #! script" "" "$nc" "$top/tests/progs/script.sh" one two
+if have busybox; then
+	bb=$(command -v busybox)
+	same "busybox echo" "" "$nc" "$bb" echo hello
+	same "busybox sha256sum" "" "$nc" "$bb" sha256sum /etc/passwd
+	same "busybox ls" "" "$nc" "$bb" ls /
+	same "busybox sh" "" "$nc" "$bb" sh -c 'echo $((1 << 10)); exit 5'
+else
+	skip "busybox is not installed"
+fi
+if have python3; then
+	same "python3 -c" "" "$nc" python3 -c \
+		'import sys, json; print(json.dumps({"v": sys.version_info[0]}))'
+	same "python3: status and stderr" "" "$nc" python3 -c \
+		'import sys; sys.stderr.write("err\n"); sys.exit(3)'
+else
+	skip "python3 is not installed"
+fi
+same "perl -e" "" "$nc" perl -e 'print join(",", map { $_ * 2 } 1..5), "\n"'
+same "perl: die" "" "$nc" perl -e 'die "boom\n"'
+
+# Programs built here, in every shape.
+cc=${CC:-cc}
+src=$top/tests/progs/hello.c
+for kind in static static-pie pie no-pie; do
+	case $kind in
+	static) flags=-static ;;
+	static-pie) flags=-static-pie ;;
+	pie) flags="-fPIE -pie" ;;
+	no-pie) flags="-fno-PIE -no-pie" ;;
+	esac
+	if $cc $flags -O1 -pthread -o "$tmp/hello-$kind" "$src" 2>/dev/null
+	then
+		same "x86_64 $kind program" "" "$nc" "$tmp/hello-$kind" a 4
+	else
+		skip "$cc cannot build a $kind program"
+	fi
+done
+
+# other ARCH GCC RUNNER: that build of the tool runs that architecture's
+# programs (static; no dynamic runtime of theirs is installed).  The tool
+# is itself a static ET_EXEC at the default address: a program linked
+# there is refused with the tool named, nothing clobbered; one linked
+# elsewhere runs.
+other() {
+	arch=$1 gcc=$2 runner=$3 tool=$top/build/$1/noclobber
+	if ! have "$gcc" || [ ! -x "$tool" ] ||
+		{ [ -n "$runner" ] && ! have "$runner"; }; then
+		for i in 1 2 3; do
+			skip "no $arch build of the tool, $gcc or $runner"
+		done
+		return
+	fi
+	$gcc -static-pie -O1 -pthread -o "$tmp/$arch-spie" "$src" &&
+		$gcc -static -O1 -pthread -o "$tmp/$arch-clash" "$src" &&
+		$gcc -static -O1 -pthread -Wl,-Ttext-segment=0x10000000 \
+			-o "$tmp/$arch-static" "$src" || {
+		ok 1 "$arch: build the programs"
+		return
+	}
+	same "$arch static-pie program" "$runner" "$tool" "$tmp/$arch-spie" \
+		b 5
+	same "$arch static program" "$runner" "$tool" "$tmp/$arch-static" \
+		c 6
+	$runner "$tool" exec "$tmp/$arch-clash" >"$tmp/o" 2>"$tmp/e"
+	s=$?
+	[ $s -eq 126 ] && grep -q "is taken: .*noclobber is there" "$tmp/e"
+	ok $? "$arch: an ET_EXEC where the tool lives is refused, the tool named"
+	sed 's/^/# /' "$tmp/e"
+}
+other i386 i686-linux-gnu-gcc ""
+other aarch64 aarch64-linux-gnu-gcc qemu-aarch64
+
+# Errors: not found 127, not loadable 126, usage 2.
+status 127 "a program that is not there" "$nc" exec /nonexistent/prog
+status 126 "a file that is not a program" "$nc" exec /etc/passwd
+status 2 "--json without --plan" "$nc" exec --json true
+status 2 "no program" "$nc" exec
+check "exec --help" "$nc" exec --help
+
+# --plan maps nothing and says where everything would go.
+status 0 "--plan of ls fits" "$nc" exec --plan ls
+"$nc" exec --plan ls | grep -q '^interpreter '
+ok $? "--plan shows the interpreter"
+"$nc" exec --plan ls | grep -q '^stack '
+ok $? "--plan shows the stack"
+if have python3; then
+	"$nc" exec --plan --json ls |
+		python3 -c 'import json,sys; d = json.load(sys.stdin);
+assert d["program"]["segments"] and d["interpreter"]["entry"] == d["entry"]'
+	ok $? "--plan --json is JSON, entry through the interpreter"
+fi
+
+if [ -f "$tmp/i386-clash" ]; then
+	status 1 "--plan of a program over this tool's place" \
+		"$top/build/i386/noclobber" exec --plan "$tmp/i386-clash"
+	"$top/build/i386/noclobber" exec --plan "$tmp/i386-clash" |
+		grep -q "^collision: program 0x8048000-.*noclobber"
+	ok $? "--plan names the collision"
+else
+	skip "no i386 build for the --plan collision"
+	skip "no i386 build for the --plan collision"
+fi
+
+# check: bad files rejected, every file of /usr/bin and /usr/lib read.
+printf '\177ELF\002\001\001' >"$tmp/short"
+status 1 "check rejects a cut-short ELF file" "$nc" check "$tmp/short"
+"$nc" check "$tmp/short" 2>/dev/null | grep -q "rejected: .*too short"
+ok $? "check says why"
+status 0 "check passes ls" "$nc" check --quiet /bin/ls
+if have python3; then
+	"$nc" check --json /bin/ls "$tmp/short" | python3 -c \
+		'import json,sys; d = json.load(sys.stdin);
+assert d[0]["ok"] and not d[1]["ok"] and d[1]["errno"] == 8'
+	ok $? "check --json"
+fi
+"$nc" check --elf-only --quiet /usr/bin /usr/lib >"$tmp/o" 2>"$tmp/e"
+s=$?
+[ $s -le 1 ]
+ok $? "check gets through /usr/bin and /usr/lib (status $s)"
+echo "# $(tail -1 "$tmp/e")"
+grep -c rejected "$tmp/o" | sed 's/^/# rejected: /'
+done_testing

@@ -1,0 +1,4 @@
+#!/bin/sh -e
+# A script: noclobber exec runs its interpreter, as execve does.
+echo "script $# $*"
+exit 2
