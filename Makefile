@@ -79,7 +79,12 @@ $(O)/bench/b-%: bench/b-%.c bench/bench.h $(STLIB)
 
 tests: $(TEST_BIN)
 test-helpers: $(TEST_HELPERS)
-benches: $(BENCH_BIN)
+# A program for b-exec: exits at its entry, no libc.
+$(O)/bench/exit0: bench/exit0.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -static -nostdlib -fno-stack-protector -o $@ $<
+
+benches: $(BENCH_BIN) $(O)/bench/exit0
 
 check:
 	tests/matrix.sh

@@ -7,7 +7,7 @@ for x in "$b"/bench/b-*; do
 	[ -x "$x" ] || continue
 	n=$(basename "$x")
 	echo "== $n"
-	"$x" "$b/bench/$n.csv"
+	"$x" "$b/bench/$n.csv" "$b/bench/exit0"
 	echo "(CSV: $b/bench/$n.csv)"
 done
 # The model's cost against its size, as a plot, where gnuplot is present.
