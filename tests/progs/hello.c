@@ -13,6 +13,9 @@
 
 static __thread int tls = 42;
 
+/* glibc 2.35+: 0 if it could not register this thread's rseq area. */
+extern const unsigned int __rseq_size __attribute__((weak));
+
 static void *worker(void *arg)
 {
 	tls = 7;
@@ -40,6 +43,8 @@ int main(int argc, char **argv)
 	printf("page size ok: %d\n", getauxval(AT_PAGESZ) >= 4096);
 	printf("AT_RANDOM present: %d\n", rnd != NULL);
 	printf("AT_PHDR present: %d\n", getauxval(AT_PHDR) != 0);
+	/* A loader that left its own registration makes this 0. */
+	printf("rseq registered: %d\n", &__rseq_size ? __rseq_size > 0 : -1);
 	buf = malloc(1 << 20);
 	memset(buf, 'x', 1 << 20);
 	printf("malloc ok: %d\n", buf[12345] == 'x');
