@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "loader.h"
 
 typedef unsigned long long ull;
@@ -41,6 +42,40 @@ struct seg_ctx {
 	int prev_prot;
 };
 
+/*
+ * File bytes then bss in one page: the full pages map from the file, the
+ * last one is anonymous with the file's bytes read into it.  The rest of
+ * that page is then zero to its end, as the kernel's padzero leaves it
+ * (ld.so's first allocations live there and expect zeroes), and a file
+ * cut short since it was checked gives an error, not a SIGBUS.
+ */
+static int map_with_tail(const struct ncb_elf *e, const ncb_phdr *p,
+			 uint64_t start, uint64_t fend, int prot, uint64_t pg)
+{
+	uint64_t full = fend & ~(pg - 1), off = p->p_offset & ~(pg - 1);
+	size_t n = (size_t)(fend - full), done = 0;
+	char *tail = (char *)(uintptr_t)full;
+	ssize_t r;
+
+	if (full > start &&
+	    mmap((void *)(uintptr_t)start, full - start, prot,
+		 MAP_PRIVATE | MAP_FIXED, e->fd, (off_t)off) == MAP_FAILED)
+		return -errno;
+	if (mmap(tail, pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
+		return -errno;
+	while (done < n) {
+		r = pread(e->fd, tail + done, n - done,
+			  (off_t)(off + (full - start) + done));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -errno : -EIO;
+		done += (size_t)r;
+	}
+	return mprotect(tail, pg, prot) ? -errno : 0;
+}
+
 static int map_segment(const struct ncb_elf *e, const ncb_phdr *p,
 		       struct seg_ctx *c)
 {
@@ -53,22 +88,16 @@ static int map_segment(const struct ncb_elf *e, const ncb_phdr *p,
 		   (p->p_flags & PF_X ? PROT_EXEC : 0);
 	int err;
 
-	if (p->p_filesz) {
+	if (p->p_filesz && p->p_memsz > p->p_filesz && (fend & (pg - 1))) {
+		err = map_with_tail(e, p, start, fend, prot, pg);
+		if (err)
+			return err;
+	} else if (p->p_filesz) {
 		/* MAP_FIXED is safe here: the span is ours alone. */
 		if (mmap((void *)(uintptr_t)start, fpage - start, prot,
 			 MAP_PRIVATE | MAP_FIXED, e->fd,
 			 (off_t)(p->p_offset & ~(pg - 1))) == MAP_FAILED)
 			return -errno;
-		/*
-		 * The file's bytes past p_filesz in the last page are bss:
-		 * zeroed to the end of the page, as the kernel's padzero
-		 * does (ld.so's first allocations live there, unzeroed).
-		 */
-		if (p->p_memsz > p->p_filesz) {
-			err = zero_in_page(fend, fpage, prot, pg);
-			if (err)
-				return err;
-		}
 	} else if (start < c->prev_page_end && p->p_memsz) {
 		/* A page shared with the segment before: zero our part. */
 		fpage = c->prev_page_end;

@@ -373,6 +373,27 @@ TEST(failure_after_mapping_began)
 	rmdir(dir);
 }
 
+/* The file cut short between the check and the load: an error, no SIGBUS. */
+TEST(file_cut_short_after_check)
+{
+	struct ncb_elf_image img;
+	struct ncb_elf *e;
+	const char *path;
+	struct gen g;
+	char why[256];
+
+	gen_base(&g);
+	path = write_image(&g, "cut");
+	warm_up(path);
+	snapshot(0);
+	ASSERT_EQ(ncb_elf_open(&e, path, why, sizeof(why)), 0);
+	ASSERT_EQ(truncate(path, (off_t)(GEN_P + 0x10)), 0);
+	ASSERT_EQ(ncb_elf_load(e, 0, &img, why, sizeof(why)), -EIO);
+	ncb_elf_close(e);
+	expect_same_maps(GEN_VA, GEN_VA + 4 * GEN_P);
+	remove_images();
+}
+
 /*
  * Segments sharing a page, the layout the 4.17 loader refused: a later
  * segment with file bytes takes the page (as the kernel gives it), one
@@ -451,4 +472,5 @@ TEST(load_a_real_program)
 TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(load_and_unload), T(exec_image_collision),
 	  T(span_over_the_stack), T(failure_after_mapping_began),
-	  T(segments_sharing_a_page), T(load_a_real_program))
+	  T(file_cut_short_after_check), T(segments_sharing_a_page),
+	  T(load_a_real_program))
