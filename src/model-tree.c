@@ -48,6 +48,19 @@ struct mt_inner {
 #define LEAF(nd) ((struct mt_leaf *)(nd))
 #define INNER(nd) ((struct mt_inner *)(nd))
 
+/*
+ * Keys past an inner node's last child read as the highest address, so
+ * that a look-up counts keys over the whole array: a loop of fixed length
+ * without branches, which the compiler can vectorise.
+ */
+static void pad_keys(struct mt_inner *in)
+{
+	unsigned int i;
+
+	for (i = in->h.n; i < INNER_MAX; i++)
+		in->key[i] = UINT64_MAX;
+}
+
 static struct mt_node *node_new(struct mtree *t, int leaf)
 {
 	size_t size = leaf ? sizeof(struct mt_leaf) : sizeof(struct mt_inner);
@@ -56,6 +69,8 @@ static struct mt_node *node_new(struct mtree *t, int leaf)
 	if (!nd)
 		return NULL;
 	nd->leaf = (uint16_t)leaf;
+	if (!leaf)
+		pad_keys(INNER(nd));
 	t->bytes += size;
 	return nd;
 }
@@ -165,10 +180,13 @@ static struct mt_leaf *descend(const struct mtree *t, uint64_t addr)
 	const struct mt_inner *in;
 	unsigned int i, k;
 
+	/* No area starts at the very top; padding keys hold that value. */
+	if (addr == UINT64_MAX)
+		addr--;
 	while (!nd->leaf) {
 		in = INNER(nd);
 		/* Keys are sorted: counting them is a branch-free search. */
-		for (i = 1, k = 0; i < in->h.n; i++)
+		for (i = 1, k = 0; i < INNER_MAX; i++)
 			k += in->key[i] <= addr;
 		nd = in->child[k];
 	}
@@ -260,6 +278,7 @@ static void link_right(struct mtree *t, struct mt_node *left,
 	p->gap[i - 1] = node_gap(left);
 	p->key[i] = node_key(right);
 	p->gap[i] = node_gap(right);
+	pad_keys(p);
 }
 
 /* Move children [from, n) of inner node a to the empty node b. */
@@ -275,6 +294,8 @@ static void inner_move(struct mt_inner *a, unsigned int from,
 		b->child[j]->parent = b;
 	b->h.n = (uint16_t)k;
 	a->h.n = (uint16_t)from;
+	pad_keys(a);
+	pad_keys(b);
 }
 
 /*
@@ -431,6 +452,8 @@ static void inner_shift(struct mt_inner *dst, unsigned int at,
 	memmove(src->gap + from, src->gap + from + k,
 		(src->h.n - from - k) * sizeof(src->gap[0]));
 	src->h.n = (uint16_t)(src->h.n - k);
+	pad_keys(dst);
+	pad_keys(src);
 }
 
 /* Inner node q is short: take children from a sibling, or merge. */
@@ -472,6 +495,7 @@ static void inner_remove(struct mtree *t, struct mt_inner *p, unsigned int i)
 	memmove(p->key + i, p->key + i + 1, k * sizeof(p->key[0]));
 	memmove(p->gap + i, p->gap + i + 1, k * sizeof(p->gap[0]));
 	p->h.n--;
+	pad_keys(p);
 	if (!p->h.parent) {
 		/* A root with one child hands over to it. */
 		if (p->h.n == 1) {
