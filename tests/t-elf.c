@@ -463,6 +463,81 @@ TEST(segments_sharing_a_page)
 	remove_images();
 }
 
+/* ncb_exec's refusals: each returns, with nothing left mapped. */
+TEST(exec_refusals)
+{
+	char *argv[] = { "prog", NULL }, why[256], interp[128];
+	struct gen g;
+	const char *path;
+
+	gen_base(&g);
+	path = write_image(&g, "exec-image");
+	snprintf(interp, sizeof(interp), "%s", path);
+	warm_up(path);
+	grow_stack();
+	snapshot(0);
+	ASSERT_EQ(ncb_exec(NULL, argv, NULL, NULL, why, sizeof(why)),
+		  -EINVAL);
+	ASSERT_EQ(ncb_exec(path, NULL, NULL, NULL, why, sizeof(why)),
+		  -EINVAL);
+	/* An interpreter that is not a shared object. */
+	gen_interp(&g, 3, interp, strlen(interp) + 1);
+	path = write_image(&g, "bad-interp");
+	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)),
+		  -ELIBBAD);
+	if (!strstr(why, "not a shared object"))
+		FAIL("%s", why);
+	/* One that has an interpreter of its own. */
+	gen_eh(&g)->e_type = ET_DYN;
+	path = write_image(&g, "interp-interp");
+	snprintf(interp, sizeof(interp), "%s", path);
+	gen_base(&g);
+	gen_interp(&g, 3, interp, strlen(interp) + 1);
+	path = write_image(&g, "nested-interp");
+	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)),
+		  -ELIBBAD);
+	if (!strstr(why, "of its own"))
+		FAIL("%s", why);
+	/* One that is not there. */
+	gen_base(&g);
+	gen_interp(&g, 3, "/nonexistent/ld.so", 19);
+	path = write_image(&g, "missing-interp");
+	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)),
+		  -ENOENT);
+	/* A library: loadable, not runnable. */
+	gen_base(&g);
+	gen_eh(&g)->e_type = ET_DYN;
+	gen_eh(&g)->e_entry = 0;
+	path = write_image(&g, "library");
+	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)),
+		  -ENOEXEC);
+	if (!strstr(why, "no entry point"))
+		FAIL("%s", why);
+	/* A script naming nothing, and scripts nested too deep. */
+	path = "/tmp/ncb-elf-empty-script";
+	{
+		FILE *f = fopen(path, "w");
+
+		ASSERT_TRUE(f != NULL);
+		fputs("#!   \n", f);
+		fclose(f);
+	}
+	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)),
+		  -ENOEXEC);
+	{
+		FILE *f = fopen(path, "w");
+
+		ASSERT_TRUE(f != NULL);
+		fprintf(f, "#!%s\n", path);
+		fclose(f);
+	}
+	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)),
+		  -ELOOP);
+	unlink(path);
+	expect_same_maps(GEN_VA, GEN_VA + 4 * GEN_P);
+	remove_images();
+}
+
 /* This very program, loaded a second time: its code where it should be. */
 TEST(load_a_real_program)
 {
@@ -489,5 +564,6 @@ TEST(load_a_real_program)
 TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(load_and_unload), T(exec_image_collision),
 	  T(span_over_the_stack), T(failure_after_mapping_began),
-	  T(file_cut_short_after_check), T(segments_sharing_a_page),
+	  T(file_cut_short_after_check), T(exec_refusals),
+	  T(segments_sharing_a_page),
 	  T(load_a_real_program))
