@@ -234,6 +234,33 @@ static void close_on_exec(void)
 	closedir(d);
 }
 
+/* Threads of this process, from /proc/self/task; 0 if unknown. */
+static unsigned int count_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	unsigned int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/*
+ * The threads there were when the library was loaded: at a program's
+ * start these are not the program's but its runtime's (qemu-user keeps a
+ * thread of its own, listed in /proc/self/task).
+ */
+static unsigned int base_threads;
+
+__attribute__((constructor)) static void note_threads(void)
+{
+	base_threads = count_threads();
+}
+
 /* glibc 2.35 and later say where this thread's rseq area is. */
 extern const ptrdiff_t __rseq_offset __attribute__((weak));
 extern const unsigned int __rseq_size __attribute__((weak));
@@ -402,10 +429,19 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 {
 	char *lines[5] = { NULL }, *const *av = argv;
 	const char *execfn = opts && opts->execfn ? opts->execfn : path;
+	unsigned int threads;
 	int depth, err;
 
 	if (!path || !argv)
 		return ncb__why(why, wl, EINVAL, "no program given");
+	/*
+	 * execve ends the other threads; in-process they would run on in
+	 * the new program's address space.
+	 */
+	threads = count_threads();
+	if (threads > (base_threads > 1 ? base_threads : 1))
+		return ncb__why(why, wl, EBUSY, "this process has %u threads: "
+				"the caller must be the only one", threads);
 	/* Scripts may name scripts, four deep as in the kernel. */
 	for (depth = 0; depth < 5; depth++) {
 		err = script(path, &av, &lines[depth], why, wl);

@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/auxv.h>
 #include <sys/mount.h>
@@ -538,6 +539,26 @@ TEST(exec_refusals)
 	remove_images();
 }
 
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	pause();
+	return NULL;
+}
+
+/* Another thread would run on in the new program: refused. */
+TEST(exec_with_threads_refused)
+{
+	char *argv[] = { "true", NULL }, why[256];
+	pthread_t t;
+
+	ASSERT_EQ(pthread_create(&t, NULL, sleeper, NULL), 0);
+	ASSERT_EQ(ncb_exec("/bin/true", argv, NULL, NULL, why, sizeof(why)),
+		  -EBUSY);
+	if (!strstr(why, "threads: the caller must be the only one"))
+		FAIL("%s", why);
+}
+
 /* This very program, loaded a second time: its code where it should be. */
 TEST(load_a_real_program)
 {
@@ -565,5 +586,6 @@ TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(load_and_unload), T(exec_image_collision),
 	  T(span_over_the_stack), T(failure_after_mapping_began),
 	  T(file_cut_short_after_check), T(exec_refusals),
+	  T(exec_with_threads_refused),
 	  T(segments_sharing_a_page),
 	  T(load_a_real_program))
