@@ -444,6 +444,12 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 				"the caller must be the only one", threads);
 	/* Scripts may name scripts, four deep as in the kernel. */
 	for (depth = 0; depth < 5; depth++) {
+		/* As execve: the file must be executable by us. */
+		if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS)) {
+			err = ncb__why(why, wl, errno, "%s: %s", path,
+				       strerror(errno));
+			break;
+		}
 		err = script(path, &av, &lines[depth], why, wl);
 		if (err <= 0)
 			break;

@@ -505,6 +505,10 @@ TEST(exec_refusals)
 	path = write_image(&g, "missing-interp");
 	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)),
 		  -ENOENT);
+	/* Not executable: refused as execve refuses it. */
+	ASSERT_EQ(chmod(path, 0644), 0);
+	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)),
+		  -EACCES);
 	/* A library: loadable, not runnable. */
 	gen_base(&g);
 	gen_eh(&g)->e_type = ET_DYN;
@@ -522,6 +526,7 @@ TEST(exec_refusals)
 		ASSERT_TRUE(f != NULL);
 		fputs("#!   \n", f);
 		fclose(f);
+		ASSERT_EQ(chmod(path, 0755), 0);
 	}
 	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)),
 		  -ENOEXEC);
