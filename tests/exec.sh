@@ -64,6 +64,15 @@ else
 fi
 same "perl -e" "" "$nc" perl -e 'print join(",", map { $_ * 2 } 1..5), "\n"'
 same "perl: die" "" "$nc" perl -e 'die "boom\n"'
+# More of Debian's programs, each asked for its version.
+for p in grep sed tar gzip xz find diff cmp make git bash readelf objdump \
+	ld gcc clang valgrind qemu-x86_64 gnuplot; do
+	if have $p; then
+		same "$p --version" "" "$nc" $p --version
+	else
+		skip "$p is not installed"
+	fi
+done
 
 # Programs built here, in every shape.
 cc=${CC:-cc}

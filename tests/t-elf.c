@@ -564,6 +564,76 @@ TEST(exec_with_threads_refused)
 		FAIL("%s", why);
 }
 
+/*
+ * Every program of /usr/bin: checked, loaded where the kernel would put it
+ * (an ET_EXEC at its own address), its first file bytes where they belong,
+ * unloaded; the address space as it was.
+ */
+TEST(load_every_program)
+{
+	struct ncb_elf_image img;
+	struct ncb_elf_info in;
+	struct ncb_elf_seg sg;
+	struct ncb_elf *e;
+	struct dirent *de;
+	unsigned char want[64];
+	char path[512], why[256];
+	unsigned int loaded = 0, taken = 0, skipped = 0;
+	DIR *d = opendir("/usr/bin");
+	int fd, err;
+
+	if (!d)
+		SKIP("no /usr/bin");
+	warm_up("/proc/self/exe");
+	grow_stack();
+	snapshot(0);
+	while ((de = readdir(d))) {
+		snprintf(path, sizeof(path), "/usr/bin/%s", de->d_name);
+		if (ncb_elf_open(&e, path, why, sizeof(why))) {
+			skipped++;
+			continue;
+		}
+		ncb_elf_info(e, &in);
+		ASSERT_EQ(ncb_elf_segment(e, 0, &sg), 0);
+		err = ncb_elf_load(e, 0, &img, why, sizeof(why));
+		if (err) {
+			/*
+			 * Only a collision may stop a checked image; valgrind
+			 * also refuses addresses it keeps for itself.
+			 */
+			if (!strstr(why, "is taken") &&
+			    !(err == -ENOMEM && getenv("NCB_TEST_VALGRIND")))
+				FAIL("%s: %s", path, why);
+			taken++;
+			ncb_elf_close(e);
+			continue;
+		}
+		fd = open(path, O_RDONLY);
+		ASSERT_TRUE(fd >= 0);
+		ASSERT_EQ(pread(fd, want, sizeof(want), (off_t)sg.offset),
+			  (ssize_t)sizeof(want));
+		close(fd);
+		if (sg.filesz >= sizeof(want) &&
+		    memcmp((void *)(uintptr_t)(sg.vaddr + img.bias), want,
+			   sizeof(want)))
+			FAIL("%s: its first segment holds other bytes", path);
+		ASSERT_EQ(ncb_elf_unload(&img), 0);
+		ncb_elf_close(e);
+		loaded++;
+	}
+	closedir(d);
+	expect_same_maps(0, 1);
+	printf("# /usr/bin: %u loaded and unloaded, %u places taken, %u not "
+	       "loadable here\n", loaded, taken, skipped);
+	/* /usr/bin holds this machine's programs: an x86_64 build loads
+	 * them; others may find none of their kind. */
+	if (!loaded && ncb__probe()->page_size && sizeof(void *) == 8 &&
+	    NCB_EM == EM_X86_64)
+		FAIL("no program of /usr/bin loaded");
+	if (!loaded)
+		SKIP("no program of this build's kind in /usr/bin");
+}
+
 /* This very program, loaded a second time: its code where it should be. */
 TEST(load_a_real_program)
 {
@@ -592,5 +662,5 @@ TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(span_over_the_stack), T(failure_after_mapping_began),
 	  T(file_cut_short_after_check), T(exec_refusals),
 	  T(exec_with_threads_refused),
-	  T(segments_sharing_a_page),
+	  T(segments_sharing_a_page), T(load_every_program),
 	  T(load_a_real_program))
