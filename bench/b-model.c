@@ -114,7 +114,8 @@ static int model_gap(void *p)
 	uint64_t a;
 
 	return ncb_as_find_free(c->as, BASE, 0, 2 * PG, 0, NCB_PLACE_LOWEST,
-				&a) || a != BASE + (2 * (uint64_t)c->n - 1) * PG;
+				&a) ||
+	       a != BASE + (2 * (uint64_t)c->n - 1) * PG;
 }
 
 static int arr_map(void *p)

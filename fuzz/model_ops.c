@@ -3,8 +3,9 @@
  * libFuzzer target: any sequence of mmap, munmap, mprotect, mremap and brk
  * on the address-space model keeps its tree sound (sorted, disjoint,
  * linked, balanced, exact keys, gaps and subtree maxima) and its dump
- * within what it reports.  Addresses spread over thousands of slots so that the tree
- * grows several levels and splits, borrows and merges all happen.
+ * within what it reports.  Addresses spread over thousands of slots so
+ * that the tree grows several levels and splits, borrows and merges all
+ * happen.
  */
 #include <stdint.h>
 #include <stdlib.h>

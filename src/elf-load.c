@@ -174,9 +174,9 @@ static int reserve_span(const struct ncb_elf *e, uint64_t base,
 
 	if (e->eh.e_type == ET_EXEC) {
 		if (base && base != e->lo)
-			return ncb__why(why, wl, EINVAL, "an ET_EXEC image loads "
-					"only at its link address %#llx",
-					(ull)e->lo);
+			return ncb__why(why, wl, EINVAL, "an ET_EXEC image "
+					"loads only at its link address "
+					"%#llx", (ull)e->lo);
 		addr = e->lo;
 	} else if (base) {
 		if (base & (ncb__probe()->page_size - 1))

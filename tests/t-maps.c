@@ -377,8 +377,9 @@ TEST(special_names_text)
 	ncb_maps_close(m);
 }
 
-TEST_MAIN(T(special_names_text), T(newline_path_query), T(newline_path_text), T(find_containing),
-	  T(anon_name), T(same_start_is_union), T(odd_path_query), T(odd_path_text),
+TEST_MAIN(T(special_names_text), T(newline_path_query), T(newline_path_text),
+	  T(find_containing), T(anon_name), T(same_start_is_union),
+	  T(odd_path_query), T(odd_path_text),
 	  T(readers_agree),
 	  T(stack_is_named), T(other_process), T(occupants_callback),
 	  T(bad_arguments), T(malformed_text), T(duplicate_line_listed_once))
