@@ -93,6 +93,10 @@ demo: all
 	$(TOOL) probe
 	@echo
 	$(TOOL) demo
+	@echo
+	$(TOOL) exec --plan ls
+	@echo
+	$(TOOL) exec /bin/echo "echo, loaded by noclobber exec: nothing clobbered"
 
 bench: all benches
 	bench/run.sh $(O)

@@ -38,12 +38,15 @@ for src in "$top"/examples/*.c; do
 	case $ex in
 	map-at) args=0x200000000 ;;
 	load-span) args=/usr/bin/true ;;
+	run-elf) args="/usr/bin/echo run through the loader" ;;
 	*) args= ;;
 	esac
 	# shellcheck disable=SC2086
 	LD_LIBRARY_PATH="$t/root/usr/lib" "$t/$ex" $args > "$t/$ex.out" 2>&1
 	ok $? "examples/$ex runs"
 done
+grep -qx "run through the loader" "$t/run-elf.out"
+ok $? "examples/run-elf ran echo"
 # shellcheck disable=SC2046
 check "example links statically" \
 	"$cc" -static -o "$t/map-at-static" "$top/examples/map-at.c" \
