@@ -48,19 +48,6 @@ struct mt_inner {
 #define LEAF(nd) ((struct mt_leaf *)(nd))
 #define INNER(nd) ((struct mt_inner *)(nd))
 
-/*
- * Keys past an inner node's last child read as the highest address, so
- * that a look-up counts keys over the whole array: a loop of fixed length
- * without branches, which the compiler can vectorise.
- */
-static void pad_keys(struct mt_inner *in)
-{
-	unsigned int i;
-
-	for (i = in->h.n; i < INNER_MAX; i++)
-		in->key[i] = UINT64_MAX;
-}
-
 static struct mt_node *node_new(struct mtree *t, int leaf)
 {
 	size_t size = leaf ? sizeof(struct mt_leaf) : sizeof(struct mt_inner);
@@ -69,8 +56,6 @@ static struct mt_node *node_new(struct mtree *t, int leaf)
 	if (!nd)
 		return NULL;
 	nd->leaf = (uint16_t)leaf;
-	if (!leaf)
-		pad_keys(INNER(nd));
 	t->bytes += size;
 	return nd;
 }
@@ -173,6 +158,27 @@ static void fix_up(struct mt_node *nd)
 	}
 }
 
+/*
+ * One gap of leaf l became smaller than old, or grew to g: the largest
+ * gap the parent keeps for l changes only if old was it, or g passes it,
+ * so most changes need no scan of the leaf.
+ */
+static void gap_shrank(struct mt_leaf *l, uint64_t old)
+{
+	struct mt_inner *p = l->h.parent;
+
+	if (p && old >= p->gap[slot_of(p, &l->h)])
+		fix_up(&l->h);
+}
+
+static void gap_grew(struct mt_leaf *l, uint64_t g)
+{
+	struct mt_inner *p = l->h.parent;
+
+	if (p && g > p->gap[slot_of(p, &l->h)])
+		fix_up(&l->h);
+}
+
 /* The leaf where addr sorts: the last whose first start is <= addr. */
 static struct mt_leaf *descend(const struct mtree *t, uint64_t addr)
 {
@@ -180,13 +186,10 @@ static struct mt_leaf *descend(const struct mtree *t, uint64_t addr)
 	const struct mt_inner *in;
 	unsigned int i, k;
 
-	/* No area starts at the very top; padding keys hold that value. */
-	if (addr == UINT64_MAX)
-		addr--;
 	while (!nd->leaf) {
 		in = INNER(nd);
 		/* Keys are sorted: counting them is a branch-free search. */
-		for (i = 1, k = 0; i < INNER_MAX; i++)
+		for (i = 1, k = 0; i < in->h.n; i++)
 			k += in->key[i] <= addr;
 		nd = in->child[k];
 	}
@@ -278,7 +281,6 @@ static void link_right(struct mtree *t, struct mt_node *left,
 	p->gap[i - 1] = node_gap(left);
 	p->key[i] = node_key(right);
 	p->gap[i] = node_gap(right);
-	pad_keys(p);
 }
 
 /* Move children [from, n) of inner node a to the empty node b. */
@@ -294,8 +296,6 @@ static void inner_move(struct mt_inner *a, unsigned int from,
 		b->child[j]->parent = b;
 	b->h.n = (uint16_t)k;
 	a->h.n = (uint16_t)from;
-	pad_keys(a);
-	pad_keys(b);
 }
 
 /*
@@ -334,8 +334,9 @@ int ncb__mt_insert(struct mtree *t, const struct mt_cur *c,
 		   const struct area *a)
 {
 	struct mt_node *spare[32], **sp = spare;
-	struct mt_leaf *l = c->leaf, *r;
+	struct mt_leaf *l = c->leaf, *r, *nl;
 	unsigned int i = c->i, k, need, at;
+	uint64_t pend, old;
 
 	if (l->h.n == LEAF_MAX) {
 		need = split_cost(l);
@@ -367,14 +368,23 @@ int ncb__mt_insert(struct mtree *t, const struct mt_cur *c,
 			i -= at;
 		}
 	}
+	/* The gap the new area falls in, and where its next area is. */
+	pend = i ? l->a[i - 1].end : prev_end(l, 0);
+	nl = i < l->h.n ? l : l->h.n ? l->next : NULL;
+	old = nl ? (nl == l ? l->a[i].start : nl->a[0].start) - pend : 0;
 	memmove(l->a + i + 1, l->a + i, (l->h.n - i) * sizeof(l->a[0]));
 	l->a[i] = *a;
 	l->h.n++;
 	t->count++;
-	fix_up(&l->h);
-	/* The next leaf's first gap now ends at a new area. */
-	if (i == l->h.n - 1u && l->next)
-		fix_up(&l->next->h);
+	if (!i)
+		fix_up(&l->h);		/* a new first address */
+	else if (nl == l)
+		gap_shrank(l, old);	/* one gap became two smaller */
+	else
+		gap_grew(l, a->start - pend);
+	/* The next leaf's first gap now ends at the new area. */
+	if (nl && nl != l)
+		gap_shrank(nl, old);
 	return 0;
 }
 
@@ -452,8 +462,6 @@ static void inner_shift(struct mt_inner *dst, unsigned int at,
 	memmove(src->gap + from, src->gap + from + k,
 		(src->h.n - from - k) * sizeof(src->gap[0]));
 	src->h.n = (uint16_t)(src->h.n - k);
-	pad_keys(dst);
-	pad_keys(src);
 }
 
 /* Inner node q is short: take children from a sibling, or merge. */
@@ -495,7 +503,6 @@ static void inner_remove(struct mtree *t, struct mt_inner *p, unsigned int i)
 	memmove(p->key + i, p->key + i + 1, k * sizeof(p->key[0]));
 	memmove(p->gap + i, p->gap + i + 1, k * sizeof(p->gap[0]));
 	p->h.n--;
-	pad_keys(p);
 	if (!p->h.parent) {
 		/* A root with one child hands over to it. */
 		if (p->h.n == 1) {
@@ -512,15 +519,26 @@ static void inner_remove(struct mtree *t, struct mt_inner *p, unsigned int i)
 
 void ncb__mt_erase(struct mtree *t, const struct mt_cur *c)
 {
-	struct mt_leaf *l = c->leaf;
+	struct mt_leaf *l = c->leaf, *nl;
 	unsigned int i = c->i;
+	uint64_t pend = i ? l->a[i - 1].end : prev_end(l, 0);
+	uint64_t gone = l->a[i].start - pend, joined = 0;
 
+	/* The area's gap and the next one's become one, larger than both. */
+	nl = i + 1u < l->h.n ? l : l->next;
+	if (nl)
+		joined = (nl == l ? l->a[i + 1].start : nl->a[0].start) - pend;
 	memmove(l->a + i, l->a + i + 1, (l->h.n - i - 1u) * sizeof(l->a[0]));
 	l->h.n--;
 	t->count--;
-	fix_up(&l->h);
-	if (i == l->h.n && l->next)
-		fix_up(&l->next->h);
+	if (nl && nl != l)
+		gap_grew(nl, joined);
+	if (!i || !l->h.n)
+		fix_up(&l->h);
+	else if (nl == l)
+		gap_grew(l, joined);
+	else
+		gap_shrank(l, gone);
 	if (l->h.parent && l->h.n < LEAF_MIN)
 		leaf_rebalance(t, l);
 }

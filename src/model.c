@@ -102,9 +102,13 @@ static int area_add_at(struct ncb_as *as, struct mt_cur *c, uint64_t start,
 	with_next = next && mergeable_next(as, next, flags, file, pgoff,
 					   start, end);
 	if (with_prev && with_next) {
-		/* prev swallows next; the gap after next is then prev's. */
-		prev->end = next->end;
+		/* next goes, then prev takes its place and the gap between. */
+		uint64_t e = next->end;
+
 		ncb__mt_erase(&as->t, c);
+		prev = find_vma(as, start - 1, &pc);
+		prev->end = e;
+		ncb__mt_changed(&as->t, &pc);
 		return 0;
 	}
 	if (with_prev) {
@@ -503,8 +507,12 @@ static int grow_in_place(struct ncb_as *as, uint64_t start, uint64_t end,
 		return -ENOMEM;
 	if (next && mergeable_next(as, next, a->flags, a->file, a->pgoff,
 				   a->start, end + delta)) {
-		a->end = next->end;
+		/* next goes, then the area takes its place and the gap. */
+		end = next->end;
 		ncb__mt_erase(&as->t, &nc);
+		a = find_vma(as, start, &c);
+		a->end = end;
+		ncb__mt_changed(&as->t, &c);
 		return 0;
 	}
 	a->end = end + delta;

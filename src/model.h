@@ -66,7 +66,11 @@ NCB_HIDDEN struct area *ncb__mt_last(const struct mtree *t,
  */
 NCB_HIDDEN int ncb__mt_insert(struct mtree *t, const struct mt_cur *c,
 			      const struct area *a);
-/* Remove the area at the cursor; the cursor is then invalid. */
+/*
+ * Remove the area at the cursor; the cursor is then invalid.  Every change
+ * to an area before must have been reported with ncb__mt_changed: the gaps
+ * are carried up from what changes here, not recomputed.
+ */
 NCB_HIDDEN void ncb__mt_erase(struct mtree *t, const struct mt_cur *c);
 /* The area at the cursor changed its start or end (order kept). */
 NCB_HIDDEN void ncb__mt_changed(struct mtree *t, const struct mt_cur *c);
