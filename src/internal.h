@@ -54,6 +54,9 @@ NCB_HIDDEN uint64_t ncb__as_pgoff(const struct ncb_as *as, uint64_t addr);
 NCB_HIDDEN int ncb__as_check(const struct ncb_as *as);
 NCB_HIDDEN size_t ncb__as_bytes(const struct ncb_as *as);
 
+/* 64 random bits for placement (not for secrets). */
+NCB_HIDDEN uint64_t ncb__random64(void);
+
 /* The top of the address space a hint can reach. */
 NCB_HIDDEN uint64_t ncb__user_top(void);
 

@@ -905,8 +905,67 @@ static void fill(const struct ncb_as *as, const struct area *a,
 }
 
 /*
+ * How many aligned places for len bytes the free [s, e) has, and the
+ * first; as in the other searches, only a gap that holds len plus the
+ * alignment slack counts.
+ */
+static uint64_t places(uint64_t s, uint64_t e, uint64_t len, uint64_t align,
+		       uint64_t *first)
+{
+	uint64_t f = (s + align - 1) & ~(align - 1);
+
+	*first = f;
+	if (e <= s || e - s < len + align - 1 || f < s || f > e - len)
+		return 0;
+	return (((e - len) & ~(align - 1)) - f) / align + 1;
+}
+
+/*
+ * A place drawn uniformly from all aligned places in [lo, hi): one pass
+ * over the gaps that hold len bytes (found through the augmentation),
+ * keeping each gap's places with the probability of their share.
+ */
+static int find_random(const struct ncb_as *as, uint64_t lo, uint64_t hi,
+		       uint64_t len, uint64_t align, uint64_t *addr)
+{
+	uint64_t s = lo, e, first, n, seen = 0, top, g;
+	struct mt_cur c;
+	struct area *a;
+	int have = 0;
+
+	for (;;) {
+		if (ncb__mt_gap_fwd(&as->t, s, hi, len + align - 1, as->guard,
+				    &g)) {
+			s = g;
+			a = find_vma(as, s, &c);
+			e = a->start;
+			if (a->flags & A_GROWSDOWN)
+				e = e > as->guard ? e - as->guard : 0;
+		} else {
+			/* Past the last area: the space above it. */
+			a = ncb__mt_last(&as->t, &c);
+			top = a ? a->end : 0;
+			s = top > s ? top : s;
+			e = hi;
+			a = NULL;
+		}
+		n = places(s, e < hi ? e : hi, len, align, &first);
+		seen += n;
+		if (n && ncb__random64() % seen < n) {
+			*addr = first + ncb__random64() % n * align;
+			have = 1;
+		}
+		if (!a || a->end >= hi)
+			break;
+		s = a->end;
+	}
+	return have ? 0 : -ENOMEM;
+}
+
+/*
  * Where [lo, hi) has room for len bytes at the given alignment: the lowest
- * or the highest place, found through the gap augmentation.
+ * or the highest place, found through the gap augmentation, or one drawn
+ * at random.
  */
 int ncb_as_find_free(const struct ncb_as *as, uint64_t lo, uint64_t hi,
 		     uint64_t len, uint64_t align, int place, uint64_t *addr)
@@ -915,6 +974,7 @@ int ncb_as_find_free(const struct ncb_as *as, uint64_t lo, uint64_t hi,
 
 	if (!as || !addr || !len || (place != NCB_PLACE_LOWEST &&
 				     place != NCB_PLACE_HIGHEST &&
+				     place != NCB_PLACE_RANDOM &&
 				     place != NCB_PLACE_ANY))
 		return -EINVAL;
 	if (!align)
@@ -932,6 +992,8 @@ int ncb_as_find_free(const struct ncb_as *as, uint64_t lo, uint64_t hi,
 		return -EINVAL;
 	if (place == NCB_PLACE_HIGHEST)
 		return unmapped_area_topdown(as, len, align - 1, lo, hi, addr);
+	if (place == NCB_PLACE_RANDOM)
+		return find_random(as, lo, hi, len, align, addr);
 	need = len + align - 1;
 	if (need < len || unmapped_area_bottomup(as, need, lo, hi, &a))
 		return -ENOMEM;

@@ -42,7 +42,7 @@ int ncb_range_free(const void *addr, size_t len)
 	return n < 0 ? n : !n;
 }
 
-static uint64_t random64(void)
+uint64_t ncb__random64(void)
 {
 	uint64_t r;
 	struct timespec ts;
@@ -87,8 +87,8 @@ static void consider(struct search *s, uint64_t start, uint64_t end)
 		/* Reservoir sampling over all aligned positions. */
 		n = (last - first) / s->align + 1;
 		s->count += n;
-		if (random64() % s->count < n) {
-			s->found = first + random64() % n * s->align;
+		if (ncb__random64() % s->count < n) {
+			s->found = first + ncb__random64() % n * s->align;
 			s->have = 1;
 		}
 		break;

@@ -317,7 +317,7 @@ TEST(find_free_matches_brute_force)
 			ASSERT_EQ(ncb_as_munmap(as, a, l), 0);
 		if (i % 10)
 			continue;
-		for (place = NCB_PLACE_LOWEST; place <= NCB_PLACE_HIGHEST;
+		for (place = NCB_PLACE_LOWEST; place <= NCB_PLACE_RANDOM;
 		     place++) {
 			uint64_t lo = base + rnd(&seed) % 2048 * PG;
 			uint64_t hi = lo + (1 + rnd(&seed) % 4096) * PG;
@@ -326,21 +326,57 @@ TEST(find_free_matches_brute_force)
 
 			rg = ncb_as_find_free(as, lo, hi, len, align, place,
 					      &got);
-			rw = brute_free(as, lo, hi, len, align, place, &want);
+			rw = brute_free(as, lo, hi, len, align, place ==
+					NCB_PLACE_RANDOM ? NCB_PLACE_LOWEST :
+					place, &want);
 			ASSERT_EQ(rg, rw);
-			if (!rg)
+			if (!rg && place != NCB_PLACE_RANDOM)
 				ASSERT_EQ(got, want);
+			/* A random place: aligned, inside, and free. */
+			if (!rg && place == NCB_PLACE_RANDOM) {
+				struct ncb_mapping m;
+
+				ASSERT_EQ(got & (align - 1), 0);
+				ASSERT_TRUE(got >= lo && got + len <= hi);
+				ASSERT_TRUE(ncb_as_find(as, got, &m) != 1 ||
+					    m.start >= got + len);
+			}
 		}
 	}
 	ASSERT_EQ(ncb_as_find_free(as, 0, 0, 0, 0, NCB_PLACE_LOWEST, &got),
 		  -EINVAL);
 	ASSERT_EQ(ncb_as_find_free(as, 0, 0, PG, 3 * PG, NCB_PLACE_LOWEST,
 				   &got), -EINVAL);
-	ASSERT_EQ(ncb_as_find_free(as, 0, 0, PG, 0, NCB_PLACE_RANDOM, &got),
-		  -EINVAL);
+	ASSERT_EQ(ncb_as_find_free(as, 0, 0, PG, 0, NCB_PLACE_RANDOM + 1,
+				   &got), -EINVAL);
 	ASSERT_EQ(ncb_as_find_free(as, base, base, PG, 0, NCB_PLACE_LOWEST,
 				   &got), -EINVAL);
 	ASSERT_EQ(ncb__as_check(as), 0);
+	ncb_as_free(as);
+}
+
+/* Random places spread over every gap in proportion to its places. */
+TEST(find_free_random_is_uniform)
+{
+	struct ncb_as *as = model();
+	uint64_t base = 0x100000000ULL, got;
+	unsigned int hits[3] = { 0, 0, 0 }, i;
+
+	/* Gaps of 8, 8 and 16 pages: 7, 7 and 15 places for 2 pages. */
+	map(as, base, PG, PROT_READ, P | MAP_FIXED);
+	map(as, base + 9 * PG, PG, PROT_WRITE, P | MAP_FIXED);
+	map(as, base + 18 * PG, PG, PROT_READ, P | MAP_FIXED);
+	map(as, base + 35 * PG, PG, PROT_WRITE, P | MAP_FIXED);
+	for (i = 0; i < 2900; i++) {
+		ASSERT_EQ(ncb_as_find_free(as, base, base + 35 * PG, 2 * PG,
+					   0, NCB_PLACE_RANDOM, &got), 0);
+		hits[got < base + 9 * PG ? 0 : got < base + 18 * PG ? 1 : 2]++;
+	}
+	printf("# hits: %u %u %u (expected about 700 700 1500)\n", hits[0],
+	       hits[1], hits[2]);
+	ASSERT_TRUE(hits[0] > 550 && hits[0] < 850);
+	ASSERT_TRUE(hits[1] > 550 && hits[1] < 850);
+	ASSERT_TRUE(hits[2] > 1300 && hits[2] < 1700);
 	ncb_as_free(as);
 }
 
@@ -867,5 +903,6 @@ TEST(map_count_limit)
 TEST_MAIN(T(fixed_split_merge), T(noreplace_and_errors),
 	  T(topdown_and_hints), T(guard_gap), T(mremap_regressions),
 	  T(program_break), T(bottom_up_fallback),
-	  T(find_free_matches_brute_force), T(differential_seeds),
+	  T(find_free_matches_brute_force), T(find_free_random_is_uniform),
+	  T(differential_seeds),
 	  T(map_count_limit))
