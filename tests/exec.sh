@@ -126,6 +126,24 @@ other() {
 other i386 i686-linux-gnu-gcc ""
 other aarch64 aarch64-linux-gnu-gcc qemu-aarch64
 
+# --base puts a position-independent program where asked; --stack sizes
+# its stack.
+if [ -x "$tmp/hello-pie" ]; then
+	NCB_HELLO=yes "$tmp/hello-pie" a 4 >"$tmp/o1" 2>&1
+	NCB_HELLO=yes "$nc" exec --base 0x200000000 --stack 256K \
+		"$tmp/hello-pie" a 4 >"$tmp/o2" 2>&1
+	s=$?
+	[ $s -eq 4 ] && cmp -s "$tmp/o1" "$tmp/o2"
+	ok $? "--base and --stack: the same run"
+	"$nc" exec --plan --base 0x200000000 "$tmp/hello-pie" |
+		grep -q "^program     0x200000000-"
+	ok $? "--plan --base: the program at the base"
+else
+	skip "no PIE program built"
+	skip "no PIE program built"
+fi
+status 126 "--base not page-aligned" "$nc" exec --base 0x200000001 true
+
 # Errors: not found 127, not loadable 126, usage 2.
 status 127 "a program that is not there" "$nc" exec /nonexistent/prog
 status 126 "a file that is not a program" "$nc" exec /etc/passwd
