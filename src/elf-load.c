@@ -83,9 +83,7 @@ static int map_segment(const struct ncb_elf *e, const ncb_phdr *p,
 	uint64_t start = addr & ~(pg - 1), fend = addr + p->p_filesz;
 	uint64_t mend = addr + p->p_memsz, fpage = (fend + pg - 1) & ~(pg - 1);
 	uint64_t mpage = (mend + pg - 1) & ~(pg - 1);
-	int prot = (p->p_flags & PF_R ? PROT_READ : 0) |
-		   (p->p_flags & PF_W ? PROT_WRITE : 0) |
-		   (p->p_flags & PF_X ? PROT_EXEC : 0);
+	int prot = ncb__elf_prot(p->p_flags);
 	int err;
 
 	if (p->p_filesz && p->p_memsz > p->p_filesz && (fend & (pg - 1))) {
@@ -139,9 +137,7 @@ static int rezero(const struct ncb_elf *e, unsigned int i,
 	/* Up to where the next segment's bytes begin. */
 	if (fpage > n->p_vaddr + c->bias)
 		fpage = n->p_vaddr + c->bias;
-	prot = (n->p_flags & PF_R ? PROT_READ : 0) |
-	       (n->p_flags & PF_W ? PROT_WRITE : 0) |
-	       (n->p_flags & PF_X ? PROT_EXEC : 0);
+	prot = ncb__elf_prot(n->p_flags);
 	return zero_in_page(fend, mend < fpage ? mend : fpage, prot, pg);
 }
 

@@ -501,9 +501,7 @@ int ncb_elf_segment(const struct ncb_elf *e, unsigned int i,
 	seg->filesz = p->p_filesz;
 	seg->offset = p->p_offset;
 	seg->align = p->p_align;
-	seg->prot = (p->p_flags & PF_R ? PROT_READ : 0) |
-		    (p->p_flags & PF_W ? PROT_WRITE : 0) |
-		    (p->p_flags & PF_X ? PROT_EXEC : 0);
+	seg->prot = ncb__elf_prot(p->p_flags);
 	return 0;
 }
 

@@ -326,7 +326,7 @@ static void __attribute__((noreturn)) enter(uintptr_t sp, uintptr_t entry)
 static size_t stack_size(const struct ncb_exec_opts *o)
 {
 	struct rlimit rl;
-	size_t size = o && o->stack_size ? o->stack_size : 0;
+	size_t size = o->stack_size;
 
 	if (!size && !getrlimit(RLIMIT_STACK, &rl))
 		size = rl.rlim_cur == RLIM_INFINITY ? 0 : (size_t)rl.rlim_cur;
@@ -428,12 +428,20 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 	     const struct ncb_exec_opts *opts, char *why, size_t wl)
 {
 	char *lines[5] = { NULL }, *const *av = argv;
-	const char *execfn = opts && opts->execfn ? opts->execfn : path;
+	struct ncb_exec_opts o = { 0 };
+	const char *execfn;
 	unsigned int threads;
 	int depth, err;
 
 	if (!path || !argv)
 		return ncb__why(why, wl, EINVAL, "no program given");
+	if (opts && opts->size < sizeof(size_t) + sizeof(uint64_t))
+		return ncb__why(why, wl, EINVAL, "options too small");
+	/* The caller's options, as far as its size says; zero past that. */
+	if (opts)
+		memcpy(&o, opts, opts->size < sizeof(o) ? opts->size
+							: sizeof(o));
+	execfn = o.execfn ? o.execfn : path;
 	/*
 	 * execve ends the other threads; in-process they would run on in
 	 * the new program's address space.
@@ -459,7 +467,7 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 		err = ncb__why(why, wl, ELOOP, "%s: scripts nested more than "
 			       "four deep", execfn);
 	if (!err)
-		err = exec_elf(path, av, envp, opts, execfn, why, wl);
+		err = exec_elf(path, av, envp, &o, execfn, why, wl);
 	for (depth = 0; depth < 5; depth++)
 		free(lines[depth]);
 	return err;
@@ -475,10 +483,6 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	uintptr_t sp = 0, entry;
 	int err;
 
-	if (!path || !argv)
-		return ncb__why(why, wl, EINVAL, "no program given");
-	if (opts && opts->size < sizeof(size_t) + sizeof(uint64_t))
-		return ncb__why(why, wl, EINVAL, "options too small");
 	err = ncb_elf_open(&e, path, why, wl);
 	if (err)
 		return err;
@@ -497,7 +501,7 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 			       "in no segment", path);
 		goto out;
 	}
-	err = ncb_elf_load(e, opts ? opts->base : 0, &prog, why, wl);
+	err = ncb_elf_load(e, opts->base, &prog, why, wl);
 	if (!err && ie)
 		err = ncb_elf_load(ie, 0, &interp, why, wl);
 	if (err)

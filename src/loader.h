@@ -63,6 +63,14 @@ struct ncb_elf {
 	size_t notes_len;
 };
 
+/* A segment's p_flags as mmap protection. */
+static inline int ncb__elf_prot(uint32_t flags)
+{
+	return (flags & PF_R ? PROT_READ : 0) |
+	       (flags & PF_W ? PROT_WRITE : 0) |
+	       (flags & PF_X ? PROT_EXEC : 0);
+}
+
 /* Record why a call failed: "why" buffers are optional. */
 NCB_HIDDEN int ncb__why(char *why, size_t len, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -391,22 +391,26 @@ int ncb__mt_insert(struct mtree *t, const struct mt_cur *c,
 static void inner_remove(struct mtree *t, struct mt_inner *p,
 			 unsigned int i);
 
+/*
+ * A short node and a sibling under the same parent: the slot of the left
+ * one of the pair (the node itself, or its left sibling if it is last).
+ */
+static unsigned int pair_slot(const struct mt_node *nd)
+{
+	const struct mt_inner *p = nd->parent;
+	unsigned int i = slot_of(p, nd);
+
+	return i + 1u < p->h.n ? i : i - 1;
+}
+
 /* Leaf l is short: take areas from a sibling, or merge with it. */
 static void leaf_rebalance(struct mtree *t, struct mt_leaf *l)
 {
-	struct mt_inner *p = l->h.parent;
-	unsigned int i = slot_of(p, &l->h), k;
-	struct mt_leaf *a, *b;
-
 	/* a and b: two adjacent leaves under p, l being one of them. */
-	if (i + 1u < p->h.n) {
-		a = l;
-		b = LEAF(p->child[i + 1]);
-	} else {
-		a = LEAF(p->child[i - 1]);
-		b = l;
-		i--;
-	}
+	struct mt_inner *p = l->h.parent;
+	unsigned int i = pair_slot(&l->h), k;
+	struct mt_leaf *a = LEAF(p->child[i]), *b = LEAF(p->child[i + 1]);
+
 	if (a->h.n + b->h.n <= LEAF_MAX) {
 		memcpy(a->a + a->h.n, b->a, b->h.n * sizeof(a->a[0]));
 		a->h.n = (uint16_t)(a->h.n + b->h.n);
@@ -467,17 +471,10 @@ static void inner_shift(struct mt_inner *dst, unsigned int at,
 /* Inner node q is short: take children from a sibling, or merge. */
 static void inner_rebalance(struct mtree *t, struct mt_inner *q)
 {
-	struct mt_inner *p = q->h.parent, *a, *b;
-	unsigned int i = slot_of(p, &q->h), k;
+	struct mt_inner *p = q->h.parent;
+	unsigned int i = pair_slot(&q->h), k;
+	struct mt_inner *a = INNER(p->child[i]), *b = INNER(p->child[i + 1]);
 
-	if (i + 1u < p->h.n) {
-		a = q;
-		b = INNER(p->child[i + 1]);
-	} else {
-		a = INNER(p->child[i - 1]);
-		b = q;
-		i--;
-	}
 	if (a->h.n + b->h.n <= INNER_MAX) {
 		inner_shift(a, a->h.n, b, 0, b->h.n);
 		node_free(t, &b->h);

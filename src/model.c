@@ -134,57 +134,6 @@ static int area_add(struct ncb_as *as, uint64_t start, uint64_t end,
 	return area_add_at(as, &c, start, end, pgoff, file, flags);
 }
 
-/* Remove [start, end) from every area, splitting those it cuts. */
-static int remove_range(struct ncb_as *as, uint64_t start, uint64_t end)
-{
-	struct area *a, tail;
-	struct mt_cur c;
-	int err;
-
-	for (a = find_vma(as, start, &c); a && a->start < end;
-	     a = find_vma(as, start, &c)) {
-		uint64_t a_end = a->end;
-
-		if (a->start < start && a->end > end) {
-			/*
-			 * A hole in one area adds one: refused at the limit
-			 * (vms_gather_munmap_vmas).  Shrink first: areas
-			 * never overlap, not even here.
-			 */
-			if (as->t.count >= as->max_map_count)
-				return -ENOMEM;
-			tail = *a;
-			tail.start = end;
-			tail.pgoff += (end - a->start) / as->pg;
-			a->end = start;
-			ncb__mt_changed(&as->t, &c);
-			find_vma(as, end, &c);
-			err = ncb__mt_insert(&as->t, &c, &tail);
-			if (err) {
-				a = find_vma(as, start - 1, &c);
-				a->end = tail.end;
-				ncb__mt_changed(&as->t, &c);
-			}
-			return err;
-		}
-		if (a->start < start) {
-			a->end = start;
-		} else if (a->end > end) {
-			a->pgoff += (end - a->start) / as->pg;
-			a->start = end;
-		} else {
-			ncb__mt_erase(&as->t, &c);
-			if (a_end >= end)
-				break;
-			continue;
-		}
-		ncb__mt_changed(&as->t, &c);
-		if (a_end >= end)
-			break;
-	}
-	return 0;
-}
-
 /* Cut the area holding addr in two there, flags unchanged (no merging). */
 static int split_at(struct ncb_as *as, uint64_t addr)
 {
@@ -204,6 +153,48 @@ static int split_at(struct ncb_as *as, uint64_t addr)
 		ncb__mt_changed(&as->t, &c);
 	}
 	return err;
+}
+
+/* Remove [start, end) from every area, splitting those it cuts. */
+static int remove_range(struct ncb_as *as, uint64_t start, uint64_t end)
+{
+	struct area *a;
+	struct mt_cur c;
+	int err;
+
+	for (a = find_vma(as, start, &c); a && a->start < end;
+	     a = find_vma(as, start, &c)) {
+		uint64_t a_end = a->end;
+
+		if (a->start < start && a->end > end) {
+			/*
+			 * A hole in one area adds one: refused at the limit
+			 * (vms_gather_munmap_vmas).  Cut at the hole's end,
+			 * then the head gives up the hole.
+			 */
+			if (as->t.count >= as->max_map_count)
+				return -ENOMEM;
+			err = split_at(as, end);
+			if (err)
+				return err;
+			a = find_vma(as, start, &c);
+		}
+		if (a->start < start) {
+			a->end = start;
+		} else if (a->end > end) {
+			a->pgoff += (end - a->start) / as->pg;
+			a->start = end;
+		} else {
+			ncb__mt_erase(&as->t, &c);
+			if (a_end >= end)
+				break;
+			continue;
+		}
+		ncb__mt_changed(&as->t, &c);
+		if (a_end >= end)
+			break;
+	}
+	return 0;
 }
 
 int ncb_as_new(struct ncb_as **asp, const struct ncb_as_opts *o)

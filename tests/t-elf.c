@@ -464,10 +464,31 @@ TEST(segments_sharing_a_page)
 	remove_images();
 }
 
+/* ncb_exec of path refused with err, the message holding why (if any). */
+static void refused(const char *path, int err, const char *part)
+{
+	char *argv[] = { "prog", NULL }, why[256];
+
+	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)), err);
+	if (part && !strstr(why, part))
+		FAIL("%s", why);
+}
+
+/* A script whose whole text is line. */
+static void write_script(const char *path, const char *line)
+{
+	FILE *f = fopen(path, "w");
+
+	ASSERT_TRUE(f != NULL);
+	fputs(line, f);
+	fclose(f);
+	ASSERT_EQ(chmod(path, 0755), 0);
+}
+
 /* ncb_exec's refusals: each returns, with nothing left mapped. */
 TEST(exec_refusals)
 {
-	char *argv[] = { "prog", NULL }, why[256], interp[128];
+	char why[256], interp[128], line[160];
 	struct gen g;
 	const char *path;
 
@@ -477,68 +498,40 @@ TEST(exec_refusals)
 	warm_up(path);
 	grow_stack();
 	snapshot(0);
-	ASSERT_EQ(ncb_exec(NULL, argv, NULL, NULL, why, sizeof(why)),
-		  -EINVAL);
+	refused(NULL, -EINVAL, NULL);
 	ASSERT_EQ(ncb_exec(path, NULL, NULL, NULL, why, sizeof(why)),
 		  -EINVAL);
 	/* An interpreter that is not a shared object. */
 	gen_interp(&g, 3, interp, strlen(interp) + 1);
-	path = write_image(&g, "bad-interp");
-	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)),
-		  -ELIBBAD);
-	if (!strstr(why, "not a shared object"))
-		FAIL("%s", why);
+	refused(write_image(&g, "bad-interp"), -ELIBBAD,
+		"not a shared object");
 	/* One that has an interpreter of its own. */
 	gen_eh(&g)->e_type = ET_DYN;
 	path = write_image(&g, "interp-interp");
 	snprintf(interp, sizeof(interp), "%s", path);
 	gen_base(&g);
 	gen_interp(&g, 3, interp, strlen(interp) + 1);
-	path = write_image(&g, "nested-interp");
-	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)),
-		  -ELIBBAD);
-	if (!strstr(why, "of its own"))
-		FAIL("%s", why);
+	refused(write_image(&g, "nested-interp"), -ELIBBAD, "of its own");
 	/* One that is not there. */
 	gen_base(&g);
 	gen_interp(&g, 3, "/nonexistent/ld.so", 19);
 	path = write_image(&g, "missing-interp");
-	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)),
-		  -ENOENT);
+	refused(path, -ENOENT, NULL);
 	/* Not executable: refused as execve refuses it. */
 	ASSERT_EQ(chmod(path, 0644), 0);
-	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)),
-		  -EACCES);
+	refused(path, -EACCES, NULL);
 	/* A library: loadable, not runnable. */
 	gen_base(&g);
 	gen_eh(&g)->e_type = ET_DYN;
 	gen_eh(&g)->e_entry = 0;
-	path = write_image(&g, "library");
-	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)),
-		  -ENOEXEC);
-	if (!strstr(why, "no entry point"))
-		FAIL("%s", why);
+	refused(write_image(&g, "library"), -ENOEXEC, "no entry point");
 	/* A script naming nothing, and scripts nested too deep. */
 	path = "/tmp/ncb-elf-empty-script";
-	{
-		FILE *f = fopen(path, "w");
-
-		ASSERT_TRUE(f != NULL);
-		fputs("#!   \n", f);
-		fclose(f);
-		ASSERT_EQ(chmod(path, 0755), 0);
-	}
-	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)),
-		  -ENOEXEC);
-	{
-		FILE *f = fopen(path, "w");
-
-		ASSERT_TRUE(f != NULL);
-		fprintf(f, "#!%s\n", path);
-		fclose(f);
-	}
-	ASSERT_EQ(ncb_exec(path, argv, NULL, NULL, why, sizeof(why)),
-		  -ELOOP);
+	write_script(path, "#!   \n");
+	refused(path, -ENOEXEC, NULL);
+	snprintf(line, sizeof(line), "#!%s\n", path);
+	write_script(path, line);
+	refused(path, -ELOOP, NULL);
 	unlink(path);
 	expect_same_maps(GEN_VA, GEN_VA + 4 * GEN_P);
 	remove_images();
