@@ -47,9 +47,13 @@ $(O)/src/%.o: src/%.c include/noclobber.h src/internal.h src/model.h \
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c -o $@ $<
 
+# -z defs: every symbol the library uses is resolved at link time.  Not
+# with a sanitizer: its runtime comes with the program, not the library.
+ZDEFS := $(if $(findstring -fsanitize=,$(CFLAGS) $(LDFLAGS)),,-Wl,-z,defs)
+
 $(SHLIB): $(LIB_OBJ) src/libnoclobber.map
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) \
-		-Wl,--version-script=src/libnoclobber.map -Wl,-z,defs \
+		-Wl,--version-script=src/libnoclobber.map $(ZDEFS) \
 		-o $@ $(LIB_OBJ) $(LDLIBS_NCB)
 	ln -sf libnoclobber.so.$(VERSION) $(O)/$(SONAME)
 	ln -sf $(SONAME) $(O)/libnoclobber.so

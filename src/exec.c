@@ -265,11 +265,34 @@ __attribute__((constructor)) static void note_threads(void)
 extern const ptrdiff_t __rseq_offset __attribute__((weak));
 extern const unsigned int __rseq_size __attribute__((weak));
 
+/* The signature each architecture's libc registers with (glibc's rseq.h). */
 #if defined(__x86_64__) || defined(__i386__)
 #define RSEQ_SIG 0x53053053
 #elif defined(__aarch64__)
 #define RSEQ_SIG 0xd428bc00
+#elif defined(__arm__) && !defined(__ARMEB__)
+#define RSEQ_SIG 0xe7f5def3
+#elif defined(__riscv) && __riscv_xlen == 64
+#define RSEQ_SIG 0xf1401073
+#elif defined(__powerpc64__)
+#define RSEQ_SIG 0x0fe5000b
+#elif defined(__s390x__)
+#define RSEQ_SIG 0xb2ff0fff
 #endif
+
+/* What glibc's __rseq_offset is relative to. */
+static inline char *thread_pointer(void)
+{
+#if defined(__powerpc64__)
+	char *tp;
+
+	/* gcc 12 has no __builtin_thread_pointer here: the ABI's r13. */
+	__asm__("mr %0, 13" : "=r"(tp));
+	return tp;
+#else
+	return __builtin_thread_pointer();
+#endif
+}
 
 /*
  * A registration outlives the jump: the kernel would keep writing into
@@ -282,7 +305,7 @@ static void rseq_unregister(void)
 
 	if (!&__rseq_size || !&__rseq_offset || !__rseq_size)
 		return;
-	area = (char *)__builtin_thread_pointer() + __rseq_offset;
+	area = thread_pointer() + __rseq_offset;
 	/* The length must be the registered one: glibc used 32 bytes. */
 	if (syscall(SYS_rseq, area, __rseq_size, 1, RSEQ_SIG) &&
 	    errno == EINVAL)
@@ -290,11 +313,22 @@ static void rseq_unregister(void)
 #endif
 }
 
-/* Process entry: the stack pointer at argc, the ABI's registers cleared. */
+/*
+ * Process entry: the stack pointer at argc and the registers each ABI
+ * gives meaning to at entry (the kernel's start_thread) cleared, above
+ * all the one a dynamic linker uses to pass a function for atexit.
+ * Where there is no trampoline, ncb_exec says ENOSYS.
+ */
+#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || \
+	(defined(__arm__) && defined(__ARM_EABI__)) || \
+	(defined(__riscv) && __riscv_xlen == 64) || \
+	(defined(__powerpc64__) && _CALL_ELF == 2) || defined(__s390x__)
+#define HAVE_ENTER 1
+
 static void __attribute__((noreturn)) enter(uintptr_t sp, uintptr_t entry)
 {
 #if defined(__x86_64__)
-	/* rdx: a function for atexit, none; rbp: the outermost frame. */
+	/* rdx: atexit function, none; rbp: the outermost frame. */
 	__asm__ volatile("mov %0, %%rsp\n\t"
 			 "xor %%edx, %%edx\n\t"
 			 "xor %%ebp, %%ebp\n\t"
@@ -307,7 +341,7 @@ static void __attribute__((noreturn)) enter(uintptr_t sp, uintptr_t entry)
 			 "jmp *%1"
 			 : : "c"(sp), "a"(entry) : "memory");
 #elif defined(__aarch64__)
-	/* x0: a function for atexit, none; x29 and x30: no caller. */
+	/* x0: atexit function, none; x29 and x30: no caller. */
 	register uintptr_t r_sp __asm__("x9") = sp;
 	register uintptr_t r_pc __asm__("x10") = entry;
 
@@ -317,11 +351,57 @@ static void __attribute__((noreturn)) enter(uintptr_t sp, uintptr_t entry)
 			 "mov x30, #0\n\t"
 			 "br %1"
 			 : : "r"(r_sp), "r"(r_pc) : "memory");
-#else
-#error "no process-entry trampoline for this architecture"
+#elif defined(__arm__)
+	/* r0: atexit function, none; lr: no caller.  bx keeps Thumb. */
+	register uintptr_t r_sp __asm__("r4") = sp;
+	register uintptr_t r_pc __asm__("r5") = entry;
+
+	__asm__ volatile("mov sp, %0\n\t"
+			 "mov r0, #0\n\t"
+			 "mov lr, #0\n\t"
+			 "bx %1"
+			 : : "r"(r_sp), "r"(r_pc) : "memory");
+#elif defined(__riscv)
+	/* a0: atexit function, none; ra and s0 (fp): no caller. */
+	register uintptr_t r_sp __asm__("t0") = sp;
+	register uintptr_t r_pc __asm__("t1") = entry;
+
+	__asm__ volatile("mv sp, %0\n\t"
+			 "li a0, 0\n\t"
+			 "li ra, 0\n\t"
+			 "li s0, 0\n\t"
+			 "jr %1"
+			 : : "r"(r_sp), "r"(r_pc) : "memory");
+#elif defined(__powerpc64__)
+	/*
+	 * ELFv2: r12 holds the entry, from which the global entry point
+	 * finds its TOC; r1 the stack; lr none.  r3 cleared: glibc's
+	 * static start reads argc from the stack (it is not NULL there).
+	 */
+	register uintptr_t r_sp __asm__("r9") = sp;
+	register uintptr_t r_pc __asm__("r12") = entry;
+
+	__asm__ volatile("mr 1, %0\n\t"
+			 "mtctr %1\n\t"
+			 "li 0, 0\n\t"
+			 "mtlr 0\n\t"
+			 "li 3, 0\n\t"
+			 "li 7, 0\n\t"
+			 "bctr"
+			 : : "r"(r_sp), "r"(r_pc) : "memory");
+#elif defined(__s390x__)
+	/* r14: atexit function, none; r15: the stack. */
+	register uintptr_t r_sp __asm__("r2") = sp;
+	register uintptr_t r_pc __asm__("r3") = entry;
+
+	__asm__ volatile("lgr %%r15, %0\n\t"
+			 "lghi %%r14, 0\n\t"
+			 "br %1"
+			 : : "r"(r_sp), "r"(r_pc) : "memory");
 #endif
 	__builtin_unreachable();
 }
+#endif
 
 static size_t stack_size(const struct ncb_exec_opts *o)
 {
@@ -435,6 +515,10 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 
 	if (!path || !argv)
 		return ncb__why(why, wl, EINVAL, "no program given");
+#ifndef HAVE_ENTER
+	return ncb__why(why, wl, ENOSYS, "this build has no process-entry "
+			"trampoline for its architecture");
+#endif
 	if (opts && opts->size < sizeof(size_t) + sizeof(uint64_t))
 		return ncb__why(why, wl, EINVAL, "options too small");
 	/* The caller's options, as far as its size says; zero past that. */
@@ -532,7 +616,9 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	reset_signals();
 	close_on_exec();
 	rseq_unregister();
+#ifdef HAVE_ENTER
 	enter(sp, entry);
+#endif
 out:
 	if (s.base)
 		munmap(s.base, s.size);

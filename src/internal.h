@@ -41,6 +41,12 @@ NCB_HIDDEN int ncb__maps_open_text(struct ncb_maps **maps, pid_t pid);
 NCB_HIDDEN int ncb__maps_from_text(struct ncb_maps **maps, const char *text,
 				   size_t len);
 
+/*
+ * 1 if this process's maps omit PROT_NONE mappings (qemu-user's 32-bit
+ * guests): there a hint refused for a range the maps call free was
+ * refused for an occupant.
+ */
+NCB_HIDDEN int ncb__maps_hide_prot_none(void);
 /* 1 if the PROCMAP_QUERY ioctl answers for this process. */
 NCB_HIDDEN int ncb__procmap_query_works(void);
 

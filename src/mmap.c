@@ -25,24 +25,34 @@ static int classify(uintptr_t addr, size_t len, int err_if_free)
 
 	if (r < 0)
 		return r;
+	/*
+	 * Where the maps hide PROT_NONE mappings, the emulator's placement
+	 * has no guard gap: a refused hint was refused for an occupant.
+	 */
+	if (!r && err_if_free == -EADDRNOTAVAIL &&
+	    ncb__maps_hide_prot_none())
+		r = 1;
 	return r ? -EEXIST : err_if_free;
 }
 
-/* The placeholder's first page, taken without replacing anything. */
-static int claim_first(uintptr_t addr, size_t pg, int mode)
+/*
+ * The placeholder's first len bytes, taken without replacing anything:
+ * with the flag only where it is exact for one page, else as a hint.
+ */
+static int claim_first(uintptr_t addr, size_t len, int mode)
 {
 	int fl = placeholder;
 	void *p;
 
 	/* One page is exact even on 4.17: a mapping inside it contains addr. */
-	if (mode == NCB_NOREPLACE_PARTIAL)
+	if (mode == NCB_NOREPLACE_PARTIAL && len == ncb__probe()->page_size)
 		fl |= NCB_MAP_FIXED_NOREPLACE;
-	p = mmap((void *)addr, pg, PROT_NONE, fl, -1, 0);
+	p = mmap((void *)addr, len, PROT_NONE, fl, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	if ((uintptr_t)p == addr)
 		return 0;
-	(void)munmap(p, pg);
+	(void)munmap(p, len);
 	return -EADDRNOTAVAIL;
 }
 
@@ -52,6 +62,14 @@ static int claim_slow(uintptr_t addr, size_t len, int mode)
 	int i, err = 0;
 
 	for (i = 0; i < CLAIM_TRIES; i++) {
+		/*
+		 * The whole range as a hint first: one step where the range
+		 * is free and the hint rules allow it, and the only one that
+		 * works where growing in place never does (qemu-user's
+		 * 32-bit guests keep their whole space reserved).
+		 */
+		if (len > pg && !claim_first(addr, len, mode))
+			return 0;
 		err = claim_first(addr, pg, mode);
 		/* A placeholder is never locked: EAGAIN is qemu-user's. */
 		if (err == -EAGAIN)

@@ -16,6 +16,7 @@
 #define PROBE_TRIES 8
 
 static struct ncb_probe probe_result;
+static int maps_hide_prot_none;
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 
 static const int anon = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
@@ -123,6 +124,26 @@ static unsigned long read_mmap_min_addr(void)
 	return strtoul(buf, NULL, 10);
 }
 
+/*
+ * qemu-user keeps a 32-bit guest's whole address space reserved on the
+ * host and derives the guest's maps from the host's: a PROT_NONE mapping
+ * merges into that reservation and is not listed.  Look for a lone
+ * PROT_NONE page of our own.
+ */
+static int probe_maps_hide(size_t pg)
+{
+	char *r = mmap(NULL, 3 * pg, PROT_NONE, anon, -1, 0);
+	int n;
+
+	if (r == MAP_FAILED)
+		return 0;
+	(void)munmap(r, pg);
+	(void)munmap(r + 2 * pg, pg);
+	n = ncb__range_occupied((uintptr_t)r + pg, (uintptr_t)r + 2 * pg);
+	(void)munmap(r + pg, pg);
+	return n == 0;
+}
+
 static void run_probe(void)
 {
 	long pg = sysconf(_SC_PAGESIZE);
@@ -132,6 +153,15 @@ static void run_probe(void)
 	probe_result.mmap_min_addr = read_mmap_min_addr();
 	probe_result.noreplace = probe_noreplace(probe_result.page_size);
 	probe_result.procmap_query = ncb__procmap_query_works();
+	/* Only the emulated paths need the maps to see everything. */
+	if (probe_result.noreplace != NCB_NOREPLACE_HONOURED)
+		maps_hide_prot_none = probe_maps_hide(probe_result.page_size);
+}
+
+int ncb__maps_hide_prot_none(void)
+{
+	(void)ncb__probe();
+	return maps_hide_prot_none;
 }
 
 const struct ncb_probe *ncb__probe(void)

@@ -113,6 +113,7 @@ static void dont_unmap(int mode)
 	size_t pg = test_page();
 	char *w = free_window(8 * pg), *src = map_sentinel(w, 2 * pg, 0x36);
 	void *p;
+	int forgot;
 
 	p = mremap(src, 2 * pg, 2 * pg,
 		   MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
@@ -128,15 +129,20 @@ static void dont_unmap(int mode)
 		return;
 	}
 	munmap(p, 2 * pg);
-	/* qemu-user 7.2 forgets a source kept by MREMAP_DONTUNMAP. */
-	if (!occupants(src, 2 * pg))
+	/*
+	 * qemu-user 7.2 forgets a source kept by MREMAP_DONTUNMAP: with a
+	 * 32-bit guest it faults on it even though the maps still list it.
+	 */
+	forgot = !occupants(src, 2 * pg) || !maps_show_prot_none();
+	if (forgot)
 		src = map_sentinel(src, 2 * pg, 0x36);
 	/* The kernel's move left an empty source; refill and move again. */
 	memset(src, 0x36, 2 * pg);
 	p = mremap_in(mode, src, 2 * pg, 2 * pg, MREMAP_DONTUNMAP, w + 4 * pg);
 	ASSERT_PTR_EQ(p, w + 4 * pg);
 	check_sentinel(p, 2 * pg, 0x36);
-	check_sentinel(src, 2 * pg, 0);
+	if (!forgot)
+		check_sentinel(src, 2 * pg, 0);
 	munmap(w, 8 * pg);
 }
 FOR_MODES(dont_unmap)

@@ -36,13 +36,16 @@ TEST(exact)
 {
 	char *w = free_window(32 * PG);
 	struct ncb_resv *r = reserve(w, 16 * PG, NULL), *r2;
-	struct ncb_mapping m = mapping_at(w);
+	struct ncb_mapping m;
 
 	ASSERT_PTR_EQ(ncb_resv_addr(r), w);
 	ASSERT_EQ(ncb_resv_len(r), 16 * PG);
-	ASSERT_EQ(m.start, (uintptr_t)w);
-	ASSERT_EQ(m.end, (uintptr_t)w + 16 * PG);
-	ASSERT_EQ(m.prot, PROT_NONE);
+	if (maps_show_prot_none()) {
+		m = mapping_at(w);
+		ASSERT_EQ(m.start, (uintptr_t)w);
+		ASSERT_EQ(m.end, (uintptr_t)w + 16 * PG);
+		ASSERT_EQ(m.prot, PROT_NONE);
+	}
 	/* Over it, or overlapping it: refused. */
 	ASSERT_EQ(ncb_reserve(&r2, w + 8 * PG, 16 * PG, NULL), -EEXIST);
 	ASSERT_EQ(ncb_reserve(&r2, w + 1, PG, NULL), -EINVAL);
@@ -59,6 +62,7 @@ TEST(anywhere)
 	struct ncb_resv *r = reserve(NULL, 1UL << 30, NULL);
 	char *a = ncb_resv_addr(r);
 
+	require_prot_none_in_maps();
 	ASSERT_EQ(mapping_at(a).prot, PROT_NONE);
 	ASSERT_EQ(occupants(a, 1UL << 30), 1);
 	ASSERT_EQ(ncb_release(r), 0);
@@ -72,8 +76,10 @@ static void aligned(size_t align)
 	char *a = ncb_resv_addr(r);
 
 	ASSERT_EQ((uintptr_t)a % align, 0);
-	ASSERT_EQ(occupants(a, 3 * PG), 1);
-	ASSERT_EQ(mapping_at(a).end, (uintptr_t)a + 3 * PG);
+	if (maps_show_prot_none()) {
+		ASSERT_EQ(occupants(a, 3 * PG), 1);
+		ASSERT_EQ(mapping_at(a).end, (uintptr_t)a + 3 * PG);
+	}
 	ASSERT_EQ(ncb_release(r), 0);
 	ASSERT_EQ(ncb_range_free(a, 3 * PG), 1);
 }
@@ -182,7 +188,8 @@ TEST(commit_and_decommit)
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
 	/* Decommit the middle: contents gone, pages back to reserved. */
 	ASSERT_EQ(ncb_decommit(r, a + 5 * PG, 2 * PG), 0);
-	ASSERT_EQ(mapping_at(a + 5 * PG).prot, PROT_NONE);
+	if (maps_show_prot_none())
+		ASSERT_EQ(mapping_at(a + 5 * PG).prot, PROT_NONE);
 	check_sentinel(a + 4 * PG, PG, 0x5a);
 	check_sentinel(a + 7 * PG, PG, 0x5a);
 	ASSERT_EQ(ncb_commit(r, a + 5 * PG, 2 * PG, PROT_READ | PROT_WRITE,
@@ -190,7 +197,8 @@ TEST(commit_and_decommit)
 	check_sentinel(a + 5 * PG, 2 * PG, 0);
 	/* Decommit across several commits and reserved pages. */
 	ASSERT_EQ(ncb_decommit(r, a, 16 * PG), 0);
-	ASSERT_EQ(occupants(a, 16 * PG), 1);
+	if (maps_show_prot_none())
+		ASSERT_EQ(occupants(a, 16 * PG), 1);
 	ASSERT_EQ(ncb_commit(r, a, 16 * PG, PROT_READ,
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
 	ASSERT_EQ(ncb_release(r), 0);
@@ -215,7 +223,8 @@ TEST(commit_errors)
 	ASSERT_EQ(ncb_commit(r, a, SIZE_MAX, PROT_READ, anon, -1, 0), -ERANGE);
 	/* The kernel's refusal leaves the pages reserved and committable. */
 	ASSERT_EQ(ncb_commit(r, a, PG, PROT_READ, MAP_PRIVATE, -1, 0), -EBADF);
-	ASSERT_EQ(mapping_at(a).prot, PROT_NONE);
+	if (maps_show_prot_none())
+		ASSERT_EQ(mapping_at(a).prot, PROT_NONE);
 	ASSERT_EQ(ncb_commit(r, a, PG, PROT_READ, anon, -1, 0), 0);
 	ASSERT_EQ(ncb_decommit(NULL, a, PG), -EINVAL);
 	ASSERT_EQ(ncb_decommit(r, a + 1, PG), -EINVAL);
@@ -241,7 +250,8 @@ TEST(commit_file)
 	check_sentinel(a + 2 * PG, PG, 0x42);
 	ASSERT_EQ(mapping_at(a + 2 * PG).shared, 1);
 	ASSERT_EQ(ncb_decommit(r, a + 2 * PG, PG), 0);
-	ASSERT_EQ(mapping_at(a + 2 * PG).shared, 0);
+	if (maps_show_prot_none())
+		ASSERT_EQ(mapping_at(a + 2 * PG).shared, 0);
 	ASSERT_EQ(ncb_release(r), 0);
 	close(fd);
 	free(buf);
@@ -361,13 +371,15 @@ TEST(after_fork)
 /* Most of a 32-bit process's space in one piece; any size on 64-bit. */
 TEST(most_of_the_space)
 {
-	size_t len = sizeof(void *) == 4 ? 3UL << 30 : 16UL << 30;
+	/* 32-bit: qemu-user's guests keep the stack at 1 GiB. */
+	size_t len = sizeof(void *) == 4 ? 5UL << 29 : 16UL << 30;
 	struct ncb_reserve_opts o = { .size = sizeof(o),
 				      .place = NCB_PLACE_LOWEST };
 	struct ncb_resv *r = reserve(NULL, len, &o);
 
 	ASSERT_EQ(ncb_resv_len(r), len);
-	ASSERT_EQ(occupants(ncb_resv_addr(r), len), 1);
+	if (maps_show_prot_none())
+		ASSERT_EQ(occupants(ncb_resv_addr(r), len), 1);
 	ASSERT_EQ(ncb_release(r), 0);
 }
 
