@@ -314,10 +314,13 @@ static void rseq_unregister(void)
 }
 
 /*
- * Process entry: the stack pointer at argc and the registers each ABI
- * gives meaning to at entry (the kernel's start_thread) cleared, above
- * all the one a dynamic linker uses to pass a function for atexit.
- * Where there is no trampoline, ncb_exec says ENOSYS.
+ * Process entry as the kernel's start_thread leaves it: the stack pointer
+ * at argc and every general register zero, for a dynamic linker's start
+ * may read one it never set (glibc 2.36's armhf ld.so loads through r4).
+ * Where the jump needs a register, the ABI's entry register or a scratch
+ * one keeps the entry address; where it can jump through memory, the
+ * entry waits just below the stack pointer (no handler is left to run
+ * there).  Where there is no trampoline, ncb_exec says ENOSYS.
  */
 #if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || \
 	(defined(__arm__) && defined(__ARM_EABI__)) || \
@@ -328,74 +331,123 @@ static void rseq_unregister(void)
 static void __attribute__((noreturn)) enter(uintptr_t sp, uintptr_t entry)
 {
 #if defined(__x86_64__)
-	/* rdx: atexit function, none; rbp: the outermost frame. */
 	__asm__ volatile("mov %0, %%rsp\n\t"
+			 "mov %1, -8(%%rsp)\n\t"
+			 "xor %%eax, %%eax\n\t"
+			 "xor %%ebx, %%ebx\n\t"
+			 "xor %%ecx, %%ecx\n\t"
 			 "xor %%edx, %%edx\n\t"
+			 "xor %%esi, %%esi\n\t"
+			 "xor %%edi, %%edi\n\t"
 			 "xor %%ebp, %%ebp\n\t"
-			 "jmp *%1"
+			 "xor %%r8d, %%r8d\n\t"
+			 "xor %%r9d, %%r9d\n\t"
+			 "xor %%r10d, %%r10d\n\t"
+			 "xor %%r11d, %%r11d\n\t"
+			 "xor %%r12d, %%r12d\n\t"
+			 "xor %%r13d, %%r13d\n\t"
+			 "xor %%r14d, %%r14d\n\t"
+			 "xor %%r15d, %%r15d\n\t"
+			 "jmp *-8(%%rsp)"
 			 : : "c"(sp), "a"(entry) : "memory");
 #elif defined(__i386__)
 	__asm__ volatile("mov %0, %%esp\n\t"
+			 "mov %1, -4(%%esp)\n\t"
+			 "xor %%eax, %%eax\n\t"
+			 "xor %%ebx, %%ebx\n\t"
+			 "xor %%ecx, %%ecx\n\t"
 			 "xor %%edx, %%edx\n\t"
+			 "xor %%esi, %%esi\n\t"
+			 "xor %%edi, %%edi\n\t"
 			 "xor %%ebp, %%ebp\n\t"
-			 "jmp *%1"
+			 "jmp *-4(%%esp)"
 			 : : "c"(sp), "a"(entry) : "memory");
 #elif defined(__aarch64__)
-	/* x0: atexit function, none; x29 and x30: no caller. */
+	/* x16, the intra-procedure scratch register, keeps the entry. */
 	register uintptr_t r_sp __asm__("x9") = sp;
-	register uintptr_t r_pc __asm__("x10") = entry;
+	register uintptr_t r_pc __asm__("x16") = entry;
 
 	__asm__ volatile("mov sp, %0\n\t"
-			 "mov x0, #0\n\t"
-			 "mov x29, #0\n\t"
-			 "mov x30, #0\n\t"
+			 "mov x0, #0\n\t" "mov x1, #0\n\t" "mov x2, #0\n\t"
+			 "mov x3, #0\n\t" "mov x4, #0\n\t" "mov x5, #0\n\t"
+			 "mov x6, #0\n\t" "mov x7, #0\n\t" "mov x8, #0\n\t"
+			 "mov x9, #0\n\t" "mov x10, #0\n\t" "mov x11, #0\n\t"
+			 "mov x12, #0\n\t" "mov x13, #0\n\t" "mov x14, #0\n\t"
+			 "mov x15, #0\n\t" "mov x17, #0\n\t" "mov x18, #0\n\t"
+			 "mov x19, #0\n\t" "mov x20, #0\n\t" "mov x21, #0\n\t"
+			 "mov x22, #0\n\t" "mov x23, #0\n\t" "mov x24, #0\n\t"
+			 "mov x25, #0\n\t" "mov x26, #0\n\t" "mov x27, #0\n\t"
+			 "mov x28, #0\n\t" "mov x29, #0\n\t" "mov x30, #0\n\t"
 			 "br %1"
 			 : : "r"(r_sp), "r"(r_pc) : "memory");
 #elif defined(__arm__)
-	/* r0: atexit function, none; lr: no caller.  bx keeps Thumb. */
+	/* ldr to pc interworks: a Thumb entry (odd address) stays Thumb. */
 	register uintptr_t r_sp __asm__("r4") = sp;
 	register uintptr_t r_pc __asm__("r5") = entry;
 
 	__asm__ volatile("mov sp, %0\n\t"
-			 "mov r0, #0\n\t"
-			 "mov lr, #0\n\t"
-			 "bx %1"
+			 "str %1, [sp, #-4]\n\t"
+			 "mov r0, #0\n\t" "mov r1, #0\n\t" "mov r2, #0\n\t"
+			 "mov r3, #0\n\t" "mov r4, #0\n\t" "mov r5, #0\n\t"
+			 "mov r6, #0\n\t" "mov r7, #0\n\t" "mov r8, #0\n\t"
+			 "mov r9, #0\n\t" "mov r10, #0\n\t" "mov r11, #0\n\t"
+			 "mov r12, #0\n\t" "mov lr, #0\n\t"
+			 "ldr pc, [sp, #-4]"
 			 : : "r"(r_sp), "r"(r_pc) : "memory");
 #elif defined(__riscv)
-	/* a0: atexit function, none; ra and s0 (fp): no caller. */
+	/* t1 keeps the entry. */
 	register uintptr_t r_sp __asm__("t0") = sp;
 	register uintptr_t r_pc __asm__("t1") = entry;
 
 	__asm__ volatile("mv sp, %0\n\t"
-			 "li a0, 0\n\t"
-			 "li ra, 0\n\t"
-			 "li s0, 0\n\t"
-			 "jr %1"
+			 "li ra, 0\n\t" "li gp, 0\n\t" "li tp, 0\n\t"
+			 "li t0, 0\n\t" "li t2, 0\n\t" "li s0, 0\n\t"
+			 "li s1, 0\n\t" "li a0, 0\n\t" "li a1, 0\n\t"
+			 "li a2, 0\n\t" "li a3, 0\n\t" "li a4, 0\n\t"
+			 "li a5, 0\n\t" "li a6, 0\n\t" "li a7, 0\n\t"
+			 "li s2, 0\n\t" "li s3, 0\n\t" "li s4, 0\n\t"
+			 "li s5, 0\n\t" "li s6, 0\n\t" "li s7, 0\n\t"
+			 "li s8, 0\n\t" "li s9, 0\n\t" "li s10, 0\n\t"
+			 "li s11, 0\n\t" "li t3, 0\n\t" "li t4, 0\n\t"
+			 "li t5, 0\n\t" "li t6, 0\n\t"
+			 "jr t1"
 			 : : "r"(r_sp), "r"(r_pc) : "memory");
 #elif defined(__powerpc64__)
 	/*
 	 * ELFv2: r12 holds the entry, from which the global entry point
-	 * finds its TOC; r1 the stack; lr none.  r3 cleared: glibc's
-	 * static start reads argc from the stack (it is not NULL there).
+	 * finds its TOC (the kernel sets it so); ctr the same.
 	 */
 	register uintptr_t r_sp __asm__("r9") = sp;
 	register uintptr_t r_pc __asm__("r12") = entry;
 
 	__asm__ volatile("mr 1, %0\n\t"
 			 "mtctr %1\n\t"
-			 "li 0, 0\n\t"
-			 "mtlr 0\n\t"
-			 "li 3, 0\n\t"
-			 "li 7, 0\n\t"
+			 "li 0, 0\n\t" "mtlr 0\n\t"
+			 "li 2, 0\n\t" "li 3, 0\n\t" "li 4, 0\n\t"
+			 "li 5, 0\n\t" "li 6, 0\n\t" "li 7, 0\n\t"
+			 "li 8, 0\n\t" "li 9, 0\n\t" "li 10, 0\n\t"
+			 "li 11, 0\n\t" "li 13, 0\n\t" "li 14, 0\n\t"
+			 "li 15, 0\n\t" "li 16, 0\n\t" "li 17, 0\n\t"
+			 "li 18, 0\n\t" "li 19, 0\n\t" "li 20, 0\n\t"
+			 "li 21, 0\n\t" "li 22, 0\n\t" "li 23, 0\n\t"
+			 "li 24, 0\n\t" "li 25, 0\n\t" "li 26, 0\n\t"
+			 "li 27, 0\n\t" "li 28, 0\n\t" "li 29, 0\n\t"
+			 "li 30, 0\n\t" "li 31, 0\n\t"
 			 "bctr"
 			 : : "r"(r_sp), "r"(r_pc) : "memory");
 #elif defined(__s390x__)
-	/* r14: atexit function, none; r15: the stack. */
+	/* r1 keeps the entry. */
 	register uintptr_t r_sp __asm__("r2") = sp;
-	register uintptr_t r_pc __asm__("r3") = entry;
+	register uintptr_t r_pc __asm__("r1") = entry;
 
 	__asm__ volatile("lgr %%r15, %0\n\t"
-			 "lghi %%r14, 0\n\t"
+			 "lghi %%r0, 0\n\t" "lghi %%r2, 0\n\t"
+			 "lghi %%r3, 0\n\t" "lghi %%r4, 0\n\t"
+			 "lghi %%r5, 0\n\t" "lghi %%r6, 0\n\t"
+			 "lghi %%r7, 0\n\t" "lghi %%r8, 0\n\t"
+			 "lghi %%r9, 0\n\t" "lghi %%r10, 0\n\t"
+			 "lghi %%r11, 0\n\t" "lghi %%r12, 0\n\t"
+			 "lghi %%r13, 0\n\t" "lghi %%r14, 0\n\t"
 			 "br %1"
 			 : : "r"(r_sp), "r"(r_pc) : "memory");
 #endif

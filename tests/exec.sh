@@ -36,7 +36,13 @@ same() {
 # Debian's own programs.
 same "true" "" "$nc" true
 same "false: its status" "" "$nc" false
-same "ls -la /" "" "$nc" ls -la /
+# A tree of the test's own: a listing of / changes as others work.
+mkdir -p "$tmp/tree/dir"
+printf 'data\n' >"$tmp/tree/file"
+chmod 640 "$tmp/tree/file"
+ln -s file "$tmp/tree/link"
+mkfifo "$tmp/tree/fifo" 2>/dev/null
+same "ls -la of a tree" "" "$nc" ls -la "$tmp/tree"
 same "ls of nothing: stderr and status 2" "" "$nc" ls /nonexistent
 same "sort /etc/passwd" "" "$nc" sort /etc/passwd
 same "sha256sum of the tool" "" "$nc" sha256sum "$nc"
@@ -92,39 +98,71 @@ for kind in static static-pie pie no-pie; do
 	fi
 done
 
-# other ARCH GCC RUNNER: that build of the tool runs that architecture's
-# programs (static; no dynamic runtime of theirs is installed).  The tool
-# is itself a static ET_EXEC at the default address: a program linked
-# there is refused with the tool named, nothing clobbered; one linked
+# other ARCH: that architecture's build of the tool runs its programs,
+# natively or under qemu-user as this machine can (tests/targets.sh):
+# static ones, static-pie where its libc has it, dynamic ones under qemu
+# with its libc from the cross packages.  The tool is itself a static
+# ET_EXEC at the default address: a program linked there is refused with
+# the tool named, by a run and by --plan, nothing clobbered; one linked
 # elsewhere runs.
 other() {
-	arch=$1 gcc=$2 runner=$3 tool=$top/build/$1/noclobber
-	if ! have "$gcc" || [ ! -x "$tool" ] ||
-		{ [ -n "$runner" ] && ! have "$runner"; }; then
-		for i in 1 2 3; do
-			skip "no $arch build of the tool, $gcc or $runner"
+	arch=$1 tool=$top/build/$1/noclobber
+	target_how "$top" "$arch"
+	if [ "$t_how" = skip ]; then
+		for i in 1 2 3 4 5 6; do
+			skip "$arch: $t_why"
 		done
 		return
 	fi
-	$gcc -static-pie -O1 -pthread -o "$tmp/$arch-spie" "$src" &&
-		$gcc -static -O1 -pthread -o "$tmp/$arch-clash" "$src" &&
-		$gcc -static -O1 -pthread -Wl,-Ttext-segment=0x10000000 \
+	if [ ! -x "$tool" ] && ! target_build "$top" "$arch" >/dev/null 2>&1
+	then
+		ok 1 "$arch: build the tool"
+		return
+	fi
+	runner=$t_runner gcc="$t_gcc $t_cflags"
+	$gcc -static -O1 -pthread -o "$tmp/$arch-clash" "$src" &&
+		$gcc -static -O1 -pthread -Wl,-Ttext-segment=0x30000000 \
 			-o "$tmp/$arch-static" "$src" || {
 		ok 1 "$arch: build the programs"
 		return
 	}
-	same "$arch static-pie program" "$runner" "$tool" "$tmp/$arch-spie" \
-		b 5
-	same "$arch static program" "$runner" "$tool" "$tmp/$arch-static" \
-		c 6
+	same "$arch static program ($t_how)" "$runner" "$tool" \
+		"$tmp/$arch-static" c 6
+	if $gcc -static-pie -O1 -pthread -o "$tmp/$arch-spie" "$src" \
+		2>/dev/null; then
+		same "$arch static-pie program" "$runner" "$tool" \
+			"$tmp/$arch-spie" b 5
+	else
+		skip "$arch: $t_gcc cannot link static-pie (no rcrt1.o)"
+	fi
+	libc=/usr/${t_gcc%-gcc}
+	if [ "$arch" = i386 ]; then
+		# Run directly too: its threads never start there.
+		skip "$arch: qemu-i386 7.2 hangs in dynamic i386 hello"
+	elif [ "$t_how" = qemu ] && [ -d "$libc/lib" ] &&
+		$gcc -O1 -pthread -o "$tmp/$arch-dyn" "$src" 2>/dev/null; then
+		same "$arch dynamic program, its libc from $libc" \
+			"env QEMU_LD_PREFIX=$libc $runner" "$tool" \
+			"$tmp/$arch-dyn" d 7
+	else
+		skip "$arch: dynamic programs run only under qemu with $libc"
+	fi
 	$runner "$tool" exec "$tmp/$arch-clash" >"$tmp/o" 2>"$tmp/e"
 	s=$?
 	[ $s -eq 126 ] && grep -q "is taken: .*noclobber is there" "$tmp/e"
 	ok $? "$arch: an ET_EXEC where the tool lives is refused, the tool named"
 	sed 's/^/# /' "$tmp/e"
+	$runner "$tool" exec --plan "$tmp/$arch-clash" >"$tmp/o" 2>&1
+	s=$?
+	[ $s -eq 1 ]
+	ok $? "$arch: --plan of a program over the tool's place (status $s)"
+	grep -q "^collision: program 0x[0-9a-f]*-.*noclobber" "$tmp/o"
+	ok $? "$arch: --plan names the collision"
 }
-other i386 i686-linux-gnu-gcc ""
-other aarch64 aarch64-linux-gnu-gcc qemu-aarch64
+. "$top/tests/targets.sh"
+for arch in $(echo "$ncb_targets" | awk '{ print $1 }'); do
+	other "$arch"
+done
 
 # --base puts a position-independent program where asked; --stack sizes
 # its stack.
@@ -162,17 +200,6 @@ if have python3; then
 		python3 -c 'import json,sys; d = json.load(sys.stdin);
 assert d["program"]["segments"] and d["interpreter"]["entry"] == d["entry"]'
 	ok $? "--plan --json is JSON, entry through the interpreter"
-fi
-
-if [ -f "$tmp/i386-clash" ]; then
-	status 1 "--plan of a program over this tool's place" \
-		"$top/build/i386/noclobber" exec --plan "$tmp/i386-clash"
-	"$top/build/i386/noclobber" exec --plan "$tmp/i386-clash" |
-		grep -q "^collision: program 0x8048000-.*noclobber"
-	ok $? "--plan names the collision"
-else
-	skip "no i386 build for the --plan collision"
-	skip "no i386 build for the --plan collision"
 fi
 
 # check: bad files rejected, every file of /usr/bin and /usr/lib read.

@@ -7,6 +7,7 @@
 #ifndef NCB_HARNESS_H
 #define NCB_HARNESS_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -49,6 +50,31 @@ struct ncb_test {
 		if (a_ == b_)						\
 			FAIL("%s != %s: both %jd", #a, #b, a_);		\
 	} while (0)
+
+/* Comparisons that print both sides: ASSERT_LE(a, b) and friends. */
+#define ASSERT_CMP_(a, op, b)						\
+	do {								\
+		intmax_t a_ = (intmax_t)(a), b_ = (intmax_t)(b);	\
+		if (!(a_ op b_))					\
+			FAIL("%s %s %s: %jd vs %jd (%#jx vs %#jx)", #a,	\
+			     #op, #b, a_, b_, a_, b_);			\
+	} while (0)
+#define ASSERT_LE(a, b) ASSERT_CMP_(a, <=, b)
+#define ASSERT_LT(a, b) ASSERT_CMP_(a, <, b)
+#define ASSERT_GE(a, b) ASSERT_CMP_(a, >=, b)
+#define ASSERT_GT(a, b) ASSERT_CMP_(a, >, b)
+/* The same for unsigned 64-bit values (addresses, sizes). */
+#define ASSERT_CMPU_(a, op, b)						\
+	do {								\
+		uintmax_t a_ = (uintmax_t)(a), b_ = (uintmax_t)(b);	\
+		if (!(a_ op b_))					\
+			FAIL("%s %s %s: %#jx vs %#jx", #a, #op, #b,	\
+			     a_, b_);					\
+	} while (0)
+#define ASSERT_ULE(a, b) ASSERT_CMPU_(a, <=, b)
+#define ASSERT_ULT(a, b) ASSERT_CMPU_(a, <, b)
+#define ASSERT_UGE(a, b) ASSERT_CMPU_(a, >=, b)
+#define ASSERT_UGT(a, b) ASSERT_CMPU_(a, >, b)
 
 #define ASSERT_TRUE(c)							\
 	do {								\
@@ -116,9 +142,46 @@ static inline int test_slow(void)
 	return s && *s == '1';
 }
 
+/*
+ * A runtime that shares the address space maps memory of its own at will
+ * (valgrind; AddressSanitizer's allocator): comparisons of whole maps look
+ * only at the range under test there.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define HARNESS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HARNESS_ASAN 1
+#endif
+#endif
+
+static inline int test_runtime_maps(void)
+{
+#ifdef HARNESS_ASAN
+	return 1;
+#else
+	return getenv("NCB_TEST_VALGRIND") != NULL;
+#endif
+}
+
 static inline size_t test_page(void)
 {
 	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* The descriptors this process has open, from /proc/self/fd. */
+static inline int harness_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
 }
 
 /* Run fn in a child; its termination signal, or 0 if it exited. */
@@ -151,6 +214,11 @@ static inline int harness_run(const struct ncb_test *t, int n, int argc,
 		harness_note = NULL;
 	for (i = 0; i < n; i++)
 		ran += argc < 2 || !strcmp(argv[1], t[i].name);
+	/* A name that matches nothing is a mistake, not an empty pass. */
+	if (!ran) {
+		printf("1..1\nnot ok 1 - no test named %s\n", argv[1]);
+		return 1;
+	}
 	printf("1..%d\n", ran);
 	ran = 0;
 	for (i = 0; i < n; i++) {
@@ -162,8 +230,14 @@ static inline int harness_run(const struct ncb_test *t, int n, int argc,
 		fflush(stdout);
 		pid = fork();
 		if (pid == 0) {
+			/* A test closes what it opens: count before, after. */
+			int fds = harness_fds();
+
 			alarm(timeout);
 			t[i].fn();
+			if (harness_fds() != fds)
+				FAIL("%d file descriptors open before the test, "
+				     "%d after", fds, harness_fds());
 			fflush(stdout);
 			_exit(0);
 		}

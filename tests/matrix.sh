@@ -2,41 +2,53 @@
 # The kernel-behaviour matrix: every test program in every environment,
 # run by one prove.  A row whose tool is missing reports SKIP and why.
 #
-#   row          runs                                  MAP_FIXED_NOREPLACE
-#   native       the host kernel                       honoured
-#   emu-old      tests/ncb-emu --mode=old (ptrace)     ignored (< 4.17)
-#   emu-4.17     tests/ncb-emu --mode=4.17 (ptrace)    partial (4.17, 4.18)
-#   qemu-x86_64  qemu-user                             ignored
-#   valgrind     valgrind memcheck                     ignored
-#   i386         an i686 build, static, on the host    honoured
-#   aarch64      an aarch64 build under qemu-aarch64   ignored
+#   row            runs                                  MAP_FIXED_NOREPLACE
+#   native         the host kernel                       by its version
+#   emu-old        tests/ncb-emu --mode=old (ptrace)     ignored (< 4.17)
+#   emu-4.17       tests/ncb-emu --mode=4.17 (ptrace)    partial (4.17, 4.18)
+#   qemu-x86_64    qemu-user                             by its version
+#   valgrind       valgrind memcheck                     by its version
+#   asan           clang, ASan and UBSan, natively       by the kernel
+#   ARCH-native    a static cross build (tests/targets.sh) on the host
+#   ARCH-qemu      the same under qemu-ARCH, where the host cannot run it
+#
+# ARCH is each of i386, aarch64, riscv64, ppc64le, s390x and armhf; the
+# row's name says how it ran.  NCB_HOST_NOREPLACE names the host kernel's
+# behaviour where its version does not tell (see tests/targets.sh).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
 jobs=${NCB_JOBS:-$(nproc 2>/dev/null || echo 2)}
+export NCB_JOBS=$jobs
 M=build/matrix
+. tests/targets.sh
 
 make -s -j"$jobs" O=build/native all tests || exit 1
-# The ptrace emulator needs libseccomp; without it its rows say so.
+# The ptrace emulator needs libseccomp and ptrace; without them its rows
+# say so.
 emu=
-make -s O=build/native test-helpers 2>/dev/null ||
+if ! make -s O=build/native test-helpers 2>/dev/null; then
 	emu="tests/ncb-emu needs libseccomp-dev, which is not installed"
-have() { command -v "$1" >/dev/null 2>&1; }
-if have i686-linux-gnu-gcc; then
-	make -s -j"$jobs" O=build/i386 CC=i686-linux-gnu-gcc \
-		CFLAGS="-O2 -g -m32" LDFLAGS=-static tests \
-		build/i386/noclobber || exit 1
+elif ! build/native/tests/ncb-emu --mode=old /bin/true 2>/dev/null; then
+	emu="tests/ncb-emu cannot trace here (ptrace not permitted)"
 fi
-if have aarch64-linux-gnu-gcc; then
-	make -s -j"$jobs" O=build/aarch64 CC=aarch64-linux-gnu-gcc \
-		LDFLAGS=-static tests build/aarch64/noclobber || exit 1
+asan=
+if ! have clang; then
+	asan="clang is not installed"
+elif ! make -s -j"$jobs" O=build/asan CC=clang CFLAGS="-O1 -g \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+	all tests >build/asan.log 2>&1; then
+	asan="clang cannot build with ASan and UBSan (build/asan.log)"
 fi
 
 rm -rf "$M"
+mkdir -p "$M"
 # row NAME EXPECT MISSING-TOOL-OR-EMPTY ENV RUNNER BUILD
 row() {
 	name=$1 expect=$2 missing=$3 env=$4 runner=$5 build=$6
 	mkdir -p "$M/$name"
+	echo "# $name: ${missing:-${runner:-the host kernel}}; the flag" \
+		"${expect:-any verdict}"
 	for src in tests/t-*.c; do
 		t=$(basename "$src" .c)
 		f="$M/$name/$t.t"
@@ -47,9 +59,10 @@ row() {
 		fi
 		cat > "$f" <<SCRIPT
 #!/bin/sh
-NCB_EXPECT_NOREPLACE=$expect $env
+$env
+[ -n "$expect" ] && NCB_EXPECT_NOREPLACE=$expect
 export NCB_EXPECT_NOREPLACE NCB_TEST_SLOW NCB_TEST_VALGRIND NCB_MODEL_SEEDS \
-	NCB_MODEL_OPS
+	NCB_MODEL_OPS ASAN_OPTIONS UBSAN_OPTIONS 2>/dev/null
 $runner "$top/$build/tests/$t"
 rc=\$?
 [ \$rc -eq 77 ] && rc=0
@@ -58,30 +71,50 @@ SCRIPT
 	done
 }
 tool() { have "$1" || echo "$1 is not installed"; }
+host=$(host_expect)
 
 # The model's differential run: 1,000,000 operations against the kernel.
-row native honoured "" "NCB_MODEL_SEEDS=8 NCB_MODEL_OPS=125000" "" \
+row native "$host" "" "NCB_MODEL_SEEDS=8 NCB_MODEL_OPS=125000" "" \
 	build/native
 row emu-old ignored "$emu" "" "$top/build/native/tests/ncb-emu --mode=old" \
 	build/native
 row emu-4.17 partial "$emu" "" \
 	"$top/build/native/tests/ncb-emu --mode=4.17" build/native
-row qemu-x86_64 ignored "$(tool qemu-x86_64)" "NCB_TEST_SLOW=1" \
-	qemu-x86_64 build/native
-row valgrind ignored "$(tool valgrind)" \
+q=qemu-$(uname -m)
+row "$q" "$(qemu_expect "$q")" "$(tool "$q")" "NCB_TEST_SLOW=1" "$q" \
+	build/native
+row valgrind "$(valgrind_expect)" "$(tool valgrind)" \
 	"NCB_TEST_SLOW=1 NCB_TEST_VALGRIND=1" \
 	"valgrind -q --error-exitcode=99 --trace-children=no" build/native
-row i386 honoured "$(tool i686-linux-gnu-gcc)" "" "" build/i386
-a64=$(tool aarch64-linux-gnu-gcc)
-[ -z "$a64" ] && a64=$(tool qemu-aarch64)
-row aarch64 ignored "$a64" "NCB_TEST_SLOW=1" qemu-aarch64 build/aarch64
+row asan "$host" "$asan" \
+	"ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1" "" \
+	build/asan
+
+while read -r arch rest; do
+	target_how "$top" "$arch"
+	if [ "$t_how" != skip ] && ! target_build "$top" "$arch"; then
+		echo "# $arch: the cross build failed" >&2
+		exit 1
+	fi
+	case $t_how in
+	native) row "$arch-native" "$host" "" "" "" "build/$arch" ;;
+	qemu) row "$arch-qemu" "$(qemu_expect "$t_runner")" "" \
+		"NCB_TEST_SLOW=1" "$t_runner" "build/$arch" ;;
+	*) row "$arch" "" "$t_why" "" "" "build/$arch" ;;
+	esac
+	[ "$t_how" = skip ] || echo "#   ($t_why)"
+done <<EOF
+$ncb_targets
+EOF
 
 mkdir -p "$M/tools"
 for s in tests/*.sh; do
-	case $s in tests/matrix.sh | tests/tap.sh) continue ;; esac
+	case $s in
+	tests/matrix.sh | tests/tap.sh | tests/targets.sh) continue ;;
+	esac
 	t=$(basename "$s" .sh)
-	printf '#!/bin/sh\nexec sh "%s/%s" "%s/build/native"\n' "$top" "$s" \
-		"$top" > "$M/tools/$t.t"
+	printf '#!/bin/sh\nNCB_EXPECT_NOREPLACE=%s exec sh "%s/%s" "%s/build/native"\n' \
+		"$host" "$top" "$s" "$top" > "$M/tools/$t.t"
 done
 
 exec prove -j"$jobs" --timer --failures --comments --exec /bin/sh -r "$M"

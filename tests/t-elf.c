@@ -60,13 +60,13 @@ static void keep_range(char *text, uint64_t lo, uint64_t hi)
 }
 
 /*
- * The whole address space is as before; under valgrind, whose own memory
- * shares the maps and moves at will, the range the loader used.
+ * The whole address space is as before; under valgrind or ASan, whose own
+ * memory shares the maps and moves at will, the range the loader used.
  */
 static void expect_same_maps(uint64_t lo, uint64_t hi)
 {
 	snapshot(1);
-	if (getenv("NCB_TEST_VALGRIND")) {
+	if (test_runtime_maps()) {
 		keep_range(maps_buf[0], lo, hi);
 		keep_range(maps_buf[1], lo, hi);
 	}

@@ -119,6 +119,7 @@ static void shared_validate(int mode)
 		p = mmap_in(mode, w, pg, PROT_READ, MAP_SHARED_VALIDATE, fd, 0);
 		ASSERT_MAP_ERR(p, err);
 		ASSERT_EQ(occupants(w, 4 * pg), 0);
+		close(fd);
 		return;
 	}
 	munmap(p, pg);

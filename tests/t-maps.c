@@ -161,6 +161,8 @@ TEST(other_process)
 	ASSERT_EQ(ncb_occupants(0, p, 3 * pg, NULL, NULL), 1);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	close(fds[0]);
+	close(fds[1]);
 }
 
 static int stop_at_first(const struct ncb_mapping *m, void *arg)

@@ -855,6 +855,7 @@ static long differential(uint64_t seed, long ops, uint64_t areas)
 		}
 	}
 	close(to[1]);
+	close(from[0]);
 	waitpid(pid, NULL, 0);
 	ncb_as_free(as);
 	printf("# seed %ju: %ld operations, no divergence (%ld ENOMEM, %ld "
