@@ -568,6 +568,13 @@ static int maps_open(struct ncb_maps **maps, pid_t pid, int text)
 	m->query = !text && ask(m, 0, &q, 0) >= 0;
 	if (!m->query) {
 		err = load_text(m);
+		/*
+		 * Every live process has a mapping (its stack, at least);
+		 * a kernel thread or a zombie has no address space, and the
+		 * kernel shows it an empty file (the ioctl says ESRCH).
+		 */
+		if (!err && !m->len)
+			err = -ESRCH;
 		if (err)
 			goto fail_close;
 	}

@@ -2,6 +2,7 @@
 /* Reading mappings: both readers, odd paths, other processes, bad input. */
 #include <fcntl.h>
 #include <limits.h>
+#include <grp.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include "ncbtest.h"
@@ -692,6 +693,55 @@ TEST(gate_area)
 	waitpid(pid, NULL, 0);
 }
 
+/* A zombie has no address space: ESRCH, not an empty one. */
+TEST(no_address_space)
+{
+	struct ncb_maps *m;
+	siginfo_t si;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	/* Exited, and left unreaped: a zombie until waited for. */
+	ASSERT_EQ(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+	ASSERT_EQ(ncb_maps_open(&m, pid), -ESRCH);
+	ASSERT_EQ(ncb__maps_open_text(&m, pid), -ESRCH);
+	ASSERT_EQ(ncb_occupants(pid, (void *)4096, 1, NULL, NULL), -ESRCH);
+	waitpid(pid, NULL, 0);
+}
+
+/* Another user's process: EACCES, from both readers. */
+TEST(no_permission)
+{
+	struct ncb_maps *m;
+	pid_t pid, reader;
+	int st;
+
+	if (geteuid() != 0)
+		SKIP("needs root, to become another user");
+	pid = fork();
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	reader = fork();
+	if (reader == 0) {
+		/* nobody, on Debian and most others */
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(2);
+		_exit(ncb_maps_open(&m, pid) != -EACCES ||
+		      ncb__maps_open_text(&m, pid) != -EACCES ||
+		      ncb_occupants(pid, (void *)4096, 1, NULL, NULL) !=
+		      -EACCES);
+	}
+	ASSERT_EQ(waitpid(reader, &st, 0), reader);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(WEXITSTATUS(st), 0);
+}
+
 TEST_MAIN(T(special_names_text), T(newline_path_query), T(newline_path_text),
 	  T(find_containing), T(anon_name), T(same_start_is_union),
 	  T(odd_path_query), T(odd_path_text),
@@ -699,4 +749,5 @@ TEST_MAIN(T(special_names_text), T(newline_path_query), T(newline_path_text),
 	  T(stack_is_named), T(other_process), T(occupants_callback),
 	  T(bad_arguments), T(malformed_text), T(duplicate_line_listed_once),
 	  T(long_line_text), T(long_and_odd_paths_probed),
-	  T(long_and_odd_paths_text), T(gate_area))
+	  T(long_and_odd_paths_text), T(gate_area), T(no_address_space),
+	  T(no_permission))
