@@ -22,6 +22,7 @@ int parse_json_only(int argc, char **argv, void (*usage)(FILE *f),
 		    int *json);
 int parse_target(const char *s, pid_t pid, uint64_t *addr);
 void json_string(FILE *f, const char *s);
+void print_path(FILE *f, const char *s);
 void print_mapping(FILE *f, const struct ncb_mapping *m);
 void json_mapping(FILE *f, const struct ncb_mapping *m);
 int print_occupants(FILE *f, pid_t pid, uint64_t addr, uint64_t len,

@@ -50,9 +50,11 @@ static void text_entry(const struct ncb_mapping *m, struct totals *t)
 	perms[2] = m->prot & PROT_EXEC ? 'x' : '-';
 	perms[3] = m->shared ? 's' : 'p';
 	perms[4] = '\0';
-	printf("  %012" PRIx64 "-%012" PRIx64 " %9s %s %08" PRIx64 " %s\n",
+	printf("  %012" PRIx64 "-%012" PRIx64 " %9s %s %08" PRIx64 " ",
 	       m->start, m->end, human(m->end - m->start, buf), perms,
-	       m->offset, m->path);
+	       m->offset);
+	print_path(stdout, m->path);
+	putchar('\n');
 }
 
 static void json_entry(const struct ncb_mapping *m, struct totals *t)
