@@ -66,7 +66,17 @@ pid=$!
 ok $? "maps PID reads another process"
 kill "$pid"
 status 2 "maps: not a pid" "$nc" maps abc
+status 2 "maps: a pid is decimal" "$nc" maps 0x10
+status 2 "maps: a pid has no sign" "$nc" maps +1
+status 2 "who: a pid is decimal" "$nc" who --pid 0x10 0x1000
 status 2 "maps: no such process" "$nc" maps 2147483647
+"$nc" maps 2147483647 2>&1 | grep -q 'no such process'
+ok $? "maps says there is no such process"
+status 2 "who: no such process" "$nc" who --pid 2147483647 '[stack]'
+"$nc" who --pid 2147483647 '[stack]' 2>&1 | grep -q 'no such process'
+ok $? "who says there is no such process"
+"$nc" who --pid 2147483647 0x1000 2>&1 | grep -q 'no such process'
+ok $? "who says so for an address too"
 status 2 "maps: two pids" "$nc" maps 1 2
 
 if grep -q '\[vsyscall\]' /proc/$$/maps; then
@@ -101,6 +111,16 @@ for d, f in ((dfd, b"ncb-long-file"),
     os.ftruncate(f, 4096)
     keep.append(mmap.mmap(f, 4096))
 print(os.getpid(), flush=True)
+signal.pause()
+'
+# A zombie of our own: its parent, which waits, has not reaped it.
+zombie='
+import os, signal
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+print(pid, flush=True)
 signal.pause()
 '
 # Each line of /proc/PID/maps against the JSON (on stdin): the same fields;
@@ -163,11 +183,60 @@ assert m["path"].endswith("/ncb-long-file") and len(m["path"]) > 5000'
 	ok $? "who --json gives the long path"
 	kill "$hp"
 	wait "$hp" 2>/dev/null
+
+	python3 -c "$zombie" > "$d/ready" &
+	zp=$!
+	read -r z < "$d/ready"
+	status 1 "maps: a zombie has no address space" "$nc" maps "$z"
+	"$nc" maps "$z" 2>&1 | grep -q 'no user address space'
+	ok $? "maps says so"
+	status 2 "who: a zombie has no address space" \
+		"$nc" who --pid "$z" 0x1000
+	"$nc" who --pid "$z" '[stack]' 2>&1 | grep -q 'no user address space'
+	ok $? "who says so"
+	kill "$zp"
+	wait "$zp" 2>/dev/null
 	rm -rf "$d"
 else
-	for i in 1 2 3 4; do
+	for i in 1 2 3 4 5 6 7 8 9; do
 		skip "no python3"
 	done
+fi
+if [ "$(cat /proc/2/comm 2>/dev/null)" = kthreadd ]; then
+	status 1 "maps: a kernel thread has no address space" "$nc" maps 2
+	"$nc" maps 2 2>&1 | grep -q 'no user address space'
+	ok $? "maps says so"
+else
+	skip "PID 2 is no kthreadd here"
+	skip "PID 2 is no kthreadd here"
+fi
+
+# Another user's process: permission denied, said as such.
+if [ "$(id -u)" != 0 ]; then
+	skip "not root: cannot become another user"
+	skip "not root: cannot become another user"
+	skip "not root: cannot become another user"
+elif ! command -v setpriv >/dev/null 2>&1 || ! id nobody >/dev/null 2>&1 ||
+     ! setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" \
+	--clear-groups "$nc" --version >/dev/null 2>&1; then
+	skip "cannot run $nc as nobody with setpriv"
+	skip "cannot run $nc as nobody with setpriv"
+	skip "cannot run $nc as nobody with setpriv"
+else
+	as_nobody() {
+		setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" \
+			--clear-groups "$@"
+	}
+	sleep 30 &
+	rp=$!
+	status 2 "who as nobody in a process of root's" \
+		as_nobody "$nc" who --pid "$rp" '[stack]'
+	as_nobody "$nc" who --pid "$rp" 0x1000 2>&1 |
+		grep -q 'permission denied'
+	ok $? "who says permission denied"
+	as_nobody "$nc" maps "$rp" 2>&1 | grep -q 'permission denied'
+	ok $? "maps says permission denied"
+	kill "$rp"
 fi
 
 status 1 "map over the stack is refused" "$nc" map '[stack]' 4096

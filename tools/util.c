@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 
 /* Decimal, 0x-hex or 0-octal, with an optional K, M, G or T suffix. */
@@ -60,10 +61,29 @@ int parse_json_only(int argc, char **argv, void (*usage)(FILE *f), int *json)
 	return -1;
 }
 
+/* A PID is decimal, as the kernel prints it: "0x10" is no PID.  0: ours. */
+int parse_pid(const char *s, pid_t *pid)
+{
+	uint64_t n = 0;
+
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		n = n * 10 + (uint64_t)(*s - '0');
+		if (n > INT32_MAX)
+			return -EINVAL;
+	}
+	*pid = (pid_t)n;
+	return 0;
+}
+
 /*
  * An address, or the start of the first mapping whose path contains s
  * ("[stack]", "libc.so"): that names a place without knowing where ASLR
- * put it.
+ * put it.  0, 1 if no mapping's path has s, or -errno if the mappings
+ * cannot be read.
  */
 int parse_target(const char *s, pid_t pid, uint64_t *addr)
 {
@@ -83,7 +103,26 @@ int parse_target(const char *s, pid_t pid, uint64_t *addr)
 		}
 	}
 	ncb_maps_close(maps);
-	return ret == 1 ? 0 : ret < 0 ? ret : -ENOENT;
+	return ret == 1 ? 0 : ret < 0 ? ret : 1;
+}
+
+/* Why the mappings of process pid cannot be read, in words. */
+void maps_error(pid_t pid, int err)
+{
+	int id = pid ? (int)pid : (int)getpid();
+
+	if (err == -ENOENT && pid)
+		fprintf(stderr, "noclobber: process %d: no such process\n", id);
+	else if (err == -ESRCH)
+		fprintf(stderr, "noclobber: process %d has no user address "
+			"space (a kernel thread, or it has exited)\n", id);
+	else if (err == -EACCES || err == -EPERM)
+		fprintf(stderr, "noclobber: process %d: permission denied "
+			"(reading its mappings takes the right to ptrace "
+			"it)\n", id);
+	else
+		fprintf(stderr, "noclobber: mappings of process %d: %s\n", id,
+			strerror(-err));
 }
 
 /*
