@@ -45,41 +45,68 @@ struct ncb_procmap_query {
 struct ncb_maps {
 	int fd;
 	int query;		/* 1: ioctl, 0: text */
+	int self;		/* the caller's own mappings */
 	uint64_t pos;		/* ioctl: next address to ask about */
-	char *text;		/* text: the whole file */
-	size_t len;
+	char *text;		/* text: the whole file; ioctl: the last copy */
+	size_t len;		/* read, for long names and the gate area */
 	size_t off;		/* text: start of the next line */
 	uint64_t last_end;	/* text: end of the last mapping returned */
-	char name[PATH_MAX + 64];
+	char *name;		/* the path returned, as long as need be */
+	size_t name_size;
+	int gate_known;		/* ioctl: the gate area was looked for */
+	struct ncb_mapping gate;	/* end 0: there is none */
+	char *gate_name;
 };
 
-static int query_at(struct ncb_maps *m, uint64_t addr, struct ncb_mapping *out)
+/* Room in m->name for a path of n bytes. */
+static int name_room(struct ncb_maps *m, size_t n)
 {
-	struct ncb_procmap_query q;
+	size_t size = n < PATH_MAX ? PATH_MAX : n + 1;
+	char *p;
 
-	memset(&q, 0, sizeof(q));
-	q.size = sizeof(q);
-	q.query_flags = Q_COVERING_OR_NEXT;
-	q.query_addr = addr;
-	q.vma_name_addr = (uintptr_t)m->name;
-	q.vma_name_size = sizeof(m->name);
-	m->name[0] = '\0';
-	if (ioctl(m->fd, NCB_PROCMAP_QUERY, &q))
-		return errno == ENOENT ? 0 : -errno;
-	if (!q.vma_name_size)
+	if (n < m->name_size)
+		return 0;
+	p = realloc(m->name, size);
+	if (!p)
+		return -ENOMEM;
+	m->name = p;
+	m->name_size = size;
+	return 0;
+}
+
+/* The mapping at or after addr: 1, 0 if none, -errno; its name if asked. */
+static int ask(struct ncb_maps *m, uint64_t addr, struct ncb_procmap_query *q,
+	       int name)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	q->query_flags = Q_COVERING_OR_NEXT;
+	q->query_addr = addr;
+	if (name) {
+		q->vma_name_addr = (uintptr_t)m->name;
+		q->vma_name_size = (uint32_t)m->name_size;
 		m->name[0] = '\0';
-	out->start = q.vma_start;
-	out->end = q.vma_end;
-	out->offset = q.vma_offset;
-	out->inode = q.inode;
-	out->dev_major = q.dev_major;
-	out->dev_minor = q.dev_minor;
-	out->prot = (q.vma_flags & Q_READABLE ? PROT_READ : 0) |
-		    (q.vma_flags & Q_WRITABLE ? PROT_WRITE : 0) |
-		    (q.vma_flags & Q_EXECUTABLE ? PROT_EXEC : 0);
-	out->shared = !!(q.vma_flags & Q_SHARED);
-	out->path = m->name;
+	}
+	if (ioctl(m->fd, NCB_PROCMAP_QUERY, q))
+		return errno == ENOENT ? 0 : -errno;
+	if (name && !q->vma_name_size)
+		m->name[0] = '\0';
 	return 1;
+}
+
+static void from_query(const struct ncb_procmap_query *q,
+		       struct ncb_mapping *out)
+{
+	out->start = q->vma_start;
+	out->end = q->vma_end;
+	out->offset = q->vma_offset;
+	out->inode = q->inode;
+	out->dev_major = q->dev_major;
+	out->dev_minor = q->dev_minor;
+	out->prot = (q->vma_flags & Q_READABLE ? PROT_READ : 0) |
+		    (q->vma_flags & Q_WRITABLE ? PROT_WRITE : 0) |
+		    (q->vma_flags & Q_EXECUTABLE ? PROT_EXEC : 0);
+	out->shared = !!(q->vma_flags & Q_SHARED);
 }
 
 static int hexnum(const char **s, int end, uint64_t *v)
@@ -165,14 +192,14 @@ static void unescape(char *dst, const char *src, size_t n)
 }
 
 /*
- * One line: "start-end perms offset major:minor inode   path".  The path
- * is the rest of the line (it may hold spaces); the kernel escapes '\n'.
+ * The fields of one line, "start-end perms offset major:minor inode   path";
+ * *path is where the path starts.  It is the rest of the line, of any
+ * length (seq_file grows its buffer to fit), and may hold spaces.
  */
-static int parse_line(struct ncb_maps *m, const char *p, const char *eol,
-		      struct ncb_mapping *out)
+static int parse_fields(const char *p, const char *eol,
+			struct ncb_mapping *out, const char **path)
 {
 	uint64_t v;
-	size_t n;
 	int err;
 
 	if ((err = hexnum(&p, '-', &out->start)) ||
@@ -189,12 +216,33 @@ static int parse_line(struct ncb_maps *m, const char *p, const char *eol,
 		return err;
 	while (p < eol && *p == ' ')
 		p++;
-	n = (size_t)(eol - p);
-	if (n >= sizeof(m->name))
-		return -ENAMETOOLONG;
+	*path = p;
+	return out->start < out->end ? 0 : -EIO;
+}
+
+/* The path from p to eol, unescaped into m->name. */
+static int set_name(struct ncb_maps *m, const char *p, const char *eol,
+		    struct ncb_mapping *out)
+{
+	size_t n = (size_t)(eol - p);
+	int err;
+
+	err = name_room(m, n);
+	if (err)
+		return err;
 	unescape(m->name, p, n);
 	out->path = m->name;
-	return out->start < out->end ? 0 : -EIO;
+	return 0;
+}
+
+static int parse_line(struct ncb_maps *m, const char *p, const char *eol,
+		      struct ncb_mapping *out)
+{
+	const char *path;
+	int err;
+
+	err = parse_fields(p, eol, out, &path);
+	return err ? err : set_name(m, path, eol, out);
 }
 
 static int read_all(struct ncb_maps *m)
@@ -237,14 +285,14 @@ static int text_consistent(struct ncb_maps *m)
 {
 	struct ncb_mapping e;
 	uint64_t prev = 0, prev_start = 0;
-	const char *p = m->text, *eol;
+	const char *p = m->text, *eol, *path;
 	int err;
 
 	for (; p < m->text + m->len; p = eol + 1) {
 		eol = memchr(p, '\n', (size_t)(m->text + m->len - p));
 		if (!eol)
 			return -EIO;
-		err = parse_line(m, p, eol, &e);
+		err = parse_fields(p, eol, &e, &path);
 		if (err)
 			return err;
 		/*
@@ -278,6 +326,201 @@ static int load_text(struct ncb_maps *m)
 	return err;
 }
 
+static int same_mapping(const struct ncb_mapping *a,
+			const struct ncb_mapping *b)
+{
+	return a->start == b->start && a->end == b->end &&
+	       a->offset == b->offset && a->inode == b->inode &&
+	       a->dev_major == b->dev_major && a->dev_minor == b->dev_minor &&
+	       a->prot == b->prot && a->shared == b->shared;
+}
+
+/* 1 if m->text has a line for mapping want (its path then in m->name). */
+static int name_from_text(struct ncb_maps *m, struct ncb_mapping *want)
+{
+	const char *p, *eol, *path, *end = m->text + m->len;
+	struct ncb_mapping e;
+	int err;
+
+	for (p = m->text; p < end; p = eol + 1) {
+		eol = memchr(p, '\n', (size_t)(end - p));
+		/* The text was checked when read: every line parses. */
+		if (parse_fields(p, eol, &e, &path) || e.start > want->start)
+			break;
+		if (same_mapping(&e, want)) {
+			err = set_name(m, path, eol, want);
+			return err ? err : 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The ioctl writes a name into at most PATH_MAX bytes (d_path in
+ * do_procmap_query, fs/proc/task_mmu.c) and fails with ENAMETOOLONG for a
+ * longer path, which the text prints whole.  Such a name is taken from the
+ * line of the text that shows the same mapping: the copy read last if it
+ * has one (many long names cost one read), else a fresh one.  A mapping
+ * that changed between the two looks is asked about again.
+ */
+static int long_name(struct ncb_maps *m, uint64_t addr,
+		     struct ncb_mapping *out)
+{
+	struct ncb_procmap_query q;
+	int i, ret;
+
+	for (i = 0; i < TEXT_TRIES; i++) {
+		ret = ask(m, addr, &q, 0);
+		if (ret <= 0)
+			return ret;
+		from_query(&q, out);
+		if (m->text && (ret = name_from_text(m, out)))
+			return ret;
+		ret = load_text(m);
+		if (!ret)
+			ret = name_from_text(m, out);
+		if (ret)
+			return ret;
+	}
+	return -EAGAIN;
+}
+
+static int query_at(struct ncb_maps *m, uint64_t addr, struct ncb_mapping *out)
+{
+	struct ncb_procmap_query q;
+	int ret;
+
+	ret = ask(m, addr, &q, 1);
+	if (ret == -ENAMETOOLONG)
+		return long_name(m, addr, out);
+	if (ret == 1) {
+		from_query(&q, out);
+		out->path = m->name;
+	}
+	return ret;
+}
+
+/* The last line of a fresh copy of the text: 1, or 0 if it is empty. */
+static int last_line(struct ncb_maps *m, struct ncb_mapping *out)
+{
+	const char *p;
+	int err;
+
+	err = load_text(m);
+	if (err)
+		return err;
+	if (!m->len)
+		return 0;
+	/* Every line ends with '\n': the last starts after the one before. */
+	for (p = m->text + m->len - 1; p > m->text && p[-1] != '\n'; p--)
+		;
+	err = parse_line(m, p, m->text + m->len - 1, out);
+	return err ? err : 1;
+}
+
+/*
+ * The gate area (x86_64's [vsyscall] unless vsyscall=none, arm's [vectors])
+ * is no VMA of the process: the text prints it after the last one
+ * (get_gate_vma in m_start and m_next_vma, fs/proc/task_mmu.c), and
+ * PROCMAP_QUERY, which looks only in the VMA tree, never returns it.  So
+ * the text's last line is the gate area if the ioctl knows nothing at or
+ * above its start and the text, read again, still ends with it (a mapping
+ * unmapped meanwhile would not; then look again).
+ */
+static int look_for_gate(struct ncb_maps *m, struct ncb_mapping *gate)
+{
+	struct ncb_procmap_query q;
+	struct ncb_mapping last, again;
+	int i, ret;
+
+	for (i = 0; i < TEXT_TRIES; i++) {
+		ret = last_line(m, &last);
+		if (ret <= 0)
+			return ret;
+		/* Nothing lies above a gate area: a VMA there means none. */
+		ret = ask(m, last.start, &q, 0);
+		if (ret)
+			return ret < 0 ? ret : 0;
+		free(m->gate_name);
+		m->gate_name = strdup(last.path);
+		if (!m->gate_name)
+			return -ENOMEM;
+		ret = last_line(m, &again);
+		if (ret < 0)
+			return ret;
+		if (ret && same_mapping(&last, &again) &&
+		    !strcmp(again.path, m->gate_name)) {
+			*gate = last;
+			gate->path = m->gate_name;
+			return 1;
+		}
+	}
+	return -EAGAIN;
+}
+
+/*
+ * A process keeps its gate area all its life (vsyscall_mode is set at boot;
+ * whether a process has one, at exec): the caller's is looked for once.
+ * state: 0 not yet, 1 being recorded, 2 recorded.
+ */
+static struct {
+	int state;
+	int present;
+	struct ncb_mapping m;
+	char name[32];
+} self_gate;
+
+static int self_gate_known(struct ncb_maps *m)
+{
+	if (__atomic_load_n(&self_gate.state, __ATOMIC_ACQUIRE) != 2)
+		return 0;
+	if (self_gate.present) {
+		m->gate = self_gate.m;
+		m->gate.path = self_gate.name;
+	}
+	return 1;
+}
+
+static void self_gate_record(const struct ncb_mapping *gate)
+{
+	int expect = 0;
+
+	if (gate && strlen(gate->path) >= sizeof(self_gate.name))
+		return;
+	if (!__atomic_compare_exchange_n(&self_gate.state, &expect, 1, 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	self_gate.present = !!gate;
+	if (gate) {
+		self_gate.m = *gate;
+		strcpy(self_gate.name, gate->path);
+	}
+	__atomic_store_n(&self_gate.state, 2, __ATOMIC_RELEASE);
+}
+
+/* ioctl: the gate area if it ends above pos, once the VMAs are done. */
+static int gate_after(struct ncb_maps *m, uint64_t pos,
+		      struct ncb_mapping *out)
+{
+	struct ncb_mapping gate;
+	int ret;
+
+	if (!m->gate_known && !(m->self && self_gate_known(m))) {
+		ret = look_for_gate(m, &gate);
+		if (ret < 0)
+			return ret;
+		if (ret)
+			m->gate = gate;
+		if (m->self)
+			self_gate_record(ret ? &gate : NULL);
+	}
+	m->gate_known = 1;
+	if (m->gate.end <= pos)
+		return 0;
+	*out = m->gate;
+	return 1;
+}
+
 /* qemu-user fakes this file and its open fails now and then with EAGAIN. */
 static int open_retrying(const char *path)
 {
@@ -294,7 +537,7 @@ static int open_retrying(const char *path)
 
 static int maps_open(struct ncb_maps **maps, pid_t pid, int text)
 {
-	struct ncb_mapping e;
+	struct ncb_procmap_query q;
 	struct ncb_maps *m;
 	char path[64];
 	int err;
@@ -304,6 +547,14 @@ static int maps_open(struct ncb_maps **maps, pid_t pid, int text)
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
+	/* Zeroed: valgrind cannot tell that the ioctl writes to it. */
+	m->name = calloc(1, PATH_MAX);
+	if (!m->name) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	m->name_size = PATH_MAX;
+	m->self = !pid;
 	if (pid)
 		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	else
@@ -314,9 +565,16 @@ static int maps_open(struct ncb_maps **maps, pid_t pid, int text)
 		goto fail;
 	}
 	/* Any answer but "no such mapping" means the ioctl is not there. */
-	m->query = !text && query_at(m, 0, &e) >= 0;
+	m->query = !text && ask(m, 0, &q, 0) >= 0;
 	if (!m->query) {
 		err = load_text(m);
+		/*
+		 * Every live process has a mapping (its stack, at least);
+		 * a kernel thread or a zombie has no address space, and the
+		 * kernel shows it an empty file (the ioctl says ESRCH).
+		 */
+		if (!err && !m->len)
+			err = -ESRCH;
 		if (err)
 			goto fail_close;
 	}
@@ -326,6 +584,7 @@ static int maps_open(struct ncb_maps **maps, pid_t pid, int text)
 fail_close:
 	close(m->fd);
 fail:
+	free(m->name);
 	free(m->text);
 	free(m);
 	return err;
@@ -370,7 +629,7 @@ int ncb__maps_from_text(struct ncb_maps **maps, const char *text,
 
 int ncb_maps_seek(struct ncb_maps *m, uint64_t addr)
 {
-	const char *p, *eol, *end;
+	const char *p, *eol, *end, *path;
 	struct ncb_mapping e;
 	int err;
 
@@ -383,7 +642,7 @@ int ncb_maps_seek(struct ncb_maps *m, uint64_t addr)
 	end = m->text + m->len;
 	for (p = m->text; p < end; p = eol + 1) {
 		eol = memchr(p, '\n', (size_t)(end - p));
-		err = parse_line(m, p, eol, &e);
+		err = parse_fields(p, eol, &e, &path);
 		if (err)
 			return err;
 		if (e.end > addr)
@@ -403,6 +662,8 @@ int ncb_maps_next(struct ncb_maps *m, struct ncb_mapping *out)
 		return -EINVAL;
 	if (m->query) {
 		ret = query_at(m, m->pos, out);
+		if (!ret)
+			ret = gate_after(m, m->pos, out);
 		if (ret == 1) {
 			/* The last page ends at 2^64 on no Linux arch. */
 			m->pos = out->end;
@@ -447,10 +708,11 @@ void ncb_maps_close(struct ncb_maps *m)
 		return;
 	if (m->fd >= 0)
 		close(m->fd);
+	free(m->gate_name);
+	free(m->name);
 	free(m->text);
 	free(m);
 }
-
 int ncb_occupants(pid_t pid, const void *addr, size_t len, ncb_mapping_fn fn,
 		  void *arg)
 {

@@ -68,8 +68,178 @@ pid=$!
 ok $? "maps PID reads another process"
 kill "$pid"
 status 2 "maps: not a pid" "$nc" maps abc
+status 2 "maps: a pid is decimal" "$nc" maps 0x10
+status 2 "maps: a pid has no sign" "$nc" maps +1
+status 2 "who: a pid is decimal" "$nc" who --pid 0x10 0x1000
 status 2 "maps: no such process" "$nc" maps 2147483647
+"$nc" maps 2147483647 2>&1 | grep -q 'no such process'
+ok $? "maps says there is no such process"
+status 2 "who: no such process" "$nc" who --pid 2147483647 '[stack]'
+"$nc" who --pid 2147483647 '[stack]' 2>&1 | grep -q 'no such process'
+ok $? "who says there is no such process"
+"$nc" who --pid 2147483647 0x1000 2>&1 | grep -q 'no such process'
+ok $? "who says so for an address too"
 status 2 "maps: two pids" "$nc" maps 1 2
+
+if grep -q '\[vsyscall\]' /proc/$$/maps; then
+	status 1 "who: the vsyscall page is occupied" \
+		"$nc" who 0xffffffffff600000
+	"$nc" who 0xffffffffff600000 | grep -q '\[vsyscall\]'
+	ok $? "who names [vsyscall]"
+	"$nc" maps | grep -q '\[vsyscall\]'
+	ok $? "maps lists [vsyscall]"
+else
+	skip "no [vsyscall] here"
+	skip "no [vsyscall] here"
+	skip "no [vsyscall] here"
+fi
+
+# A process of our own, started by python3, that waits: one of its paths
+# is 5000 bytes long, another not UTF-8.
+holder='
+import mmap, os, signal, sys
+top = os.fsencode(sys.argv[1])
+fd = dfd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+path, name = top, b"d" * 200
+while len(path) < 5000:
+    os.mkdir(name, dir_fd=dfd)
+    dfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=dfd)
+    path += b"/" + name
+keep = []
+for d, f in ((dfd, b"ncb-long-file"),
+             (fd, b"odd \xff\xfe \xc0\xaf \xed\xa0\x80 \xe2\x82 \xc3\xa9 "
+                  b"\"q\" b\\s \t n\nl")):
+    f = os.open(f, os.O_RDWR | os.O_CREAT, 0o600, dir_fd=d)
+    os.ftruncate(f, 4096)
+    keep.append(mmap.mmap(f, 4096))
+print(os.getpid(), flush=True)
+signal.pause()
+'
+# A zombie of our own: its parent, which waits, has not reaped it.
+zombie='
+import os, signal
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+print(pid, flush=True)
+signal.pause()
+'
+# Each line of /proc/PID/maps against the JSON (on stdin): the same fields;
+# the path, with the kernel escaping only newlines, from path_hex where
+# the path is not UTF-8, and then "path" as Python decodes it.
+compare='
+import json, sys
+raw = open("/proc/%s/maps" % sys.argv[1], "rb").read().split(b"\n")[:-1]
+doc = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+json.dumps(doc, ensure_ascii=False).encode("utf-8")
+maps = [e["mapping"] for e in doc["entries"] if e["type"] == "mapping"]
+assert len(raw) == len(maps), (len(raw), len(maps))
+seen = set()
+for line, m in zip(raw, maps):
+    f = line.split(b" ", 5)
+    start, end = f[0].split(b"-")
+    path = f[5].lstrip(b" ") if len(f) > 5 else b""
+    if "path_hex" in m:
+        got = bytes.fromhex(m["path_hex"])
+        try:
+            got.decode("utf-8")
+            assert False, "path_hex for UTF-8"
+        except UnicodeDecodeError:
+            pass
+        seen.add("odd")
+    else:
+        got = m["path"].encode("utf-8")
+    assert m["path"] == got.decode("utf-8", "replace"), m["path"]
+    assert got.replace(b"\n", b"\\012") == path, (got, path)
+    assert (int(start, 16), int(end, 16)) == \
+        (int(m["start"], 16), int(m["end"], 16)), line
+    assert f[1].decode() == m["perms"], line
+    assert int(f[2], 16) == m["offset"], line
+    assert [int(x, 16) for x in f[3].split(b":")] == \
+        [int(x, 16) for x in m["dev"].split(":")], line
+    assert int(f[4]) == m["inode"], line
+    if len(got) > 5000:
+        seen.add("long")
+    if got == b"[vsyscall]":
+        seen.add("gate")
+want = {"odd", "long"}
+if any(line.endswith(b" [vsyscall]") for line in raw):
+    want.add("gate")
+assert seen == want, seen
+'
+if [ $have_py = 1 ]; then
+	d=$(mktemp -d)
+	mkfifo "$d/ready"
+	python3 -c "$holder" "$d" > "$d/ready" &
+	read -r hp < "$d/ready"
+	"$nc" maps --json "$hp" | python3 -c "$compare" "$hp"
+	ok $? "maps --json lists the lines of /proc/PID/maps, odd paths too"
+	"$nc" maps "$hp" | grep -q 'n\\012l$'
+	ok $? "maps shows a newline in a path as the kernel does"
+	status 1 "who finds a long path" "$nc" who --pid "$hp" ncb-long-file
+	"$nc" who --json --pid "$hp" ncb-long-file | python3 -c '
+import json, sys
+m = json.load(sys.stdin)["occupants"][0]
+assert m["path"].endswith("/ncb-long-file") and len(m["path"]) > 5000'
+	ok $? "who --json gives the long path"
+	kill "$hp"
+	wait "$hp" 2>/dev/null
+
+	python3 -c "$zombie" > "$d/ready" &
+	zp=$!
+	read -r z < "$d/ready"
+	status 1 "maps: a zombie has no address space" "$nc" maps "$z"
+	"$nc" maps "$z" 2>&1 | grep -q 'no user address space'
+	ok $? "maps says so"
+	status 2 "who: a zombie has no address space" \
+		"$nc" who --pid "$z" 0x1000
+	"$nc" who --pid "$z" '[stack]' 2>&1 | grep -q 'no user address space'
+	ok $? "who says so"
+	kill "$zp"
+	wait "$zp" 2>/dev/null
+	rm -rf "$d"
+else
+	for i in 1 2 3 4 5 6 7 8 9; do
+		skip "no python3"
+	done
+fi
+if [ "$(cat /proc/2/comm 2>/dev/null)" = kthreadd ]; then
+	status 1 "maps: a kernel thread has no address space" "$nc" maps 2
+	"$nc" maps 2 2>&1 | grep -q 'no user address space'
+	ok $? "maps says so"
+else
+	skip "PID 2 is no kthreadd here"
+	skip "PID 2 is no kthreadd here"
+fi
+
+# Another user's process: permission denied, said as such.
+if [ "$(id -u)" != 0 ]; then
+	skip "not root: cannot become another user"
+	skip "not root: cannot become another user"
+	skip "not root: cannot become another user"
+elif ! command -v setpriv >/dev/null 2>&1 || ! id nobody >/dev/null 2>&1 ||
+     ! setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" \
+	--clear-groups "$nc" --version >/dev/null 2>&1; then
+	skip "cannot run $nc as nobody with setpriv"
+	skip "cannot run $nc as nobody with setpriv"
+	skip "cannot run $nc as nobody with setpriv"
+else
+	as_nobody() {
+		setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" \
+			--clear-groups "$@"
+	}
+	sleep 30 &
+	rp=$!
+	status 2 "who as nobody in a process of root's" \
+		as_nobody "$nc" who --pid "$rp" '[stack]'
+	as_nobody "$nc" who --pid "$rp" 0x1000 2>&1 |
+		grep -q 'permission denied'
+	ok $? "who says permission denied"
+	as_nobody "$nc" maps "$rp" 2>&1 | grep -q 'permission denied'
+	ok $? "maps says permission denied"
+	kill "$rp"
+fi
 
 status 1 "map over the stack is refused" "$nc" map '[stack]' 4096
 "$nc" map '[stack]' 4096 | grep -q 'EEXIST'

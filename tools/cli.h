@@ -20,8 +20,11 @@ int cmd_check(int argc, char **argv);
 int parse_u64(const char *s, uint64_t *v);
 int parse_json_only(int argc, char **argv, void (*usage)(FILE *f),
 		    int *json);
+int parse_pid(const char *s, pid_t *pid);
 int parse_target(const char *s, pid_t pid, uint64_t *addr);
+void maps_error(pid_t pid, int err);
 void json_string(FILE *f, const char *s);
+void print_path(FILE *f, const char *s);
 void print_mapping(FILE *f, const struct ncb_mapping *m);
 void json_mapping(FILE *f, const struct ncb_mapping *m);
 int print_occupants(FILE *f, pid_t pid, uint64_t addr, uint64_t len,

@@ -10,8 +10,10 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: noclobber maps [--json] [PID]\n\n"
-		   "Lists the mappings of process PID (default: this one) "
-		   "with their sizes\nand the free gaps between them.\n");
+		   "Lists the mappings of process PID (decimal; default: "
+		   "this one) with their\nsizes and the free gaps between "
+		   "them.  Exit status: 0 listed, 1 the process\nhas no "
+		   "address space, 2 error.\n");
 }
 
 /* 1536 -> "1.5 KiB" */
@@ -50,9 +52,11 @@ static void text_entry(const struct ncb_mapping *m, struct totals *t)
 	perms[2] = m->prot & PROT_EXEC ? 'x' : '-';
 	perms[3] = m->shared ? 's' : 'p';
 	perms[4] = '\0';
-	printf("  %012" PRIx64 "-%012" PRIx64 " %9s %s %08" PRIx64 " %s\n",
+	printf("  %012" PRIx64 "-%012" PRIx64 " %9s %s %08" PRIx64 " ",
 	       m->start, m->end, human(m->end - m->start, buf), perms,
-	       m->offset, m->path);
+	       m->offset);
+	print_path(stdout, m->path);
+	putchar('\n');
 }
 
 static void json_entry(const struct ncb_mapping *m, struct totals *t)
@@ -72,25 +76,23 @@ int cmd_maps(int argc, char **argv)
 	struct totals t = { 0, 0, 0 };
 	struct ncb_mapping m;
 	struct ncb_maps *maps;
-	uint64_t v = 0;
 	char buf[32];
 	int c, json, ret;
-	pid_t pid;
+	pid_t pid = 0;
 
 	c = parse_json_only(argc, argv, usage, &json);
 	if (c >= 0)
 		return c;
 	if (argc - optind > 1 || (argc - optind == 1 &&
-	    (parse_u64(argv[optind], &v) || v > INT32_MAX))) {
+	    parse_pid(argv[optind], &pid))) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	pid = (pid_t)v;
 	ret = ncb_maps_open(&maps, pid);
 	if (ret) {
-		fprintf(stderr, "noclobber: mappings of process %d: %s\n",
-			pid ? (int)pid : (int)getpid(), strerror(-ret));
-		return EXIT_USAGE;
+		maps_error(pid, ret);
+		/* Read, but there is nothing to list: that is no misuse. */
+		return ret == -ESRCH ? 1 : EXIT_USAGE;
 	}
 	if (json)
 		printf("{\"pid\":%d,\"entries\":[", pid ? (int)pid
@@ -111,8 +113,7 @@ int cmd_maps(int argc, char **argv)
 	else
 		printf("%d mappings, %s mapped\n", t.n, human(t.mapped, buf));
 	if (ret < 0) {
-		fprintf(stderr, "noclobber: reading the mappings: %s\n",
-			strerror(-ret));
+		maps_error(pid, ret);
 		return EXIT_USAGE;
 	}
 	return 0;

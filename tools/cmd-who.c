@@ -11,12 +11,12 @@
 static void who_usage(FILE *f)
 {
 	fprintf(f, "usage: noclobber who [--pid PID] [--json] ADDR [LEN]\n\n"
-		   "Lists the mappings of process PID (default: this one) "
-		   "that overlap\n[ADDR, ADDR+LEN).  ADDR is a number or a "
-		   "text found in a mapping's path,\ne.g. '[stack]'.  LEN "
-		   "defaults to one page and takes K, M, G, T suffixes.\n"
-		   "Exit status: 0 the range is free, 1 it is occupied, "
-		   "2 error.\n");
+		   "Lists the mappings of process PID (decimal; default: "
+		   "this one) that\noverlap [ADDR, ADDR+LEN).  ADDR is a "
+		   "number or a text found in a mapping's\npath, e.g. "
+		   "'[stack]'.  LEN defaults to one page and takes K, M, G, "
+		   "T\nsuffixes.  Exit status: 0 the range is free, 1 it is "
+		   "occupied, 2 error.\n");
 }
 
 static void map_usage(FILE *f)
@@ -64,14 +64,12 @@ struct args {
 static int parse_args(int argc, char **argv, struct args *a, int is_map,
 		      void (*usage)(FILE *f))
 {
-	uint64_t v;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "p:P:jh", common_opts, NULL)) !=
 	       -1) {
-		if (c == 'p' && !is_map && !parse_u64(optarg, &v) &&
-		    v <= INT32_MAX) {
-			a->pid = (pid_t)v;
+		if (c == 'p' && !is_map && !parse_pid(optarg, &a->pid)) {
+			continue;
 		} else if (c == 'P' && is_map &&
 			   !parse_prot(optarg, &a->prot)) {
 			continue;
@@ -89,7 +87,12 @@ static int parse_args(int argc, char **argv, struct args *a, int is_map,
 		usage(stderr);
 		return EXIT_USAGE + 1;
 	}
-	if (parse_target(argv[optind], a->pid, &a->addr)) {
+	c = parse_target(argv[optind], a->pid, &a->addr);
+	if (c < 0) {
+		maps_error(a->pid, c);
+		return EXIT_USAGE + 1;
+	}
+	if (c) {
 		fprintf(stderr, "noclobber: '%s': not an address or a mapping "
 			"of the process\n", argv[optind]);
 		return EXIT_USAGE + 1;
@@ -106,12 +109,20 @@ static int parse_args(int argc, char **argv, struct args *a, int is_map,
 
 int cmd_who(int argc, char **argv)
 {
+	struct ncb_maps *maps;
 	struct args a = { 0 };
 	int n;
 
 	n = parse_args(argc, argv, &a, 0, who_usage);
 	if (n)
 		return n - 1;
+	/* Say why the mappings cannot be read before printing any. */
+	n = ncb_maps_open(&maps, a.pid);
+	if (n) {
+		maps_error(a.pid, n);
+		return EXIT_USAGE;
+	}
+	ncb_maps_close(maps);
 	if (a.json)
 		printf("{\"pid\":%d,\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%"
 		       PRIx64 "\",\"occupants\":", a.pid ? (int)a.pid
@@ -124,8 +135,7 @@ int cmd_who(int argc, char **argv)
 	if (a.json)
 		printf("}\n");
 	if (n < 0) {
-		fprintf(stderr, "noclobber: reading the mappings: %s\n",
-			strerror(-n));
+		maps_error(a.pid, n);
 		return EXIT_USAGE;
 	}
 	if (!a.json && !n)
