@@ -207,6 +207,8 @@ static int check_load(struct ncb_elf *e, const struct src *s, unsigned int i,
 static int check_interp(struct ncb_elf *e, const struct src *s,
 			const ncb_phdr *p, char *why, size_t wl)
 {
+	size_t i;
+
 	if (e->interp)
 		return ncb__why(why, wl, ENOEXEC, "two PT_INTERP headers");
 	if (p->p_filesz < 2)
@@ -230,9 +232,14 @@ static int check_interp(struct ncb_elf *e, const struct src *s,
 	if (!e->interp[0])
 		return ncb__why(why, wl, ENOEXEC, "interpreter path is "
 				"empty");
-	if (strlen(e->interp) != p->p_filesz - 1)
-		return ncb__why(why, wl, ENOEXEC, "interpreter path has a NUL "
-				"inside it");
+	/*
+	 * The kernel reads up to the first NUL: padding after it is fine
+	 * (binutils pads s390x's to its alignment), more text is not.
+	 */
+	for (i = strlen(e->interp); i < p->p_filesz; i++)
+		if (e->interp[i])
+			return ncb__why(why, wl, ENOEXEC, "interpreter path "
+					"has a NUL inside it");
 	return 0;
 }
 

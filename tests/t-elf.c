@@ -627,6 +627,26 @@ TEST(load_every_program)
 		SKIP("no program of this build's kind in /usr/bin");
 }
 
+/* Trailing NULs after the interpreter's path: the kernel reads past them. */
+TEST(interp_padding)
+{
+	struct ncb_elf_info in;
+	struct ncb_elf *e;
+	struct gen g;
+	char why[256];
+
+	gen_base(&g);
+	gen_interp(&g, 3, "/lib/ld64.so.1\0\0", 16);
+	ASSERT_EQ(ncb_elf_parse(&e, g.buf, g.len, why, sizeof(why)), 0);
+	ASSERT_EQ(ncb_elf_info(e, &in), 0);
+	ASSERT_EQ(strcmp(in.interp, "/lib/ld64.so.1"), 0);
+	ncb_elf_close(e);
+	gen_interp(&g, 3, "/lib\0\0ld.so", 12);
+	ASSERT_EQ(ncb_elf_parse(&e, g.buf, g.len, why, sizeof(why)),
+		  -ENOEXEC);
+	ASSERT_TRUE(strstr(why, "NUL inside") != NULL);
+}
+
 /* This very program, loaded a second time: its code where it should be. */
 TEST(load_a_real_program)
 {
@@ -656,4 +676,4 @@ TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(file_cut_short_after_check), T(exec_refusals),
 	  T(exec_with_threads_refused),
 	  T(segments_sharing_a_page), T(load_every_program),
-	  T(load_a_real_program))
+	  T(load_a_real_program), T(interp_padding))
