@@ -713,11 +713,12 @@ static int check_image(struct ncb_elf *e, char *why, size_t wl)
 		return ncb__why(why, wl, EPERM, "ET_EXEC image starts at "
 				"%#llx, below vm.mmap_min_addr (%#llx)",
 				(ull)e->lo, (ull)e->min_addr);
-	/* A shared library has no entry: loadable, not runnable. */
-	if (!e->eh.e_entry && e->eh.e_type == ET_DYN) {
-		note(e, "no entry point: a library, not a program");
+	/*
+	 * A shared library has no entry: loadable, not runnable.  Nothing to
+	 * note: that is what a library is (ncb_elf_info says so).
+	 */
+	if (!e->eh.e_entry && e->eh.e_type == ET_DYN)
 		return 0;
-	}
 	for (i = 0; i < e->nload; i++) {
 		p = &e->ph[e->load[i]];
 		if ((p->p_flags & PF_X) && e->eh.e_entry >= p->p_vaddr &&
