@@ -73,6 +73,12 @@ $(O)/tests/t-%: tests/t-%.c tests/harness.h tests/ncbtest.h tests/elfgen.h \
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS_NCB)
 
+# Writes the generator's ELF images for the shell tests.
+$(O)/tests/mkelf: tests/mkelf.c tests/elfgen.h src/loader.h src/internal.h \
+		include/noclobber.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $<
+
 $(O)/tests/ncb-emu: tests/ncb-emu.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< -lseccomp
@@ -81,7 +87,7 @@ $(O)/bench/b-%: bench/b-%.c bench/bench.h $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS_NCB)
 
-tests: $(TEST_BIN)
+tests: $(TEST_BIN) $(O)/tests/mkelf
 test-helpers: $(TEST_HELPERS)
 # A program for b-exec: exits at its entry, no libc.
 $(O)/bench/exit0: bench/exit0.c

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: any bytes through the ELF checker, and what passes
+ * libFuzzer target: any bytes through the ELF classifier and checker (for
+ * this machine, and for any machine by its own rules), and what passes
  * through the planner's arithmetic: every segment placed, with its bias,
  * inside the span, the span placed in an address-space model.  Nothing may
  * crash, read out of bounds or overflow (ASan, UBSan).
@@ -49,19 +50,36 @@ static void plan(const struct ncb_elf *e)
 	ncb_as_free(as);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Native only, then any machine by its own rules: each the same way. */
+static void parse(const uint8_t *data, size_t size, int flags, int kind)
 {
+	struct ncb_elf_arch a = { .size = sizeof(a) };
 	struct ncb_elf *e;
 	char why[256];
 
-	if (ncb_elf_parse(&e, data, size, why, sizeof(why))) {
+	if (ncb_elf_parse_flags(&e, data, size, flags, why, sizeof(why))) {
 		/* A rejection always says why. */
 		if (!why[0])
 			abort();
-		return 0;
+		return;
 	}
+	/* Only what the classifier calls a program passes the checks. */
+	if (kind != NCB_ELF_PROGRAM || ncb_elf_arch(e, &a) ||
+	    (!flags && !a.native) || a.page_size < 4096 ||
+	    a.page_fit < a.page_size)
+		abort();
 	plan(e);
 	(void)ncb_elf_notes(e);
 	ncb_elf_close(e);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	int kind = ncb_elf_kind_image(data, size);
+
+	if (kind < NCB_ELF_NOT_ELF || kind > NCB_ELF_OTHER)
+		abort();
+	parse(data, size, 0, kind);
+	parse(data, size, NCB_ELF_ANY_ARCH, kind);
 	return 0;
 }

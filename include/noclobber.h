@@ -205,6 +205,42 @@ struct ncb_elf_info {
 	int exec_stack;			/* PT_GNU_STACK asks for PF_X */
 };
 
+/*
+ * The machine an image is for and the rules it was checked by: this
+ * machine's for a native image, its own machine's otherwise (see
+ * ncb_elf_open_flags); size is set by the caller (sizeof).
+ */
+struct ncb_elf_arch {
+	size_t size;
+	int elf_class;			/* ELFCLASS32 or ELFCLASS64 */
+	int data;			/* ELFDATA2LSB or ELFDATA2MSB */
+	int machine;			/* e_machine */
+	int native;			/* 1: ncb_elf_load can load it here */
+	const char *name;		/* "x86-64", "aarch64", ...; NULL: a
+					   machine unknown to the checks */
+	uint64_t page_size;		/* the page size it was checked with */
+	uint64_t min_page;		/* the page sizes of the kernels */
+	uint64_t max_page;		/* that run that machine */
+	uint64_t page_fit;		/* the largest of them it loads with */
+};
+
+/* What a file is, before any check (ncb_elf_kind). */
+enum ncb_elf_kind {
+	NCB_ELF_NOT_ELF = 0,		/* no ELF magic */
+	NCB_ELF_PROGRAM = 1,		/* ET_EXEC or ET_DYN: a program or a
+					   library, or too damaged to tell */
+	NCB_ELF_OBJECT = 2,		/* ET_REL: a relocatable object */
+	NCB_ELF_CORE = 3,		/* ET_CORE: a core dump */
+	NCB_ELF_DEBUG = 4,		/* a separate debug file: a program's
+					   headers without its bytes */
+	NCB_ELF_OTHER = 5,		/* ET_NONE, or a type of an OS or a
+					   processor */
+};
+
+/* Flags of ncb_elf_open_flags and ncb_elf_parse_flags. */
+#define NCB_ELF_ANY_ARCH 0x1		/* any class, byte order and machine,
+					   each checked by its own rules */
+
 struct ncb_elf_seg {
 	uint64_t vaddr;
 	uint64_t memsz;
@@ -229,9 +265,18 @@ NCB_API int ncb_elf_open(struct ncb_elf **elf, const char *path, char *why,
 			 size_t why_len);
 NCB_API int ncb_elf_parse(struct ncb_elf **elf, const void *image,
 			  size_t len, char *why, size_t why_len);
+NCB_API int ncb_elf_open_flags(struct ncb_elf **elf, const char *path,
+			       int flags, char *why, size_t why_len);
+NCB_API int ncb_elf_parse_flags(struct ncb_elf **elf, const void *image,
+				size_t len, int flags, char *why,
+				size_t why_len);
+NCB_API int ncb_elf_kind(const char *path);
+NCB_API int ncb_elf_kind_image(const void *image, size_t len);
 NCB_API void ncb_elf_close(struct ncb_elf *elf);
 NCB_API int ncb_elf_info(const struct ncb_elf *elf,
 			 struct ncb_elf_info *info);
+NCB_API int ncb_elf_arch(const struct ncb_elf *elf,
+			 struct ncb_elf_arch *arch);
 NCB_API int ncb_elf_segment(const struct ncb_elf *elf, unsigned int i,
 			    struct ncb_elf_seg *seg);
 NCB_API const char *ncb_elf_notes(const struct ncb_elf *elf);

@@ -49,7 +49,7 @@ struct seg_ctx {
  * (ld.so's first allocations live there and expect zeroes), and a file
  * cut short since it was checked gives an error, not a SIGBUS.
  */
-static int map_with_tail(const struct ncb_elf *e, const ncb_phdr *p,
+static int map_with_tail(const struct ncb_elf *e, const struct ncb__phdr *p,
 			 uint64_t start, uint64_t fend, int prot, uint64_t pg)
 {
 	uint64_t full = fend & ~(pg - 1), off = p->p_offset & ~(pg - 1);
@@ -76,7 +76,7 @@ static int map_with_tail(const struct ncb_elf *e, const ncb_phdr *p,
 	return mprotect(tail, pg, prot) ? -errno : 0;
 }
 
-static int map_segment(const struct ncb_elf *e, const ncb_phdr *p,
+static int map_segment(const struct ncb_elf *e, const struct ncb__phdr *p,
 		       struct seg_ctx *c)
 {
 	uint64_t pg = c->pg, addr = p->p_vaddr + c->bias;
@@ -122,7 +122,7 @@ static int map_segment(const struct ncb_elf *e, const ncb_phdr *p,
 static int rezero(const struct ncb_elf *e, unsigned int i,
 		  const struct seg_ctx *c)
 {
-	const ncb_phdr *p = &e->ph[e->load[i]], *n;
+	const struct ncb__phdr *p = &e->ph[e->load[i]], *n;
 	uint64_t pg = c->pg, fend, mend, fpage;
 	int prot;
 
@@ -212,6 +212,8 @@ int ncb_elf_load(struct ncb_elf *e, uint64_t base, struct ncb_elf_image *img,
 		why[0] = '\0';
 	if (!e || !img)
 		return ncb__why(why, wl, EINVAL, "no image given");
+	if (!e->native)
+		return ncb__elf_foreign(e, why, wl);
 	if (e->fd < 0)
 		return ncb__why(why, wl, EBADF, "an image parsed from memory "
 				"has no file to map");

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The ELF loader's shared parts: the native ELF types and a parsed image. */
+/*
+ * The ELF loader's shared parts: the native ELF types, the headers of any
+ * class and byte order in one form, and a parsed image.
+ */
 #ifndef NCB_LOADER_H
 #define NCB_LOADER_H
 
@@ -47,11 +50,47 @@ typedef Elf32_Phdr ncb_phdr;
 #define NCB_ELF_SPAN_MAX (UINTPTR_MAX > 0xffffffffu ? (1ULL << 40) \
 						      : (1ULL << 30))
 
+/*
+ * An ELF header of either class and either byte order, widened and in this
+ * machine's byte order: what the checks and the loader read.  The names
+ * are the ELF ones, so code written for the native types reads the same.
+ */
+struct ncb__ehdr {
+	unsigned char e_ident[EI_NIDENT];
+	uint16_t e_type;
+	uint16_t e_machine;
+	uint32_t e_version;
+	uint64_t e_entry;
+	uint64_t e_phoff;
+	uint64_t e_shoff;
+	uint32_t e_flags;
+	uint16_t e_ehsize;
+	uint16_t e_phentsize;
+	uint16_t e_phnum;
+	uint16_t e_shentsize;
+	uint16_t e_shnum;
+	uint16_t e_shstrndx;
+};
+
+/* A program header likewise. */
+struct ncb__phdr {
+	uint32_t p_type;
+	uint32_t p_flags;
+	uint64_t p_offset;
+	uint64_t p_vaddr;
+	uint64_t p_paddr;
+	uint64_t p_filesz;
+	uint64_t p_memsz;
+	uint64_t p_align;
+};
+
+struct ncb__arch;
+
 struct ncb_elf {
 	int fd;			/* -1: parsed from memory */
 	uint64_t size;		/* of the file */
-	ncb_ehdr eh;
-	ncb_phdr *ph;		/* all program headers */
+	struct ncb__ehdr eh;
+	struct ncb__phdr *ph;	/* all program headers */
 	unsigned int *load;	/* indexes of the PT_LOAD ones */
 	unsigned int nload;
 	uint64_t lo;		/* page-aligned span at link addresses */
@@ -62,6 +101,18 @@ struct ncb_elf {
 	char *interp;		/* NULL: none */
 	char *notes;		/* lint findings, one per line */
 	size_t notes_len;
+	/*
+	 * The rules it was checked by: this machine's for a native image,
+	 * its own machine's (the kernels that would run it) for another.
+	 */
+	int native;		/* class, byte order and machine are ours */
+	const struct ncb__arch *arch;	/* NULL: a machine not known here */
+	uint64_t page;		/* the page size the checks use */
+	uint64_t addr_max;	/* the class's last address */
+	uint64_t span_max;	/* the largest span accepted */
+	uint64_t top;		/* end of the user address space */
+	uint64_t min_addr;	/* lowest ET_EXEC address; 0: not checked */
+	uint64_t page_fit;	/* the largest page size it loads with */
 };
 
 /* A segment's p_flags as mmap protection. */
@@ -71,6 +122,10 @@ static inline int ncb__elf_prot(uint32_t flags)
 	       (flags & PF_W ? PROT_WRITE : 0) |
 	       (flags & PF_X ? PROT_EXEC : 0);
 }
+
+/* Refuse an image of another class, byte order or machine. */
+NCB_HIDDEN int ncb__elf_foreign(const struct ncb_elf *e, char *why,
+				size_t len);
 
 /* Record why a call failed: "why" buffers are optional. */
 NCB_HIDDEN int ncb__why(char *why, size_t len, int err, const char *fmt, ...)

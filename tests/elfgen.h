@@ -2,11 +2,13 @@
 /*
  * A generator of small ELF images for this build's class and machine: one
  * valid layout, and mutations of it that each break one rule the loader
- * checks.  Used by t-elf and by the fuzzer's seed corpus.
+ * checks; section headers; and the same images rewritten for any class,
+ * byte order and machine.  Used by t-elf, mkelf and the fuzzer's seeds.
  */
 #ifndef NCB_ELFGEN_H
 #define NCB_ELFGEN_H
 
+#include <stddef.h>
 #include <string.h>
 #include "loader.h"
 
@@ -14,6 +16,16 @@
 #define GEN_P 0x10000ULL
 #define GEN_VA 0x20000000ULL
 #define GEN_LEN (2 * GEN_P)
+/* Header slots, and where section headers go: after the PT_INTERP text. */
+#define GEN_PHDRS 5
+#define GEN_SHOFF 0xa00
+#define GEN_SHDRS 6
+
+#if NCB_ELFCLASS == ELFCLASS64
+typedef Elf64_Shdr gen_shdr;
+#else
+typedef Elf32_Shdr gen_shdr;
+#endif
 
 struct gen {
 	unsigned char buf[GEN_LEN];
@@ -209,6 +221,162 @@ static inline void gen_case(struct gen *g, unsigned int k)
 	case 37: t->p_filesz = t->p_memsz = 0; d->p_type = PT_NULL;
 		 h->e_type = ET_DYN; h->e_entry = 0; break;
 	}
+}
+
+/* A section: what the debug-file checks read of it. */
+struct gen_sec {
+	uint32_t type;
+	uint32_t flags;
+	uint64_t addr;
+	uint64_t offset;
+	uint64_t size;
+};
+
+/* Section headers (after the null one) at GEN_SHOFF. */
+static inline void gen_sections(struct gen *g, const struct gen_sec *sec,
+				unsigned int n)
+{
+	gen_shdr *sh = (gen_shdr *)(void *)(g->buf + GEN_SHOFF);
+	unsigned int i;
+
+	memset(sh, 0, GEN_SHDRS * sizeof(*sh));
+	for (i = 0; i < n && i + 1 < GEN_SHDRS; i++) {
+		sh[i + 1].sh_type = sec[i].type;
+		sh[i + 1].sh_flags = sec[i].flags;
+		sh[i + 1].sh_addr = sec[i].addr;
+		sh[i + 1].sh_offset = sec[i].offset;
+		sh[i + 1].sh_size = sec[i].size;
+	}
+	gen_eh(g)->e_shoff = GEN_SHOFF;
+	gen_eh(g)->e_shentsize = sizeof(*sh);
+	gen_eh(g)->e_shnum = i + 1;
+}
+
+/* A program's sections: code and data with bytes, bss without. */
+static inline void gen_program_sections(struct gen *g)
+{
+	const struct gen_sec sec[] = {
+		{ SHT_NOTE, SHF_ALLOC, GEN_VA + 0x200, 0x200, 0x20 },
+		{ SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, GEN_VA + 0x1000,
+		  0x1000, 0x1000 },
+		{ SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, GEN_VA + GEN_P, GEN_P,
+		  0x100 },
+		{ SHT_NOBITS, SHF_ALLOC | SHF_WRITE, GEN_VA + GEN_P + 0x100,
+		  GEN_P + 0x100, 0x2f00 },
+		{ SHT_PROGBITS, 0, 0, 0x1100, 0x80 },
+	};
+
+	gen_sections(g, sec, sizeof(sec) / sizeof(sec[0]));
+}
+
+/*
+ * A separate debug file, as objcopy --only-keep-debug leaves one: the
+ * program's headers, its loadable sections SHT_NOBITS (the notes kept),
+ * its text segment without file bytes, a debug section with bytes.
+ */
+static inline void gen_debug(struct gen *g)
+{
+	const struct gen_sec sec[] = {
+		{ SHT_NOTE, SHF_ALLOC, GEN_VA + 0x200, 0x200, 0x20 },
+		{ SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, GEN_VA + 0x1000,
+		  0x1000, 0x1000 },
+		{ SHT_NOBITS, SHF_ALLOC | SHF_WRITE, GEN_VA + GEN_P, 0x1000,
+		  0x3000 },
+		{ SHT_PROGBITS, 0, 0, 0x1000, 0x800 },
+	};
+
+	gen_base(g);
+	gen_ph(g, 0)->p_filesz = 0;
+	gen_ph(g, 1)->p_filesz = 0;
+	gen_sections(g, sec, sizeof(sec) / sizeof(sec[0]));
+}
+
+/* n bytes of v in byte order d. */
+static inline void gen_put(unsigned char *p, size_t n, uint64_t v, int d)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[d == ELFDATA2LSB ? i : n - 1 - i] =
+			(unsigned char)(v >> (8 * i));
+}
+
+/* Field f of an Elf32_<type> or Elf64_<type> (class c) at b. */
+#define GEN_PUT(b, c, d, type, f, v)					\
+	((c) == ELFCLASS64 ?						\
+	 gen_put((b) + offsetof(Elf64_##type, f),			\
+		 sizeof(((Elf64_##type *)0)->f), (v), (d)) :		\
+	 gen_put((b) + offsetof(Elf32_##type, f),			\
+		 sizeof(((Elf32_##type *)0)->f), (v), (d)))
+
+static inline void gen_put_phdr(unsigned char *b, int c, int d,
+				const ncb_phdr *p)
+{
+	GEN_PUT(b, c, d, Phdr, p_type, p->p_type);
+	GEN_PUT(b, c, d, Phdr, p_flags, p->p_flags);
+	GEN_PUT(b, c, d, Phdr, p_offset, p->p_offset);
+	GEN_PUT(b, c, d, Phdr, p_vaddr, p->p_vaddr);
+	GEN_PUT(b, c, d, Phdr, p_paddr, p->p_paddr);
+	GEN_PUT(b, c, d, Phdr, p_filesz, p->p_filesz);
+	GEN_PUT(b, c, d, Phdr, p_memsz, p->p_memsz);
+	GEN_PUT(b, c, d, Phdr, p_align, p->p_align);
+}
+
+static inline void gen_put_shdr(unsigned char *b, int c, int d,
+				const gen_shdr *s)
+{
+	GEN_PUT(b, c, d, Shdr, sh_name, s->sh_name);
+	GEN_PUT(b, c, d, Shdr, sh_type, s->sh_type);
+	GEN_PUT(b, c, d, Shdr, sh_flags, s->sh_flags);
+	GEN_PUT(b, c, d, Shdr, sh_addr, s->sh_addr);
+	GEN_PUT(b, c, d, Shdr, sh_offset, s->sh_offset);
+	GEN_PUT(b, c, d, Shdr, sh_size, s->sh_size);
+	GEN_PUT(b, c, d, Shdr, sh_addralign, s->sh_addralign);
+}
+
+/*
+ * The image rewritten for class c, byte order d and machine m: the same
+ * values (cut to 32 bits for ELFCLASS32), the program headers right after
+ * the ELF header as before, a mutated entry size or table offset kept as
+ * a mutation.  The bytes past the headers stay where they are.
+ */
+static inline void gen_recode(struct gen *g, int c, int d, unsigned int m)
+{
+	ncb_ehdr h = *gen_eh(g);
+	ncb_phdr ph[GEN_PHDRS];
+	gen_shdr sh[GEN_SHDRS];
+	size_t ehs = c == ELFCLASS64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	size_t phs = c == ELFCLASS64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	size_t shs = c == ELFCLASS64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+	uint64_t phoff = h.e_phoff == sizeof(ncb_ehdr) ? ehs : h.e_phoff;
+	unsigned int i, nsh = h.e_shoff == GEN_SHOFF ? h.e_shnum : 0;
+	unsigned char *b = g->buf;
+
+	memcpy(ph, gen_ph(g, 0), sizeof(ph));
+	memcpy(sh, b + GEN_SHOFF, sizeof(sh));
+	/* Both layouts of the headers lie below the PT_INTERP text. */
+	memset(b + EI_NIDENT, 0, 0x200 - EI_NIDENT);
+	b[EI_CLASS] = (unsigned char)c;
+	b[EI_DATA] = (unsigned char)d;
+	GEN_PUT(b, c, d, Ehdr, e_type, h.e_type);
+	GEN_PUT(b, c, d, Ehdr, e_machine, m);
+	GEN_PUT(b, c, d, Ehdr, e_version, h.e_version);
+	GEN_PUT(b, c, d, Ehdr, e_entry, h.e_entry);
+	GEN_PUT(b, c, d, Ehdr, e_phoff, phoff);
+	GEN_PUT(b, c, d, Ehdr, e_shoff, h.e_shoff);
+	GEN_PUT(b, c, d, Ehdr, e_ehsize, ehs);
+	GEN_PUT(b, c, d, Ehdr, e_phentsize,
+		phs + (h.e_phentsize - sizeof(ncb_phdr)));
+	GEN_PUT(b, c, d, Ehdr, e_phnum, h.e_phnum);
+	GEN_PUT(b, c, d, Ehdr, e_shentsize, nsh ? shs : h.e_shentsize);
+	GEN_PUT(b, c, d, Ehdr, e_shnum, h.e_shnum);
+	for (i = 0; phoff == ehs && i < GEN_PHDRS && i < h.e_phnum; i++)
+		gen_put_phdr(b + ehs + i * phs, c, d, &ph[i]);
+	if (!nsh)
+		return;
+	memset(b + GEN_SHOFF, 0, sizeof(sh));
+	for (i = 0; i < nsh && i < GEN_SHDRS; i++)
+		gen_put_shdr(b + GEN_SHOFF + i * shs, c, d, &sh[i]);
 }
 
 #endif /* NCB_ELFGEN_H */

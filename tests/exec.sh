@@ -2,8 +2,8 @@
 # noclobber exec runs real programs as execve does: the same stdout, stderr
 # and exit status as run directly; programs built here as static,
 # static-pie, PIE and non-PIE, for x86_64, i386 and aarch64 (under
-# qemu-aarch64); collisions refused with the occupant named; --plan;
-# noclobber check over this machine's /usr/bin and /usr/lib.
+# qemu-aarch64); collisions refused with the occupant named; --plan.
+# noclobber check has its own tests (check.sh).
 b=${1:?build directory}
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tests/tap.sh"
@@ -202,22 +202,4 @@ assert d["program"]["segments"] and d["interpreter"]["entry"] == d["entry"]'
 	ok $? "--plan --json is JSON, entry through the interpreter"
 fi
 
-# check: bad files rejected, every file of /usr/bin and /usr/lib read.
-printf '\177ELF\002\001\001' >"$tmp/short"
-status 1 "check rejects a cut-short ELF file" "$nc" check "$tmp/short"
-"$nc" check "$tmp/short" 2>/dev/null | grep -q "rejected: .*too short"
-ok $? "check says why"
-status 0 "check passes ls" "$nc" check --quiet /bin/ls
-if have python3; then
-	"$nc" check --json /bin/ls "$tmp/short" | python3 -c \
-		'import json,sys; d = json.load(sys.stdin);
-assert d[0]["ok"] and not d[1]["ok"] and d[1]["errno"] == 8'
-	ok $? "check --json"
-fi
-"$nc" check --elf-only --quiet /usr/bin /usr/lib >"$tmp/o" 2>"$tmp/e"
-s=$?
-[ $s -le 1 ]
-ok $? "check gets through /usr/bin and /usr/lib (status $s)"
-echo "# $(tail -1 "$tmp/e")"
-grep -c rejected "$tmp/o" | sed 's/^/# rejected: /'
 done_testing

@@ -627,6 +627,548 @@ TEST(load_every_program)
 		SKIP("no program of this build's kind in /usr/bin");
 }
 
+/* A machine of some class and byte order, and its smallest page. */
+struct target {
+	int cls;
+	int data;
+	unsigned int machine;
+	const char *name;
+	uint64_t page;
+};
+
+static const struct target targets[] = {
+	{ ELFCLASS32, ELFDATA2LSB, EM_386, "i386", 4096 },
+	{ ELFCLASS64, ELFDATA2LSB, EM_X86_64, "x86-64", 4096 },
+	{ ELFCLASS32, ELFDATA2LSB, EM_X86_64, "x86-64", 4096 },
+	{ ELFCLASS32, ELFDATA2LSB, EM_ARM, "arm", 4096 },
+	{ ELFCLASS32, ELFDATA2MSB, EM_ARM, "arm", 4096 },
+	{ ELFCLASS64, ELFDATA2LSB, EM_AARCH64, "aarch64", 4096 },
+	{ ELFCLASS64, ELFDATA2MSB, EM_AARCH64, "aarch64", 4096 },
+	{ ELFCLASS64, ELFDATA2LSB, EM_RISCV, "riscv", 4096 },
+	{ ELFCLASS32, ELFDATA2LSB, EM_RISCV, "riscv", 4096 },
+	{ ELFCLASS32, ELFDATA2MSB, EM_PPC, "powerpc", 4096 },
+	{ ELFCLASS64, ELFDATA2MSB, EM_PPC64, "powerpc64", 4096 },
+	{ ELFCLASS64, ELFDATA2LSB, EM_PPC64, "powerpc64", 4096 },
+	{ ELFCLASS64, ELFDATA2MSB, EM_S390, "s390", 4096 },
+	{ ELFCLASS32, ELFDATA2MSB, EM_S390, "s390", 4096 },
+	{ ELFCLASS32, ELFDATA2MSB, EM_MIPS, "mips", 4096 },
+	{ ELFCLASS64, ELFDATA2LSB, EM_MIPS, "mips", 4096 },
+	{ ELFCLASS64, ELFDATA2LSB, EM_LOONGARCH, "loongarch", 4096 },
+	{ ELFCLASS64, ELFDATA2MSB, EM_SPARCV9, "sparc64", 8192 },
+	{ ELFCLASS64, ELFDATA2LSB, EM_ALPHA, "alpha", 8192 },
+	{ ELFCLASS32, ELFDATA2MSB, EM_68K, "m68k", 4096 },
+};
+
+#define NTARGETS (sizeof(targets) / sizeof(targets[0]))
+
+static int is_native(const struct target *t)
+{
+	return t->cls == NCB_ELFCLASS && t->data == NCB_ELFDATA &&
+	       t->machine == NCB_EM;
+}
+
+static void expect_arch(const struct ncb_elf *e, const struct target *t)
+{
+	struct ncb_elf_arch a = { .size = sizeof(a) };
+
+	ASSERT_EQ(ncb_elf_arch(e, &a), 0);
+	ASSERT_EQ(a.size, sizeof(a));
+	ASSERT_EQ(a.elf_class, t->cls);
+	ASSERT_EQ(a.data, t->data);
+	ASSERT_EQ(a.machine, t->machine);
+	ASSERT_EQ(a.native, is_native(t));
+	if (!a.name || strcmp(a.name, t->name))
+		FAIL("machine %u is named %s, not %s", t->machine,
+		     a.name ? a.name : "(null)", t->name);
+	ASSERT_EQ(a.page_size, is_native(t) ? ncb__probe()->page_size
+					    : t->page);
+	ASSERT_TRUE(a.min_page <= a.page_size && a.page_size <= a.max_page);
+	ASSERT_EQ(a.page_fit, a.max_page);
+}
+
+/* The valid image of every machine: read in its class and byte order. */
+static void expect_described(const struct ncb_elf *e, const struct target *t)
+{
+	uint64_t pg = is_native(t) ? ncb__probe()->page_size : t->page;
+	uint64_t ehs = t->cls == ELFCLASS64 ? sizeof(Elf64_Ehdr)
+					    : sizeof(Elf32_Ehdr);
+	struct ncb_elf_info in;
+	struct ncb_elf_seg sg;
+
+	ASSERT_EQ(ncb_elf_info(e, &in), 0);
+	ASSERT_EQ(in.type, ET_EXEC);
+	ASSERT_EQ(in.machine, t->machine);
+	ASSERT_EQ(in.entry, GEN_VA + 0x1000);
+	ASSERT_EQ(in.lo, GEN_VA);
+	ASSERT_EQ(in.hi, (GEN_VA + GEN_P + 0x3000 + pg - 1) & ~(pg - 1));
+	ASSERT_EQ(in.nsegs, 2);
+	ASSERT_EQ(in.phnum, 5);
+	ASSERT_EQ(in.phdr, GEN_VA + ehs);
+	ASSERT_EQ(ncb_elf_segment(e, 1, &sg), 0);
+	ASSERT_EQ(sg.vaddr, GEN_VA + GEN_P);
+	ASSERT_EQ(sg.offset, GEN_P);
+	ASSERT_EQ(sg.filesz, 0x100);
+	ASSERT_EQ(sg.memsz, 0x3000);
+	ASSERT_EQ(sg.align, GEN_P);
+	ASSERT_EQ(sg.prot, PROT_READ | PROT_WRITE);
+	if (*ncb_elf_notes(e))
+		FAIL("%s: notes: %s", t->name, ncb_elf_notes(e));
+}
+
+/* What refuses another machine's image where only native ones go. */
+static const char *strict_refusal(const struct target *t)
+{
+	if (t->cls != NCB_ELFCLASS)
+		return "class";
+	return t->data != NCB_ELFDATA ? "byte order" : "machine";
+}
+
+/*
+ * Every machine's image, of either class and byte order: checked by its
+ * own rules with NCB_ELF_ANY_ARCH, refused without it, never loaded.
+ */
+TEST(other_machines_checked)
+{
+	struct ncb_elf_image img;
+	const struct target *t;
+	struct ncb_elf *e;
+	const char *path;
+	struct gen g;
+	char why[256];
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < NTARGETS; i++) {
+		t = &targets[i];
+		gen_base(&g);
+		gen_recode(&g, t->cls, t->data, t->machine);
+		err = ncb_elf_parse_flags(&e, g.buf, g.len, NCB_ELF_ANY_ARCH,
+					  why, sizeof(why));
+		if (err)
+			FAIL("%s %d-bit %s: %s", t->name,
+			     t->cls == ELFCLASS64 ? 64 : 32,
+			     t->data == ELFDATA2LSB ? "LE" : "BE", why);
+		expect_arch(e, t);
+		expect_described(e, t);
+		ncb_elf_close(e);
+		err = ncb_elf_parse(&e, g.buf, g.len, why, sizeof(why));
+		if (is_native(t)) {
+			ASSERT_EQ(err, 0);
+			ncb_elf_close(e);
+		} else if (err != -ENOEXEC || !strstr(why, strict_refusal(t))) {
+			FAIL("%s: %s (\"%s\")", t->name, errname(-err), why);
+		}
+		if (is_native(t))
+			continue;
+		/* From a file: described, refused by the loader. */
+		path = write_image(&g, "other");
+		warm_up("/proc/self/exe");
+		snapshot(0);
+		ASSERT_EQ(ncb_elf_open_flags(&e, path, NCB_ELF_ANY_ARCH, why,
+					     sizeof(why)), 0);
+		expect_arch(e, t);
+		ASSERT_EQ(ncb_elf_load(e, 0, &img, why, sizeof(why)),
+			  -ENOEXEC);
+		if (!strstr(why, t->name) || !strstr(why, "this build loads"))
+			FAIL("%s: %s", t->name, why);
+		ncb_elf_close(e);
+		expect_same_maps(GEN_VA, GEN_VA + GEN_LEN);
+	}
+	printf("# %zu machines, classes and byte orders\n", NTARGETS);
+	remove_images();
+}
+
+static const struct target *target_of(unsigned int machine, int cls,
+				      int data)
+{
+	unsigned int i;
+
+	for (i = 0; i < NTARGETS; i++)
+		if (targets[i].machine == machine && targets[i].cls == cls &&
+		    targets[i].data == data)
+			return &targets[i];
+	FAIL("no target for machine %u", machine);
+}
+
+/* The data segment moved by delta, with the alignment of a small page. */
+static int parse_moved(struct gen *g, const struct target *t, uint64_t delta,
+		       struct ncb_elf **e, char *why, size_t wl)
+{
+	gen_base(g);
+	gen_ph(g, 1)->p_vaddr += delta;
+	gen_ph(g, 1)->p_align = 0x1000;
+	gen_recode(g, t->cls, t->data, t->machine);
+	return ncb_elf_parse_flags(e, g->buf, g->len, NCB_ELF_ANY_ARCH, why,
+				   wl);
+}
+
+/* Each machine's page sizes: refused below its smallest, noted below its
+ * largest. */
+TEST(page_sizes_per_machine)
+{
+	struct ncb_elf_arch a = { .size = sizeof(a) };
+	const struct target *t;
+	struct ncb_elf *e;
+	struct gen g;
+	char why[256];
+
+	/* aarch64 and powerpc64 kernels may use 64 KiB pages. */
+	t = target_of(EM_AARCH64, ELFCLASS64, ELFDATA2MSB);
+	if (!is_native(t)) {
+		ASSERT_EQ(parse_moved(&g, t, 0x1000, &e, why, sizeof(why)), 0);
+		ASSERT_EQ(ncb_elf_arch(e, &a), 0);
+		ASSERT_EQ(a.page_fit, 4096);
+		ASSERT_EQ(a.max_page, 65536);
+		if (!strstr(ncb_elf_notes(e), "laid out for pages of at most "
+				"4 KiB: aarch64 kernels with larger pages "
+				"(up to 64 KiB)"))
+			FAIL("%s", ncb_elf_notes(e));
+		ncb_elf_close(e);
+	}
+	t = target_of(EM_PPC64, ELFCLASS64, ELFDATA2MSB);
+	ASSERT_EQ(parse_moved(&g, t, 0x4000, &e, why, sizeof(why)), 0);
+	ASSERT_EQ(ncb_elf_arch(e, &a), 0);
+	ASSERT_EQ(a.page_fit, 16384);
+	ASSERT_TRUE(strstr(ncb_elf_notes(e), "at most 16 KiB") != NULL);
+	ncb_elf_close(e);
+	/* x86-64 kernels have 4 KiB pages only: nothing to say. */
+	t = target_of(EM_X86_64, ELFCLASS64, ELFDATA2LSB);
+	if (!is_native(t)) {
+		ASSERT_EQ(parse_moved(&g, t, 0x1000, &e, why, sizeof(why)), 0);
+		ASSERT_EQ(strcmp(ncb_elf_notes(e), ""), 0);
+		ASSERT_EQ(ncb_elf_arch(e, &a), 0);
+		ASSERT_EQ(a.page_fit, 4096);
+		ncb_elf_close(e);
+	}
+	/* alpha and sparc64 pages are 8 KiB: 4 KiB layouts do not load. */
+	t = target_of(EM_ALPHA, ELFCLASS64, ELFDATA2LSB);
+	ASSERT_EQ(parse_moved(&g, t, 0x1000, &e, why, sizeof(why)), -ENOEXEC);
+	ASSERT_TRUE(strstr(why, "differ modulo the page size (8192)") != NULL);
+	t = target_of(EM_SPARCV9, ELFCLASS64, ELFDATA2MSB);
+	ASSERT_EQ(parse_moved(&g, t, 0x1000, &e, why, sizeof(why)), -ENOEXEC);
+	ASSERT_EQ(parse_moved(&g, t, 0x2000, &e, why, sizeof(why)), 0);
+	ncb_elf_close(e);
+	/* Below every machine's page: refused. */
+	t = target_of(EM_S390, ELFCLASS64, ELFDATA2MSB);
+	ASSERT_EQ(parse_moved(&g, t, 0x10, &e, why, sizeof(why)), -ENOEXEC);
+	ASSERT_TRUE(strstr(why, "(4096)") != NULL);
+}
+
+/* The class and byte order bytes of the identification, as given. */
+static void put_ident(struct gen *g, int cls, int data)
+{
+	g->buf[EI_CLASS] = (unsigned char)cls;
+	g->buf[EI_DATA] = (unsigned char)data;
+}
+
+/* Classes, byte orders and machines that no kernel takes together. */
+TEST(impossible_and_unknown_machines)
+{
+	struct ncb_elf_arch a = { .size = sizeof(a) };
+	struct ncb_elf *e;
+	struct gen g;
+	char why[256];
+
+	gen_base(&g);
+	gen_recode(&g, ELFCLASS64, ELFDATA2MSB, EM_X86_64);
+	ASSERT_EQ(ncb_elf_parse_flags(&e, g.buf, g.len, NCB_ELF_ANY_ARCH, why,
+				      sizeof(why)), -ENOEXEC);
+	ASSERT_TRUE(strstr(why, "no kernel runs x86-64") != NULL);
+	gen_base(&g);
+	gen_recode(&g, ELFCLASS64, ELFDATA2LSB, EM_386);
+	ASSERT_EQ(ncb_elf_parse_flags(&e, g.buf, g.len, NCB_ELF_ANY_ARCH, why,
+				      sizeof(why)), -ENOEXEC);
+	gen_base(&g);
+	gen_recode(&g, ELFCLASS64, ELFDATA2LSB, EM_S390);
+	ASSERT_EQ(ncb_elf_parse_flags(&e, g.buf, g.len, NCB_ELF_ANY_ARCH, why,
+				      sizeof(why)), -ENOEXEC);
+	/* A class or byte order that does not exist. */
+	gen_base(&g);
+	put_ident(&g, 3, NCB_ELFDATA);
+	ASSERT_EQ(ncb_elf_parse_flags(&e, g.buf, g.len, NCB_ELF_ANY_ARCH, why,
+				      sizeof(why)), -ENOEXEC);
+	ASSERT_TRUE(strstr(why, "class 3 unknown") != NULL);
+	put_ident(&g, NCB_ELFCLASS, 0);
+	ASSERT_EQ(ncb_elf_parse_flags(&e, g.buf, g.len, NCB_ELF_ANY_ARCH, why,
+				      sizeof(why)), -ENOEXEC);
+	ASSERT_TRUE(strstr(why, "byte order 0 unknown") != NULL);
+	/* A machine unknown here: generic rules, said in a note. */
+	gen_base(&g);
+	gen_recode(&g, ELFCLASS32, ELFDATA2MSB, 0x7777);
+	ASSERT_EQ(ncb_elf_parse_flags(&e, g.buf, g.len, NCB_ELF_ANY_ARCH, why,
+				      sizeof(why)), 0);
+	ASSERT_EQ(ncb_elf_arch(e, &a), 0);
+	ASSERT_TRUE(a.name == NULL);
+	ASSERT_EQ(a.native, 0);
+	ASSERT_EQ(a.page_size, 4096);
+	ASSERT_EQ(a.max_page, 65536);
+	if (!strstr(ncb_elf_notes(e), "machine 30583 is unknown here"))
+		FAIL("%s", ncb_elf_notes(e));
+	ncb_elf_close(e);
+}
+
+/* The valid image moved to 2^53 (a 64-bit build's generator only). */
+static void high_image(struct gen *g)
+{
+	ncb_phdr *t, *d;
+
+	gen_base(g);
+	t = gen_ph(g, 0);
+	d = gen_ph(g, 1);
+	t->p_vaddr = (__typeof__(t->p_vaddr))(1ULL << 53);
+	d->p_vaddr = t->p_vaddr + GEN_P;
+	gen_eh(g)->e_entry = t->p_vaddr + 0x1000;
+}
+
+/* Another machine's address space: its class's, its kernels'. */
+TEST(other_address_spaces)
+{
+	struct ncb_elf *e;
+	ncb_phdr *t, *d;
+	struct gen g;
+	char why[256];
+
+	/* 32-bit: the end of a segment past 4 GiB wraps. */
+	gen_base(&g);
+	t = gen_ph(&g, 0);
+	d = gen_ph(&g, 1);
+	t->p_vaddr = 0xfffd0000u;
+	d->p_vaddr = 0xfffe0000u;
+	d->p_memsz = 0x20000;
+	gen_eh(&g)->e_entry = t->p_vaddr + 0x1000;
+	gen_recode(&g, ELFCLASS32, ELFDATA2MSB, EM_PPC);
+	ASSERT_EQ(ncb_elf_parse_flags(&e, g.buf, g.len, NCB_ELF_ANY_ARCH, why,
+				      sizeof(why)), -ENOEXEC);
+	ASSERT_TRUE(strstr(why, "wraps around") != NULL);
+	/* vm.mmap_min_addr is the running machine's: not checked. */
+	gen_case(&g, 26);
+	gen_recode(&g, ELFCLASS32, ELFDATA2MSB, EM_PPC);
+	ASSERT_EQ(ncb_elf_parse_flags(&e, g.buf, g.len, NCB_ELF_ANY_ARCH, why,
+				      sizeof(why)), 0);
+	ncb_elf_close(e);
+	if (sizeof(ncb_phdr) != sizeof(Elf64_Phdr))
+		return;
+	/* Beyond aarch64's 52 bits of user space; sparc64's are all 64. */
+	high_image(&g);
+	gen_recode(&g, ELFCLASS64, ELFDATA2MSB, EM_AARCH64);
+	ASSERT_EQ(ncb_elf_parse_flags(&e, g.buf, g.len, NCB_ELF_ANY_ARCH, why,
+				      sizeof(why)), -EINVAL);
+	ASSERT_TRUE(strstr(why, "beyond the user address space") != NULL);
+	high_image(&g);
+	gen_recode(&g, ELFCLASS64, ELFDATA2MSB, EM_SPARCV9);
+	ASSERT_EQ(ncb_elf_parse_flags(&e, g.buf, g.len, NCB_ELF_ANY_ARCH, why,
+				      sizeof(why)), 0);
+	ncb_elf_close(e);
+}
+
+/*
+ * Every malformed image read with NCB_ELF_ANY_ARCH: as without it when
+ * native; in the other byte order as another machine's, the same but for
+ * vm.mmap_min_addr, which only the running machine has.
+ */
+TEST(malformed_images_any_arch)
+{
+	unsigned int machine = NCB_ELFCLASS == ELFCLASS64 ? EM_PPC64 : EM_PPC;
+	int data = NCB_ELFDATA == ELFDATA2LSB ? ELFDATA2MSB : ELFDATA2LSB;
+	struct ncb_elf *e = NULL;
+	struct gen g;
+	char why[256];
+	unsigned int k, pass;
+	int err, want;
+
+	for (k = 0; k < GEN_CASES; k++) {
+		const struct gen_case *c = &gen_cases[k];
+
+		/* No class, byte order or machine of its own to mutate. */
+		if (k == 2 || k == 3 || k == 8)
+			continue;
+		if (c->err == -EINVAL && UINTPTR_MAX == 0xffffffffu)
+			continue;
+		for (pass = 0; pass < 2; pass++) {
+			if (c->err == -EPERM && !pass &&
+			    !ncb__probe()->mmap_min_addr)
+				continue;
+			want = c->err == -EPERM && pass ? 0 : c->err;
+			gen_case(&g, k);
+			if (pass)
+				gen_recode(&g, NCB_ELFCLASS, data, machine);
+			err = ncb_elf_parse_flags(&e, g.buf, g.len,
+						  NCB_ELF_ANY_ARCH, why,
+						  sizeof(why));
+			if (!err)
+				ncb_elf_close(e);
+			if (err != want || (want && !strstr(why, c->why)))
+				FAIL("%s%s: %s (\"%s\"), wanted %s", c->name,
+				     pass ? " in the other byte order" : "",
+				     errname(-err), why, errname(-want));
+		}
+	}
+}
+
+/* Trailing NULs after the interpreter's path: the kernel reads past them. */
+TEST(interp_padding)
+{
+	struct ncb_elf_info in;
+	struct ncb_elf *e;
+	struct gen g;
+	char why[256];
+
+	gen_base(&g);
+	gen_interp(&g, 3, "/lib/ld64.so.1\0\0", 16);
+	ASSERT_EQ(ncb_elf_parse(&e, g.buf, g.len, why, sizeof(why)), 0);
+	ASSERT_EQ(ncb_elf_info(e, &in), 0);
+	ASSERT_EQ(strcmp(in.interp, "/lib/ld64.so.1"), 0);
+	ncb_elf_close(e);
+	gen_interp(&g, 3, "/lib\0\0ld.so", 12);
+	ASSERT_EQ(ncb_elf_parse(&e, g.buf, g.len, why, sizeof(why)),
+		  -ENOEXEC);
+	ASSERT_TRUE(strstr(why, "NUL inside") != NULL);
+}
+
+/* kind of an image in memory and as a file: the same. */
+static void expect_kind(const struct gen *g, int kind, const char *name)
+{
+	int got = ncb_elf_kind_image(g->buf, g->len);
+
+	if (got != kind)
+		FAIL("%s: kind %d in memory, wanted %d", name, got, kind);
+	got = ncb_elf_kind(write_image(g, name));
+	if (got != kind)
+		FAIL("%s: kind %d as a file, wanted %d", name, got, kind);
+}
+
+/* A file that is no program or library: refused, the kind named. */
+static void expect_refused(const struct gen *g, const char *part)
+{
+	struct ncb_elf *e;
+	char why[256];
+
+	ASSERT_EQ(ncb_elf_parse(&e, g->buf, g->len, why, sizeof(why)),
+		  -ENOEXEC);
+	if (!strstr(why, part))
+		FAIL("\"%s\" does not say %s", why, part);
+	ASSERT_EQ(ncb_elf_parse_flags(&e, g->buf, g->len, NCB_ELF_ANY_ARCH,
+				      why, sizeof(why)), -ENOEXEC);
+	if (!strstr(why, part))
+		FAIL("\"%s\" does not say %s", why, part);
+}
+
+TEST(kinds_of_files)
+{
+	struct gen g;
+
+	gen_base(&g);
+	expect_kind(&g, NCB_ELF_PROGRAM, "program");
+	gen_program_sections(&g);
+	expect_kind(&g, NCB_ELF_PROGRAM, "program-sections");
+	gen_recode(&g, ELFCLASS32, ELFDATA2MSB, EM_PPC);
+	expect_kind(&g, NCB_ELF_PROGRAM, "program-ppc");
+	gen_base(&g);
+	gen_eh(&g)->e_type = ET_REL;
+	expect_kind(&g, NCB_ELF_OBJECT, "object");
+	expect_refused(&g, "relocatable object");
+	gen_recode(&g, ELFCLASS64, ELFDATA2MSB, EM_S390);
+	expect_kind(&g, NCB_ELF_OBJECT, "object-s390x");
+	gen_base(&g);
+	gen_eh(&g)->e_type = ET_CORE;
+	expect_kind(&g, NCB_ELF_CORE, "core");
+	expect_refused(&g, "core dump");
+	gen_base(&g);
+	gen_eh(&g)->e_type = ET_NONE;
+	expect_kind(&g, NCB_ELF_OTHER, "none");
+	gen_eh(&g)->e_type = 0xfe00;
+	expect_kind(&g, NCB_ELF_OTHER, "os-specific");
+	expect_refused(&g, "type 65024");
+	/* Debug files: sections without bytes, whatever the headers say. */
+	gen_debug(&g);
+	expect_kind(&g, NCB_ELF_DEBUG, "debug");
+	expect_refused(&g, "separate debug file");
+	gen_debug(&g);
+	gen_recode(&g, ELFCLASS32, ELFDATA2MSB, EM_PPC);
+	expect_kind(&g, NCB_ELF_DEBUG, "debug-ppc");
+	/* eu-strip -f keeps the program headers: they point past the end. */
+	gen_debug(&g);
+	gen_ph(&g, 1)->p_filesz = 0x100;
+	g.len = 0x1000;
+	expect_kind(&g, NCB_ELF_DEBUG, "debug-cut");
+	expect_refused(&g, "separate debug file");
+	/* No section headers: code without file bytes. */
+	gen_debug(&g);
+	gen_eh(&g)->e_shoff = 0;
+	gen_eh(&g)->e_shnum = 0;
+	expect_kind(&g, NCB_ELF_DEBUG, "debug-no-sections");
+	expect_refused(&g, "separate debug file");
+	/* Section headers that cannot be read: the segments decide. */
+	gen_base(&g);
+	gen_program_sections(&g);
+	gen_eh(&g)->e_shoff = g.len;
+	expect_kind(&g, NCB_ELF_PROGRAM, "sections-past-end");
+	/* Not ELF at all, or ELF too damaged to tell: the check says. */
+	g.len = 0;
+	expect_kind(&g, NCB_ELF_NOT_ELF, "empty");
+	memcpy(g.buf, "\177EL", 3);
+	g.len = 3;
+	expect_kind(&g, NCB_ELF_NOT_ELF, "tiny");
+	memcpy(g.buf, "hello, world\n", 13);
+	g.len = 13;
+	expect_kind(&g, NCB_ELF_NOT_ELF, "text");
+	gen_base(&g);
+	g.len = 4;
+	expect_kind(&g, NCB_ELF_PROGRAM, "magic-only");
+	gen_case(&g, 5);
+	expect_kind(&g, NCB_ELF_PROGRAM, "cut-header");
+	gen_case(&g, 10);
+	expect_kind(&g, NCB_ELF_PROGRAM, "phentsize");
+	remove_images();
+}
+
+TEST(kind_and_flags_errors)
+{
+	struct ncb_elf_arch a;
+	struct ncb_elf *e;
+	struct gen g;
+	char why[256], fifo[] = "/tmp/ncb-elf-fifo-XXXXXX";
+	int fd;
+
+	ASSERT_EQ(ncb_elf_kind(NULL), -EINVAL);
+	ASSERT_EQ(ncb_elf_kind("/nonexistent/x"), -ENOENT);
+	ASSERT_EQ(ncb_elf_kind("/"), -EACCES);
+	ASSERT_EQ(ncb_elf_kind_image(NULL, 1), -EINVAL);
+	ASSERT_EQ(ncb_elf_kind_image(NULL, 0), NCB_ELF_NOT_ELF);
+	/* A FIFO is refused before anything waits on it. */
+	fd = mkstemp(fifo);
+	ASSERT_TRUE(fd >= 0);
+	close(fd);
+	unlink(fifo);
+	ASSERT_EQ(mkfifo(fifo, 0600), 0);
+	ASSERT_EQ(ncb_elf_kind(fifo), -EACCES);
+	ASSERT_EQ(ncb_elf_open(&e, fifo, why, sizeof(why)), -EACCES);
+	unlink(fifo);
+	gen_base(&g);
+	ASSERT_EQ(ncb_elf_parse_flags(&e, g.buf, g.len, 2, why, sizeof(why)),
+		  -EINVAL);
+	ASSERT_TRUE(strstr(why, "unknown flags") != NULL);
+	ASSERT_EQ(ncb_elf_parse_flags(NULL, g.buf, g.len, 0, why,
+				      sizeof(why)), -EINVAL);
+	ASSERT_EQ(ncb_elf_open_flags(&e, "/bin/sh", ~0, why, sizeof(why)),
+		  -EINVAL);
+	ASSERT_EQ(ncb_elf_open_flags(&e, NULL, 0, why, sizeof(why)), -EINVAL);
+	/* The arch struct: too small, or an older caller's shorter one. */
+	ASSERT_EQ(ncb_elf_parse(&e, g.buf, g.len, why, sizeof(why)), 0);
+	ASSERT_EQ(ncb_elf_arch(NULL, &a), -EINVAL);
+	ASSERT_EQ(ncb_elf_arch(e, NULL), -EINVAL);
+	a.size = offsetof(struct ncb_elf_arch, native);
+	ASSERT_EQ(ncb_elf_arch(e, &a), -EINVAL);
+	memset(&a, 0x5a, sizeof(a));
+	a.size = offsetof(struct ncb_elf_arch, name);
+	ASSERT_EQ(ncb_elf_arch(e, &a), 0);
+	ASSERT_EQ(a.size, offsetof(struct ncb_elf_arch, name));
+	ASSERT_EQ(a.machine, NCB_EM);
+	ASSERT_EQ(a.native, 1);
+	ASSERT_EQ(a.page_size, 0x5a5a5a5a5a5a5a5aULL);
+	ncb_elf_close(e);
+}
+
 /* This very program, loaded a second time: its code where it should be. */
 TEST(load_a_real_program)
 {
@@ -656,4 +1198,7 @@ TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(file_cut_short_after_check), T(exec_refusals),
 	  T(exec_with_threads_refused),
 	  T(segments_sharing_a_page), T(load_every_program),
-	  T(load_a_real_program))
+	  T(load_a_real_program), T(other_machines_checked),
+	  T(page_sizes_per_machine), T(impossible_and_unknown_machines),
+	  T(other_address_spaces), T(malformed_images_any_arch),
+	  T(interp_padding), T(kinds_of_files), T(kind_and_flags_errors))

@@ -1,54 +1,82 @@
 /* SPDX-License-Identifier: MIT */
-/* noclobber check: lint ELF files for loading without clobbering. */
+/*
+ * noclobber check: lint ELF programs and libraries for loading without
+ * clobbering, those of other machines by their own machine's rules.  A
+ * directory is walked and what is no program or library in it (files
+ * without the ELF magic, objects, core dumps, separate debug files) is
+ * skipped and counted by kind; a file named on the command line gets a
+ * verdict whatever it is.
+ */
 #define _XOPEN_SOURCE 700
+#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <ftw.h>
 #include <getopt.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/stat.h>
 #include "cli.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: noclobber check [--json] [--strict] [--quiet] "
 		   "[--elf-only] FILE|DIR...\n\n"
-		   "Checks each ELF file (directories are walked, symbolic "
-		   "links not followed)\nas the loader would before mapping "
-		   "anything, and lists what loads but\ndeserves a look "
-		   "(segments sharing pages, offsets misaligned for their\n"
-		   "alignment, writable code, an executable stack).  "
-		   "--elf-only skips files\nwithout the ELF magic; --quiet "
-		   "prints only rejections; --strict counts\nnotes as "
-		   "failures.  Exit status: 0 all pass, 1 some file fails, "
-		   "2 error.\n");
+		   "Checks each ELF program or library as the loader would "
+		   "before mapping\nanything (those of other machines by "
+		   "their own machine's rules) and\nlists what loads but "
+		   "deserves a look (segments sharing pages, offsets\n"
+		   "misaligned for their alignment or for larger pages, "
+		   "writable code, an\nexecutable stack).  Directories are "
+		   "walked, symbolic links in them not\nfollowed; what is "
+		   "no program or library there is skipped and counted.\n"
+		   "A FILE named that is none fails, unless --elf-only.  "
+		   "--quiet prints only\nfailures; --strict counts notes as "
+		   "failures.  Exit status: 0 all pass,\n1 some file fails, "
+		   "2 error (usage, or something unreadable).\n");
 }
+
+#define NKINDS (NCB_ELF_OTHER + 1)
+
+/*
+ * Each kind of file: its --json key, its name in the summary (one, more),
+ * its verdict when named.
+ */
+static const struct {
+	const char *key;
+	const char *one;
+	const char *more;
+	const char *verdict;
+} kinds[NKINDS] = {
+	[NCB_ELF_NOT_ELF] = { "not_elf", "not ELF", "not ELF",
+			      "not an ELF file" },
+	[NCB_ELF_PROGRAM] = { "program", "program", "programs", "" },
+	[NCB_ELF_OBJECT] = { "object", "relocatable object",
+			     "relocatable objects", "relocatable object "
+			     "(ET_REL): not a program or library" },
+	[NCB_ELF_CORE] = { "core", "core dump", "core dumps", "core dump "
+			   "(ET_CORE): not a program or library" },
+	[NCB_ELF_DEBUG] = { "debug", "separate debug file",
+			    "separate debug files", "separate debug file: a "
+			    "program's headers without its code and data" },
+	[NCB_ELF_OTHER] = { "other", "other ELF type", "other ELF types",
+			    "ELF file of another type (not ET_EXEC or "
+			    "ET_DYN): not a program or library" },
+};
 
 struct ctx {
 	int json;
 	int strict;
 	int quiet;
 	int elf_only;
-	unsigned long files;
+	unsigned long checked;
 	unsigned long failed;
-	unsigned long skipped;
+	unsigned long noted;
+	unsigned long foreign;
+	unsigned long unreadable;
+	unsigned long skipped[NKINDS];
 	int first;
 };
 
 static struct ctx g;
-
-static int is_elf(const char *path)
-{
-	char m[4];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	ssize_t n;
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, m, sizeof(m));
-	close(fd);
-	return n == 4 && !memcmp(m, "\177ELF", 4);
-}
 
 static void print_notes(const char *path, const char *notes)
 {
@@ -62,20 +90,11 @@ static void print_notes(const char *path, const char *notes)
 	}
 }
 
-static void json_result(const char *path, int err, const char *why,
-			const char *notes)
+static void json_notes(const char *notes)
 {
 	const char *e;
 	int first = 1;
 
-	printf("%s\n  {\"file\": ", g.first ? "" : ",");
-	g.first = 0;
-	json_string(stdout, path);
-	printf(", \"ok\": %s", err ? "false" : "true");
-	if (err) {
-		printf(", \"errno\": %d, \"error\": ", -err);
-		json_string(stdout, why);
-	}
 	printf(", \"notes\": [");
 	for (; *notes; notes = e + 1) {
 		char line[256];
@@ -91,32 +110,125 @@ static void json_result(const char *path, int err, const char *why,
 	printf("]}");
 }
 
-static void check_one(const char *path)
+/* One file's object in the "files" array; a is NULL if not opened. */
+static void json_result(const char *path, int kind, int err, const char *why,
+			const struct ncb_elf_arch *a, int library,
+			const char *notes)
 {
+	printf("%s\n  {\"file\": ", g.first ? "" : ",");
+	g.first = 0;
+	json_string(stdout, path);
+	printf(", \"kind\": \"%s\", \"ok\": %s", kinds[kind].key,
+	       err ? "false" : "true");
+	if (err) {
+		printf(", \"errno\": %d, \"error\": ", -err);
+		json_string(stdout, why);
+	}
+	if (a) {
+		printf(", \"machine\": ");
+		if (a->name)
+			json_string(stdout, a->name);
+		else
+			printf("null");
+		printf(", \"e_machine\": %d, \"class\": %d, \"byte_order\": "
+		       "\"%s\", \"native\": %s, \"page_size\": %llu, "
+		       "\"library\": %s",
+		       a->machine, a->elf_class == ELFCLASS64 ? 64 : 32,
+		       a->data == ELFDATA2MSB ? "big" : "little",
+		       a->native ? "true" : "false",
+		       (unsigned long long)a->page_size,
+		       library ? "true" : "false");
+	}
+	json_notes(notes);
+}
+
+/* What an image of another machine is, said once among its notes. */
+static void print_foreign(const char *path, const struct ncb_elf_arch *a)
+{
+	char m[32];
+
+	if (a->name)
+		snprintf(m, sizeof(m), "%s", a->name);
+	else
+		snprintf(m, sizeof(m), "machine %d", a->machine);
+	printf("%s: note: for %s (%d-bit, %s-endian): checked by its own "
+	       "rules (%llu KiB pages), cannot run here\n", path, m,
+	       a->elf_class == ELFCLASS64 ? 64 : 32,
+	       a->data == ELFDATA2MSB ? "big" : "little",
+	       (unsigned long long)(a->page_size >> 10));
+}
+
+/* A program or library: every check, then the notes. */
+static void check_program(const char *path)
+{
+	struct ncb_elf_arch a = { .size = sizeof(a) };
+	struct ncb_elf_info in = { 0 };
 	struct ncb_elf *e = NULL;
 	char why[256] = "";
 	const char *notes = "";
-	int err;
+	int err, fail, library = 0;
 
-	if (g.elf_only && !is_elf(path)) {
-		g.skipped++;
-		return;
-	}
-	g.files++;
-	err = ncb_elf_open(&e, path, why, sizeof(why));
-	if (!err)
+	g.checked++;
+	err = ncb_elf_open_flags(&e, path, NCB_ELF_ANY_ARCH, why, sizeof(why));
+	if (!err) {
 		notes = ncb_elf_notes(e);
-	if (err || (g.strict && *notes))
-		g.failed++;
+		ncb_elf_arch(e, &a);
+		ncb_elf_info(e, &in);
+		library = in.type == ET_DYN && !in.entry;
+		g.noted += !!*notes;
+		g.foreign += !a.native;
+	}
+	fail = err || (g.strict && *notes);
+	g.failed += fail;
 	if (g.json)
-		json_result(path, err, why, notes);
+		json_result(path, NCB_ELF_PROGRAM, err, why, err ? NULL : &a,
+			    library, notes);
 	else if (err)
 		printf("%s: rejected: %s\n", path, why);
-	else if (!g.quiet) {
-		printf("%s: ok\n", path);
+	else if (!g.quiet || fail) {
+		printf("%s: %s%s\n", path,
+		       fail ? "fails: notes, under --strict" : "ok",
+		       library ? ", a library" : "");
+		if (!a.native)
+			print_foreign(path, &a);
 		print_notes(path, notes);
 	}
 	ncb_elf_close(e);
+}
+
+/* A file named that is no program or library: a verdict, a failure. */
+static void reject_kind(const char *path, int kind)
+{
+	g.checked++;
+	g.failed++;
+	if (g.json)
+		json_result(path, kind, -ENOEXEC, kinds[kind].verdict, NULL,
+			    0, "");
+	else
+		printf("%s: rejected: %s\n", path, kinds[kind].verdict);
+}
+
+static void unreadable(const char *path, int err)
+{
+	g.unreadable++;
+	fprintf(stderr, "noclobber check: %s: %s: not checked\n", path,
+		strerror(err));
+}
+
+static void check_one(const char *path, int named)
+{
+	int kind = ncb_elf_kind(path);
+
+	if (kind < 0) {
+		unreadable(path, -kind);
+		return;
+	}
+	if (kind == NCB_ELF_PROGRAM)
+		check_program(path);
+	else if (named && !g.elf_only)
+		reject_kind(path, kind);
+	else
+		g.skipped[kind]++;
 }
 
 static int walk_one(const char *path, const struct stat *st, int type,
@@ -124,11 +236,66 @@ static int walk_one(const char *path, const struct stat *st, int type,
 {
 	(void)ftw;
 	if (type == FTW_F && S_ISREG(st->st_mode))
-		check_one(path);
+		check_one(path, 0);
+	else if (type == FTW_DNR || type == FTW_NS)
+		unreadable(path, type == FTW_DNR ? EACCES : ENOENT);
 	return 0;
 }
 
-int cmd_check(int argc, char **argv)
+/* A named argument that is neither a directory nor a regular file. */
+static void reject_special(const char *path)
+{
+	const char *why = "not a regular file";
+
+	g.checked++;
+	g.failed++;
+	if (g.json)
+		json_result(path, NCB_ELF_NOT_ELF, -EACCES, why, NULL, 0, "");
+	else
+		printf("%s: rejected: %s\n", path, why);
+}
+
+static void summary_text(void)
+{
+	const char *sep = "; skipped";
+	int k;
+
+	/* After everything on standard output, where both go together. */
+	fflush(stdout);
+	fprintf(stderr, "%lu file%s checked, %lu failed", g.checked,
+		g.checked == 1 ? "" : "s", g.failed);
+	if (g.noted)
+		fprintf(stderr, ", %lu with notes", g.noted);
+	if (g.foreign)
+		fprintf(stderr, ", %lu for other machines", g.foreign);
+	for (k = 0; k < NKINDS; k++) {
+		if (!g.skipped[k])
+			continue;
+		fprintf(stderr, "%s %lu %s", sep, g.skipped[k],
+			g.skipped[k] == 1 ? kinds[k].one : kinds[k].more);
+		sep = ",";
+	}
+	if (g.unreadable)
+		fprintf(stderr, "; %lu unreadable", g.unreadable);
+	fprintf(stderr, "\n");
+}
+
+static void summary_json(void)
+{
+	int k;
+
+	printf("\n ],\n \"summary\": {\"checked\": %lu, \"failed\": %lu, "
+	       "\"with_notes\": %lu, \"other_machines\": %lu, "
+	       "\"unreadable\": %lu, \"skipped\": {", g.checked, g.failed,
+	       g.noted, g.foreign, g.unreadable);
+	for (k = 0; k < NKINDS; k++)
+		if (k != NCB_ELF_PROGRAM)
+			printf("%s\"%s\": %lu", k ? ", " : "", kinds[k].key,
+			       g.skipped[k]);
+	printf("}}\n}\n");
+}
+
+static int parse_options(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -138,11 +305,8 @@ int cmd_check(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct stat st;
-	int c, i;
+	int c;
 
-	memset(&g, 0, sizeof(g));
-	g.first = 1;
 	while ((c = getopt_long(argc, argv, "jsqeh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
@@ -169,23 +333,44 @@ int cmd_check(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (g.json)
-		printf("[");
+	return -1;
+}
+
+int cmd_check(int argc, char **argv)
+{
+	struct stat st;
+	int i, ret;
+
+	memset(&g, 0, sizeof(g));
+	g.first = 1;
+	ret = parse_options(argc, argv);
+	if (ret >= 0)
+		return ret;
+	/* Every argument must exist before any output. */
 	for (i = optind; i < argc; i++) {
-		if (lstat(argv[i], &st)) {
+		if (stat(argv[i], &st)) {
 			fprintf(stderr, "noclobber check: %s: %s\n", argv[i],
 				strerror(errno));
 			return EXIT_USAGE;
 		}
-		if (S_ISDIR(st.st_mode))
-			nftw(argv[i], walk_one, 32, FTW_PHYS);
-		else
-			check_one(argv[i]);
 	}
 	if (g.json)
-		printf("\n]\n");
+		printf("{\n \"files\": [");
+	for (i = optind; i < argc; i++) {
+		if (stat(argv[i], &st))
+			unreadable(argv[i], errno);
+		else if (S_ISDIR(st.st_mode))
+			nftw(argv[i], walk_one, 32, FTW_PHYS);
+		else if (S_ISREG(st.st_mode))
+			check_one(argv[i], 1);
+		else
+			reject_special(argv[i]);
+	}
+	if (g.json)
+		summary_json();
 	else
-		fprintf(stderr, "%lu files checked, %lu failed, %lu skipped "
-			"(not ELF)\n", g.files, g.failed, g.skipped);
-	return g.failed ? 1 : 0;
+		summary_text();
+	if (g.failed)
+		return 1;
+	return g.unreadable ? EXIT_USAGE : 0;
 }
