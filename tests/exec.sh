@@ -1,8 +1,8 @@
 #!/bin/sh
 # noclobber exec runs real programs as execve does: the same stdout, stderr
 # and exit status as run directly; programs built here as static,
-# static-pie, PIE and non-PIE, for x86_64, i386 and aarch64 (under
-# qemu-aarch64); collisions refused with the occupant named; --plan.
+# static-pie, PIE and non-PIE, for x86_64 and every architecture of
+# tests/targets.sh; collisions refused with the occupant named; --plan.
 # noclobber check has its own tests (check.sh).
 b=${1:?build directory}
 top=$(cd "$(dirname "$0")/.." && pwd)
