@@ -10,8 +10,8 @@
 /* A file whose name has spaces and brackets, mapped shared at offset. */
 static void odd_path(int text)
 {
-	const char *dir = "/tmp/ncb maps (test) [x]";
-	char path[256];
+	/* Its own directory: other rows of the matrix run this at once. */
+	char dir[] = "/tmp/ncb maps (test) [x] XXXXXX", path[256];
 	size_t pg = test_page();
 	struct ncb_mapping e;
 	struct ncb_maps *m;
@@ -19,7 +19,7 @@ static void odd_path(int text)
 	char *p;
 	int fd;
 
-	mkdir(dir, 0700);
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
 	snprintf(path, sizeof(path), "%s/a file  with spaces %d", dir,
 		 (int)getpid());
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
