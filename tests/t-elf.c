@@ -25,7 +25,7 @@ static const char *snapshot(int k)
 	ssize_t n;
 	char *p;
 
-	ASSERT_TRUE(fd >= 0);
+	ASSERT_GE(fd, 0);
 	while ((n = read(fd, maps_buf[k] + len, sizeof(maps_buf[k]) - 1 -
 			 len)) > 0)
 		len += (size_t)n;
@@ -101,7 +101,7 @@ static const char *write_image(const struct gen *g, const char *name)
 	}
 	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
-	ASSERT_TRUE(fd >= 0);
+	ASSERT_GE(fd, 0);
 	ASSERT_EQ(write(fd, g->buf, g->len), (ssize_t)g->len);
 	close(fd);
 	return path;
@@ -368,7 +368,7 @@ TEST(failure_after_mapping_began)
 	gen_eh(&g)->e_entry = GEN_VA + GEN_P + 0x10;
 	snprintf(path, sizeof(path), "%s/img", dir);
 	fd = open(path, O_WRONLY | O_CREAT, 0755);
-	ASSERT_TRUE(fd >= 0);
+	ASSERT_GE(fd, 0);
 	ASSERT_EQ(write(fd, g.buf, g.len), (ssize_t)g.len);
 	close(fd);
 	warm_up(path);
@@ -604,7 +604,7 @@ TEST(load_every_program)
 			continue;
 		}
 		fd = open(path, O_RDONLY);
-		ASSERT_TRUE(fd >= 0);
+		ASSERT_GE(fd, 0);
 		ASSERT_EQ(pread(fd, want, sizeof(want), (off_t)sg.offset),
 			  (ssize_t)sizeof(want));
 		close(fd);
@@ -684,7 +684,8 @@ static void expect_arch(const struct ncb_elf *e, const struct target *t)
 		     a.name ? a.name : "(null)", t->name);
 	ASSERT_EQ(a.page_size, is_native(t) ? ncb__probe()->page_size
 					    : t->page);
-	ASSERT_TRUE(a.min_page <= a.page_size && a.page_size <= a.max_page);
+	ASSERT_ULE(a.min_page, a.page_size);
+	ASSERT_ULE(a.page_size, a.max_page);
 	ASSERT_EQ(a.page_fit, a.max_page);
 }
 
@@ -1139,7 +1140,7 @@ TEST(kind_and_flags_errors)
 	ASSERT_EQ(ncb_elf_kind_image(NULL, 0), NCB_ELF_NOT_ELF);
 	/* A FIFO is refused before anything waits on it. */
 	fd = mkstemp(fifo);
-	ASSERT_TRUE(fd >= 0);
+	ASSERT_GE(fd, 0);
 	close(fd);
 	unlink(fifo);
 	ASSERT_EQ(mkfifo(fifo, 0600), 0);

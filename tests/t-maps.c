@@ -23,7 +23,7 @@ static void odd_path(int text)
 	snprintf(path, sizeof(path), "%s/a file  with spaces %d", dir,
 		 (int)getpid());
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	ASSERT_TRUE(fd >= 0);
+	ASSERT_GE(fd, 0);
 	ASSERT_EQ(ftruncate(fd, (off_t)(4 * pg)), 0);
 	ASSERT_EQ(fstat(fd, &st), 0);
 	p = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
@@ -84,7 +84,7 @@ static int compare_readers(void)
 	} while (!diff);
 	ncb_maps_close(t);
 	ncb_maps_close(q);
-	ASSERT_TRUE(n > 3);
+	ASSERT_GT(n, 3);
 	return diff || ra != rb;
 }
 
@@ -307,7 +307,7 @@ static void newline_path(int text)
 	int fd = mkstemp(path);
 	void *p;
 
-	ASSERT_TRUE(fd >= 0);
+	ASSERT_GE(fd, 0);
 	ASSERT_EQ(ftruncate(fd, (off_t)test_page()), 0);
 	p = mmap(NULL, test_page(), PROT_READ, MAP_PRIVATE, fd, 0);
 	ASSERT_TRUE(p != MAP_FAILED);
@@ -423,19 +423,20 @@ static void deep_make(struct deep *d, size_t len)
 	sprintf(d->odd_path, "%s/%s", d->top, odd);
 	at = (size_t)sprintf(d->path, "%s", d->top);
 	d->dirs[0] = open(d->top, O_RDONLY | O_DIRECTORY);
-	ASSERT_TRUE(d->dirs[0] >= 0);
+	ASSERT_GE(d->dirs[0], 0);
 	for (d->n = 1; at < len; d->n++) {
-		ASSERT_TRUE(d->n < DEEP_MAX);
+		ASSERT_LT(d->n, DEEP_MAX);
 		ASSERT_EQ(mkdirat(d->dirs[d->n - 1], name, 0700), 0);
 		d->dirs[d->n] = openat(d->dirs[d->n - 1], name,
 				       O_RDONLY | O_DIRECTORY);
-		ASSERT_TRUE(d->dirs[d->n] >= 0);
+		ASSERT_GE(d->dirs[d->n], 0);
 		at += (size_t)sprintf(d->path + at, "/%s", name);
 	}
 	strcpy(d->path + at, "/file");
 	d->fd = openat(d->dirs[d->n - 1], "file", O_RDWR | O_CREAT, 0600);
 	d->odd_fd = openat(d->dirs[0], odd, O_RDWR | O_CREAT, 0600);
-	ASSERT_TRUE(d->fd >= 0 && d->odd_fd >= 0);
+	ASSERT_GE(d->fd, 0);
+	ASSERT_GE(d->odd_fd, 0);
 	ASSERT_EQ(ftruncate(d->fd, (off_t)test_page()), 0);
 	ASSERT_EQ(ftruncate(d->odd_fd, (off_t)test_page()), 0);
 }
@@ -534,11 +535,12 @@ static int differs_from_proc(int text, int say)
 	/* Opened first: the text reader reads then, after allocating. */
 	ASSERT_EQ(text ? ncb__maps_open_text(&m, 0) : ncb_maps_open(&m, 0), 0);
 	fd = open("/proc/self/maps", O_RDONLY);
-	ASSERT_TRUE(fd >= 0);
+	ASSERT_GE(fd, 0);
 	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
 		len += (size_t)n;
 	close(fd);
-	ASSERT_TRUE(n == 0 && len < sizeof(buf) - 1);
+	ASSERT_EQ(n, 0);
+	ASSERT_ULT(len, sizeof(buf) - 1);
 	buf[len] = '\0';
 	end = buf + len;
 	for (p = buf; p < end && !diff; p = eol + 1) {

@@ -115,7 +115,7 @@ TEST(smaller_struct)
 	memset(&p, 0xee, sizeof(p));
 	p.size = offsetof(struct ncb_probe, procmap_query);
 	ASSERT_EQ(ncb_kernel_probe(&p), 0);
-	ASSERT_TRUE(p.noreplace >= NCB_NOREPLACE_HONOURED);
+	ASSERT_GE(p.noreplace, NCB_NOREPLACE_HONOURED);
 	ASSERT_EQ(p.procmap_query, (int)0xeeeeeeee);
 }
 

@@ -98,7 +98,8 @@ static void in_window(int place)
 	o.hi = (uintptr_t)w + 64 * PG;
 	r = reserve(NULL, 8 * PG, &o);
 	a = ncb_resv_addr(r);
-	ASSERT_TRUE(a >= w && a + 8 * PG <= w + 64 * PG);
+	ASSERT_UGE((uintptr_t)a, (uintptr_t)w);
+	ASSERT_ULE((uintptr_t)a + 8 * PG, (uintptr_t)w + 64 * PG);
 	ASSERT_TRUE(a + 8 * PG <= w + 10 * PG || a >= w + 11 * PG);
 	if (place == NCB_PLACE_LOWEST)
 		ASSERT_PTR_EQ(a, w);
@@ -128,8 +129,8 @@ TEST(window_and_alignment)
 	for (i = 0; i < 20; i++) {
 		r = reserve(NULL, 16 * PG, &o);
 		ASSERT_EQ((uintptr_t)ncb_resv_addr(r) % (16 * PG), 0);
-		ASSERT_TRUE((uintptr_t)ncb_resv_addr(r) >= o.lo);
-		ASSERT_TRUE((uintptr_t)ncb_resv_addr(r) + 16 * PG <= o.hi);
+		ASSERT_UGE((uintptr_t)ncb_resv_addr(r), o.lo);
+		ASSERT_ULE((uintptr_t)ncb_resv_addr(r) + 16 * PG, o.hi);
 		ASSERT_EQ(ncb_release(r), 0);
 	}
 	/* An exact address must honour the alignment and the window. */
@@ -241,7 +242,7 @@ TEST(commit_file)
 	struct ncb_resv *r = reserve(NULL, 8 * PG, NULL);
 	char *a = ncb_resv_addr(r), *buf = malloc(2 * PG);
 
-	ASSERT_TRUE(fd >= 0);
+	ASSERT_GE(fd, 0);
 	unlink(path);
 	memset(buf, 0x42, 2 * PG);
 	ASSERT_EQ(write(fd, buf, 2 * PG), (ssize_t)(2 * PG));
@@ -394,8 +395,8 @@ TEST(near_code)
 	o.lo = here > reach ? here - reach : 0;
 	o.hi = here + reach;
 	r = reserve(NULL, 64UL << 20, &o);
-	ASSERT_TRUE((uintptr_t)ncb_resv_addr(r) >= o.lo);
-	ASSERT_TRUE((uintptr_t)ncb_resv_addr(r) + (64UL << 20) <= o.hi);
+	ASSERT_UGE((uintptr_t)ncb_resv_addr(r), o.lo);
+	ASSERT_ULE((uintptr_t)ncb_resv_addr(r) + (64UL << 20), o.hi);
 	ASSERT_EQ(ncb_release(r), 0);
 }
 

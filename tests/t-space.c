@@ -72,8 +72,8 @@ TEST(alignment)
 	ASSERT_EQ(a, want);
 	a = find(w, end, 4 * PG, align, NCB_PLACE_HIGHEST);
 	ASSERT_EQ(a % align, 0);
-	ASSERT_TRUE(a + 4 * PG <= (uintptr_t)end);
-	ASSERT_TRUE(a + align + 4 * PG > (uintptr_t)end);
+	ASSERT_ULE(a + 4 * PG, (uintptr_t)end);
+	ASSERT_UGT(a + align + 4 * PG, (uintptr_t)end);
 }
 
 TEST(random_spreads)
@@ -84,14 +84,15 @@ TEST(random_spreads)
 
 	for (i = 0; i < 200; i++) {
 		a = find(w, end, 2 * PG, 0, NCB_PLACE_RANDOM);
-		ASSERT_TRUE(a >= (uintptr_t)w && a + 2 * PG <= (uintptr_t)end);
+		ASSERT_UGE(a, (uintptr_t)w);
+		ASSERT_ULE(a + 2 * PG, (uintptr_t)end);
 		ASSERT_EQ(ncb_range_free((void *)(uintptr_t)a, 2 * PG), 1);
 		seen_lo = a < seen_lo ? a : seen_lo;
 		seen_hi = a > seen_hi ? a : seen_hi;
 	}
 	/* 59 positions: 200 draws cover both ends of the window. */
-	ASSERT_TRUE(seen_lo < (uintptr_t)w + 10 * PG);
-	ASSERT_TRUE(seen_hi > (uintptr_t)w + 40 * PG);
+	ASSERT_ULT(seen_lo, (uintptr_t)w + 10 * PG);
+	ASSERT_UGT(seen_hi, (uintptr_t)w + 40 * PG);
 }
 
 /*
@@ -121,7 +122,7 @@ TEST(keeps_below_stack_clear)
 	floor = run == stack ? stack - 256 * 4096 : run;
 	ASSERT_EQ(ncb_find_free(stack - (64UL << 20), stack, PG, 0,
 				NCB_PLACE_HIGHEST, &a), 0);
-	ASSERT_TRUE(a + PG <= floor);
+	ASSERT_ULE(a + PG, floor);
 }
 
 TEST(errors)
