@@ -21,18 +21,32 @@
 
 #define PMD_SIZE (2ULL << 20)
 
+/*
+ * Files come in two kinds that never meet in a look-up: those the caller
+ * names (ncb_as_file, and every path ncb_as_load reads), found by path,
+ * device and inode; and those the model makes for shared anonymous
+ * mappings, one per mmap as the kernel's shmem gives, which nothing can
+ * find.  A made file still prints as the kernel's do, "/dev/zero
+ * (deleted)" on 00:01, with an inode number no other file of that name
+ * holds: the kernel's are unique, so a dump read back must not join them.
+ */
 struct file {
-	char *path;
+	const char *path;
 	uint32_t dev_major;
 	uint32_t dev_minor;
 	uint64_t inode;
+	uint32_t made;		/* a shared anonymous mapping's own */
+	uint32_t pad;
 };
+
+static const char anon_path[] = "/dev/zero (deleted)";
 
 struct ncb_as {
 	struct mtree t;
 	struct file *files;	/* index 0 is "none" */
 	uint32_t nfiles;
 	uint32_t files_cap;
+	uint64_t anon_ino;	/* the next inode to try for a made file */
 	uint64_t pg;
 	uint64_t min_addr;
 	uint64_t mmap_base;
@@ -232,6 +246,7 @@ int ncb_as_new(struct ncb_as **asp, const struct ncb_as_opts *o)
 		return -ENOMEM;
 	}
 	as->nfiles = 1;
+	as->anon_ino = 1;
 	*asp = as;
 	return 0;
 }
@@ -243,45 +258,116 @@ void ncb_as_free(struct ncb_as *as)
 	if (!as)
 		return;
 	for (i = 1; i < as->nfiles; i++)
-		free(as->files[i].path);
+		if (!as->files[i].made)
+			free((char *)as->files[i].path);
 	free(as->files);
 	ncb__mt_destroy(&as->t);
 	free(as);
 }
 
-int ncb_as_file(struct ncb_as *as, const char *path, uint32_t dev_major,
-		uint32_t dev_minor, uint64_t inode, uint32_t *id)
+/* The file other than skip that prints with this key, made or not; or 0. */
+static uint32_t file_find(const struct ncb_as *as, const char *path,
+			  uint32_t dev_major, uint32_t dev_minor,
+			  uint64_t inode, uint32_t skip)
 {
-	struct file *f;
+	const struct file *f;
 	uint32_t i;
 
-	if (!as || !path || !id)
-		return -EINVAL;
 	for (i = 1; i < as->nfiles; i++) {
 		f = &as->files[i];
 		if (f->inode == inode && f->dev_major == dev_major &&
-		    f->dev_minor == dev_minor && !strcmp(f->path, path)) {
-			*id = i;
-			return 0;
-		}
+		    f->dev_minor == dev_minor && !strcmp(f->path, path) &&
+		    i != skip)
+			return i;
 	}
-	if (as->nfiles >= as->files_cap) {
-		uint32_t cap = as->files_cap ? 2 * as->files_cap : 16;
+	return 0;
+}
 
-		f = realloc(as->files, cap * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		as->files = f;
-		as->files_cap = cap;
-	}
-	f = &as->files[as->nfiles];
-	f->path = strdup(path);
-	if (!f->path)
+/* Room for one more file, so that adding it cannot fail. */
+static int files_reserve(struct ncb_as *as)
+{
+	struct file *f;
+	uint32_t cap;
+
+	if (as->nfiles < as->files_cap)
+		return 0;
+	if (as->nfiles == UINT32_MAX)
 		return -ENOMEM;
+	cap = as->files_cap > UINT32_MAX / 2 ? UINT32_MAX : 2 * as->files_cap;
+	if (cap < 16)
+		cap = 16;
+	f = reallocarray(as->files, cap, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	as->files = f;
+	as->files_cap = cap;
+	return 0;
+}
+
+static uint32_t file_add(struct ncb_as *as, const char *path,
+			 uint32_t dev_major, uint32_t dev_minor,
+			 uint64_t inode, uint32_t made)
+{
+	struct file *f = &as->files[as->nfiles];
+
+	f->path = path;
 	f->dev_major = dev_major;
 	f->dev_minor = dev_minor;
 	f->inode = inode;
-	*id = as->nfiles++;
+	f->made = made;
+	return as->nfiles++;
+}
+
+/*
+ * Give made file id the first inode number from anon_ino on that no other
+ * file of its name holds.  Numbers are skipped only for the caller's
+ * files, so this ends within as many steps as they are.
+ */
+static void anon_number(struct ncb_as *as, uint32_t id)
+{
+	struct file *f = &as->files[id];
+
+	do
+		f->inode = as->anon_ino++;
+	while (file_find(as, anon_path, 0, 1, f->inode, id));
+}
+
+/* A new file of a shared anonymous mapping's own (shmem_zero_setup). */
+static int anon_file(struct ncb_as *as, uint32_t *id)
+{
+	int err = files_reserve(as);
+
+	if (err)
+		return err;
+	*id = file_add(as, anon_path, 0, 1, 0, 1);
+	anon_number(as, *id);
+	return 0;
+}
+
+int ncb_as_file(struct ncb_as *as, const char *path, uint32_t dev_major,
+		uint32_t dev_minor, uint64_t inode, uint32_t *id)
+{
+	uint32_t was;
+	char *copy;
+	int err;
+
+	if (!as || !path || !id)
+		return -EINVAL;
+	was = file_find(as, path, dev_major, dev_minor, inode, 0);
+	if (was && !as->files[was].made) {
+		*id = was;
+		return 0;
+	}
+	err = files_reserve(as);
+	if (err)
+		return err;
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	*id = file_add(as, copy, dev_major, dev_minor, inode, 0);
+	/* A made file printed this key: it takes another number. */
+	if (was)
+		anon_number(as, was);
 	return 0;
 }
 
@@ -440,8 +526,7 @@ int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
 		af |= A_SHARED;
 		/* Each shared anonymous mapping is a file of its own. */
 		if (!file) {
-			err = ncb_as_file(as, "/dev/zero (deleted)", 0, 1,
-					  as->nfiles, &file);
+			err = anon_file(as, &file);
 			if (err)
 				return err;
 			pgoff = 0;
