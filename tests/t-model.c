@@ -318,6 +318,53 @@ TEST(registered_files_apart_from_made_ones)
 	ncb_as_free(as);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Registered files through many growths of their index, made files in
+ * between: each key keeps its number, different keys have different ones.
+ */
+TEST(file_index)
+{
+	enum { N = 5000 };
+	static uint32_t ids[N], sorted[N];
+	struct ncb_as *as = model();
+	char path[32];
+	uint32_t id;
+	uint64_t got;
+	int i, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < N; i++) {
+			snprintf(path, sizeof(path), "/lib/f%d", i % 7);
+			ASSERT_EQ(ncb_as_file(as, path, 8, (uint32_t)i % 3,
+					      (uint64_t)i / 21, &id), 0);
+			if (pass)
+				ASSERT_EQ(id, ids[i]);
+			ids[i] = id;
+			if (!pass && i % 10 == 0)
+				ASSERT_EQ(ncb_as_mmap(as, 0, PG, RW, SH |
+						      MAP_ANONYMOUS, 0, 0,
+						      &got), 0);
+		}
+	}
+	memcpy(sorted, ids, sizeof(ids));
+	qsort(sorted, N, sizeof(sorted[0]), cmp_u32);
+	for (i = 1; i < N; i++)
+		ASSERT_TRUE(sorted[i] != sorted[i - 1]);
+	ASSERT_EQ(ncb_as_file(as, "/lib/f0", 8, 1, N, &id), 0);
+	ASSERT_TRUE(bsearch(&id, sorted, N, sizeof(sorted[0]), cmp_u32) ==
+		    NULL);
+	ASSERT_EQ(ncb_as_file(NULL, "/lib/f0", 8, 0, 0, &id), -EINVAL);
+	ASSERT_EQ(ncb_as_file(as, NULL, 8, 0, 0, &id), -EINVAL);
+	ncb_as_free(as);
+}
+
 TEST(program_break)
 {
 	struct ncb_as_opts o = { .size = sizeof(o), .page_size = PG,
@@ -994,7 +1041,7 @@ TEST(map_count_limit)
 TEST_MAIN(T(fixed_split_merge), T(noreplace_and_errors),
 	  T(topdown_and_hints), T(guard_gap), T(mremap_regressions),
 	  T(shared_anonymous_files), T(registered_files_apart_from_made_ones),
-	  T(program_break), T(bottom_up_fallback),
+	  T(file_index), T(program_break), T(bottom_up_fallback),
 	  T(find_free_matches_brute_force), T(find_free_random_is_uniform),
 	  T(differential_seeds),
 	  T(map_count_limit))
