@@ -4,7 +4,9 @@
  * protect (there and back) and a gap search, at 1,000, 65,000 and
  * 1,000,000 areas; side by side with the kernel doing the same system calls
  * (up to vm.max_map_count) and with a sorted array of areas as baseline.
- * Medians of repeated runs; ns per operation.
+ * Then the cost of making 10,000 to 40,000 shared anonymous mappings, each
+ * a file of its own, against as many private ones.  Medians of repeated
+ * runs; ns per operation.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -219,6 +221,79 @@ static void teardown(struct ctx *c)
 		munmap(c->kernel, 2 * (size_t)c->n * PG);
 }
 
+#define FILE_REPS 15
+
+/*
+ * ns to make n one-page anonymous mappings of the given type at every
+ * other page, so that none merge; *bytes is what the model then holds
+ * per mapping.  Each shared one is a file of its own, which the model
+ * must register without going through the others.
+ */
+static double make_many(long n, int type, double *bytes)
+{
+	struct ncb_as_opts o = { .size = sizeof(o),
+				 .max_map_count = 4000000 };
+	struct ncb_as *as;
+	uint64_t got;
+	double t;
+	long i;
+
+	if (ncb_as_new(&as, &o))
+		return -1;
+	t = now_ns();
+	for (i = 0; i < n; i++) {
+		if (ncb_as_mmap(as, BASE + 2 * (uint64_t)i * PG, PG,
+				PROT_READ | PROT_WRITE, type | MAP_ANONYMOUS |
+				MAP_FIXED, 0, 0, &got)) {
+			ncb_as_free(as);
+			return -1;
+		}
+	}
+	t = now_ns() - t;
+	*bytes = (double)ncb__as_bytes(as) / (double)n;
+	ncb_as_free(as);
+	return t;
+}
+
+/* Shared against private, each repetition making both, side by side. */
+static int bench_shared(FILE *csv)
+{
+	static const long sizes[] = { 10000, 20000, 40000 };
+	double sh[FILE_REPS], pr[FILE_REPS], ratio[FILE_REPS], per[3];
+	double sh_bytes, pr_bytes, s_ms, p_ms;
+	int s, r;
+
+	printf("\nmaking n one-page anonymous mappings: ms (median of %d "
+	       "runs); ratio\nshared / private (median of per-run "
+	       "ratios)\n\n%9s %10s %10s %8s %12s %12s\n", FILE_REPS,
+	       "mappings", "shared", "private", "ratio", "ns/shared",
+	       "bytes/shared");
+	for (s = 0; s < 3; s++) {
+		for (r = 0; r < FILE_REPS; r++) {
+			sh[r] = make_many(sizes[s], MAP_SHARED, &sh_bytes);
+			pr[r] = make_many(sizes[s], MAP_PRIVATE, &pr_bytes);
+			if (sh[r] < 0 || pr[r] < 0)
+				return 1;
+			ratio[r] = sh[r] / pr[r];
+		}
+		s_ms = median(sh, FILE_REPS) / 1e6;
+		p_ms = median(pr, FILE_REPS) / 1e6;
+		per[s] = s_ms * 1e6 / (double)sizes[s];
+		printf("%9ld %10.3f %10.3f %7.2fx %12.0f %12.1f\n", sizes[s],
+		       s_ms, p_ms, median(ratio, FILE_REPS), per[s],
+		       sh_bytes);
+		if (csv)
+			fprintf(csv, "%ld,mmap-shared,%.1f,,\n%ld,mmap-private,"
+				"%.1f,,\n", sizes[s], per[s], sizes[s],
+				p_ms * 1e6 / (double)sizes[s]);
+	}
+	printf("\nns per shared mapping at 20,000 / 40,000 against 10,000: "
+	       "%.2fx / %.2fx (linear: 1x; a look-up through every file: "
+	       "2x / 4x)\nbytes per private mapping: %.1f\n",
+	       per[1] / per[0], per[2] / per[0], pr_bytes);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const long sizes[] = { 1000, 65000, 1000000 };
@@ -277,6 +352,7 @@ int main(int argc, char **argv)
 	       k_all[0][1] / m[0][1], k_all[1][1] / m[1][1]);
 	printf("bytes per area: %.1f at 1,000, %.1f at 65,000, %.1f at "
 	       "1,000,000 (target <= 64)\n", bytes[0], bytes[1], bytes[2]);
+	bad |= bench_shared(csv);
 	if (csv)
 		fclose(csv);
 	if (bad)

@@ -3,9 +3,10 @@
  * libFuzzer target: any sequence of mmap, munmap, mprotect, mremap and brk
  * on the address-space model keeps its tree sound (sorted, disjoint,
  * linked, balanced, exact keys, gaps and subtree maxima) and its dump
- * within what it reports.  Addresses spread over thousands of slots so
- * that the tree grows several levels and splits, borrows and merges all
- * happen.
+ * within what it reports, with files registered among those the model
+ * makes for shared anonymous mappings.  Addresses spread over thousands
+ * of slots so that the tree grows several levels and splits, borrows and
+ * merges all happen.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,6 +24,19 @@ struct op {
 	uint16_t slot;
 };
 
+/*
+ * A registered file whose key may be one a shared anonymous mapping's own
+ * file prints (the model numbers those from 1): each stays a file apart.
+ */
+static uint32_t file(struct ncb_as *as, unsigned int inode)
+{
+	uint32_t id;
+
+	if (ncb_as_file(as, "/dev/zero (deleted)", 0, 1, inode, &id))
+		return 0;	/* out of memory: none, as for anonymous ones */
+	return id;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const int kinds[] = { MAP_FIXED, MAP_FIXED_NOREPLACE, 0 };
@@ -37,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct op op;
 	uint64_t got;
 	char buf[256];
+	int type;
 
 	if (ncb_as_new(&as, &o))
 		abort();
@@ -50,11 +65,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		       (op.pages & 0x7fff)) * 4096;
 		switch (op.type % 5) {
 		case 0:
+			type = op.flags & 0x80 ? MAP_SHARED : MAP_PRIVATE;
+			if (!(op.flags & 0x20))
+				type |= MAP_ANONYMOUS;
+			type |= kinds[op.flags % 3];
 			(void)ncb_as_mmap(as, op.flags & 0x40 ? 0 : addr, len,
-					  op.prot & 7, (op.flags & 0x80 ?
-					  MAP_SHARED : MAP_PRIVATE) |
-					  MAP_ANONYMOUS | kinds[op.flags % 3],
-					  0, 0, &got);
+					  op.prot & 7, type,
+					  file(as, op.prot >> 3),
+					  (uint64_t)op.page * 4096, &got);
 			break;
 		case 1:
 			(void)ncb_as_munmap(as, addr, len);

@@ -21,18 +21,40 @@
 
 #define PMD_SIZE (2ULL << 20)
 
+/*
+ * Files come in two kinds that never meet in a look-up: those the caller
+ * names (ncb_as_file, and every path ncb_as_load reads), found by path,
+ * device and inode; and those the model makes for shared anonymous
+ * mappings, one per mmap as the kernel's shmem gives, which nothing can
+ * find.  A made file still prints as the kernel's do, "/dev/zero
+ * (deleted)" on 00:01, with an inode number no other file of that name
+ * holds: the kernel's are unique, so a dump read back must not join them.
+ */
 struct file {
-	char *path;
+	const char *path;
 	uint32_t dev_major;
 	uint32_t dev_minor;
 	uint64_t inode;
+	uint32_t hash;
+	uint32_t made;		/* a shared anonymous mapping's own */
 };
+
+static const char anon_path[] = "/dev/zero (deleted)";
 
 struct ncb_as {
 	struct mtree t;
 	struct file *files;	/* index 0 is "none" */
 	uint32_t nfiles;
 	uint32_t files_cap;
+	/*
+	 * Open addressing with linear probing over the files' printed keys
+	 * (path, device, inode), each key once: file numbers, 0 for empty.
+	 * Kept at most half full, so a probe ends within a few slots.
+	 */
+	uint32_t *index;
+	size_t index_cap;	/* 0 or a power of two */
+	size_t file_bytes;	/* held by the files and the index */
+	uint64_t anon_ino;	/* the next inode to try for a made file */
 	uint64_t pg;
 	uint64_t min_addr;
 	uint64_t mmap_base;
@@ -232,6 +254,7 @@ int ncb_as_new(struct ncb_as **asp, const struct ncb_as_opts *o)
 		return -ENOMEM;
 	}
 	as->nfiles = 1;
+	as->anon_ino = 1;
 	*asp = as;
 	return 0;
 }
@@ -243,45 +266,188 @@ void ncb_as_free(struct ncb_as *as)
 	if (!as)
 		return;
 	for (i = 1; i < as->nfiles; i++)
-		free(as->files[i].path);
+		if (!as->files[i].made)
+			free((char *)as->files[i].path);
 	free(as->files);
+	free(as->index);
 	ncb__mt_destroy(&as->t);
 	free(as);
+}
+
+/* The last step of splitmix64: every input bit reaches every output bit. */
+static uint64_t mix64(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static uint32_t file_hash(const char *path, uint32_t dev_major,
+			  uint32_t dev_minor, uint64_t inode)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a over the path */
+
+	while (*path)
+		h = (h ^ (unsigned char)*path++) * 0x100000001b3ULL;
+	h = mix64(h ^ ((uint64_t)dev_major << 32 | dev_minor));
+	return (uint32_t)mix64(h ^ inode);
+}
+
+/*
+ * The index slot of the file with this key, or the empty slot where it
+ * would go.  The index must have room (it is never full).
+ */
+static uint32_t *file_slot(const struct ncb_as *as, const char *path,
+			   uint32_t dev_major, uint32_t dev_minor,
+			   uint64_t inode, uint32_t hash)
+{
+	size_t mask = as->index_cap - 1, i = hash & mask;
+	const struct file *f;
+
+	for (;; i = (i + 1) & mask) {
+		if (!as->index[i])
+			return &as->index[i];
+		f = &as->files[as->index[i]];
+		if (f->hash == hash && f->inode == inode &&
+		    f->dev_major == dev_major && f->dev_minor == dev_minor &&
+		    !strcmp(f->path, path))
+			return &as->index[i];
+	}
+}
+
+static uint32_t *file_slot_of(const struct ncb_as *as, const struct file *f)
+{
+	return file_slot(as, f->path, f->dev_major, f->dev_minor, f->inode,
+			 f->hash);
+}
+
+/* Twice the slots, each file placed again by its kept hash. */
+static int index_grow(struct ncb_as *as)
+{
+	size_t cap = as->index_cap ? 2 * as->index_cap : 64;
+	uint32_t *old = as->index;
+	uint32_t i;
+
+	if (cap < as->index_cap)
+		return -ENOMEM;
+	as->index = calloc(cap, sizeof(*old));
+	if (!as->index) {
+		as->index = old;
+		return -ENOMEM;
+	}
+	free(old);
+	as->file_bytes += (cap - as->index_cap) * sizeof(*old);
+	as->index_cap = cap;
+	for (i = 1; i < as->nfiles; i++)
+		*file_slot_of(as, &as->files[i]) = i;
+	return 0;
+}
+
+/*
+ * Room for one more file, in the index (which then stays at most half
+ * full) and in the array, so that adding it cannot fail.
+ */
+static int files_reserve(struct ncb_as *as)
+{
+	struct file *f;
+	uint32_t cap;
+
+	if (2 * (size_t)as->nfiles > as->index_cap && index_grow(as))
+		return -ENOMEM;
+	if (as->nfiles < as->files_cap)
+		return 0;
+	if (as->nfiles == UINT32_MAX)
+		return -ENOMEM;
+	cap = as->files_cap > UINT32_MAX / 2 ? UINT32_MAX : 2 * as->files_cap;
+	if (cap < 16)
+		cap = 16;
+	f = reallocarray(as->files, cap, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	as->file_bytes += (cap - as->files_cap) * sizeof(*f);
+	as->files = f;
+	as->files_cap = cap;
+	return 0;
+}
+
+static uint32_t file_add(struct ncb_as *as, const char *path,
+			 uint32_t dev_major, uint32_t dev_minor,
+			 uint64_t inode, uint32_t hash, uint32_t made)
+{
+	struct file *f = &as->files[as->nfiles];
+
+	f->path = path;
+	f->dev_major = dev_major;
+	f->dev_minor = dev_minor;
+	f->inode = inode;
+	f->hash = hash;
+	f->made = made;
+	return as->nfiles++;
+}
+
+/*
+ * Give made file id the first inode number from anon_ino on that no file
+ * of its name holds, and its slot.  Numbers are skipped only for the
+ * caller's files, so this ends within as many steps as they are.
+ */
+static void anon_number(struct ncb_as *as, uint32_t id)
+{
+	struct file *f = &as->files[id];
+	uint32_t *slot;
+
+	for (;;) {
+		f->inode = as->anon_ino++;
+		f->hash = file_hash(anon_path, 0, 1, f->inode);
+		slot = file_slot_of(as, f);
+		if (!*slot)
+			break;
+	}
+	*slot = id;
+}
+
+/* A new file of a shared anonymous mapping's own (shmem_zero_setup). */
+static int anon_file(struct ncb_as *as, uint32_t *id)
+{
+	int err = files_reserve(as);
+
+	if (err)
+		return err;
+	*id = file_add(as, anon_path, 0, 1, 0, 0, 1);
+	anon_number(as, *id);
+	return 0;
 }
 
 int ncb_as_file(struct ncb_as *as, const char *path, uint32_t dev_major,
 		uint32_t dev_minor, uint64_t inode, uint32_t *id)
 {
-	struct file *f;
-	uint32_t i;
+	uint32_t hash, *slot, was;
+	char *copy;
+	int err;
 
 	if (!as || !path || !id)
 		return -EINVAL;
-	for (i = 1; i < as->nfiles; i++) {
-		f = &as->files[i];
-		if (f->inode == inode && f->dev_major == dev_major &&
-		    f->dev_minor == dev_minor && !strcmp(f->path, path)) {
-			*id = i;
+	hash = file_hash(path, dev_major, dev_minor, inode);
+	if (as->index_cap) {
+		slot = file_slot(as, path, dev_major, dev_minor, inode, hash);
+		if (*slot && !as->files[*slot].made) {
+			*id = *slot;
 			return 0;
 		}
 	}
-	if (as->nfiles >= as->files_cap) {
-		uint32_t cap = as->files_cap ? 2 * as->files_cap : 16;
-
-		f = realloc(as->files, cap * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		as->files = f;
-		as->files_cap = cap;
-	}
-	f = &as->files[as->nfiles];
-	f->path = strdup(path);
-	if (!f->path)
+	err = files_reserve(as);
+	if (err)
+		return err;
+	copy = strdup(path);
+	if (!copy)
 		return -ENOMEM;
-	f->dev_major = dev_major;
-	f->dev_minor = dev_minor;
-	f->inode = inode;
-	*id = as->nfiles++;
+	as->file_bytes += strlen(path) + 1;
+	slot = file_slot(as, path, dev_major, dev_minor, inode, hash);
+	was = *slot;
+	*id = file_add(as, copy, dev_major, dev_minor, inode, hash, 0);
+	*slot = *id;
+	/* A made file printed this key: it takes another number. */
+	if (was)
+		anon_number(as, was);
 	return 0;
 }
 
@@ -440,8 +606,7 @@ int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
 		af |= A_SHARED;
 		/* Each shared anonymous mapping is a file of its own. */
 		if (!file) {
-			err = ncb_as_file(as, "/dev/zero (deleted)", 0, 1,
-					  as->nfiles, &file);
+			err = anon_file(as, &file);
 			if (err)
 				return err;
 			pgoff = 0;
@@ -1024,7 +1189,7 @@ uint64_t ncb__as_pgoff(const struct ncb_as *as, uint64_t addr)
 
 size_t ncb__as_bytes(const struct ncb_as *as)
 {
-	return as->t.bytes;
+	return as->t.bytes + as->file_bytes;
 }
 
 /* The tree's invariants, for tests: 0 if they hold. */

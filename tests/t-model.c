@@ -227,6 +227,144 @@ TEST(mremap_regressions)
 	ncb_as_free(as);
 }
 
+#define SH (MAP_SHARED)
+#define ANON_PATH "/dev/zero (deleted)"
+
+/*
+ * Each shared anonymous mapping is a file of its own, whatever the
+ * inodes of loaded ones: the differential run once loaded its own shared
+ * page with the very inode the model printed next, and every shared
+ * mapping after that took the loaded page's file.  Two pieces at
+ * matching offsets show it: only pieces of one file merge.
+ */
+TEST(shared_anonymous_files)
+{
+	uint64_t x = 0x100000000ULL, got, ino;
+	struct ncb_mapping a, b, l;
+	struct ncb_as *as;
+	char maps[160];
+
+	for (ino = 1; ino <= 8; ino++) {
+		as = model();
+		snprintf(maps, sizeof(maps), "7f0000000000-7f0000001000 rw-s "
+			 "00000000 00:01 %ju %40s" ANON_PATH "\n",
+			 (uintmax_t)ino, "");
+		ASSERT_EQ(ncb_as_load(as, maps, strlen(maps)), 0);
+		/* [x + 2, x + 3) pages at offset 2, then [x, x + 1) at 0. */
+		map(as, x, 3 * PG, RW, SH | MAP_FIXED);
+		ASSERT_EQ(ncb_as_munmap(as, x, 2 * PG), 0);
+		map(as, x, PG, RW, SH | MAP_FIXED);
+		/* Grown in place to meet the other at offset 2. */
+		ASSERT_EQ(ncb_as_mremap(as, x, PG, 2 * PG, 0, 0, &got), 0);
+		ASSERT_EQ(ncb_as_count(as), 3);
+		ASSERT_EQ(ncb_as_find(as, x, &a), 1);
+		ASSERT_EQ(a.end, x + 2 * PG);
+		ASSERT_EQ(ncb_as_find(as, x + 2 * PG, &b), 1);
+		ASSERT_EQ(b.start, x + 2 * PG);
+		ASSERT_EQ(ncb_as_find(as, 0x7f0000000000ULL, &l), 1);
+		/* Printed as the kernel prints them, each inode once. */
+		ASSERT_EQ(l.inode, ino);
+		ASSERT_TRUE(a.inode != b.inode && a.inode != ino &&
+			    b.inode != ino);
+		ASSERT_TRUE(a.shared && a.dev_major == 0 && a.dev_minor == 1 &&
+			    !strcmp(a.path, ANON_PATH) && a.offset == 0);
+		ASSERT_EQ(b.offset, 2 * PG);
+		ncb_as_free(as);
+	}
+}
+
+/*
+ * The other way round: a file registered with a made file's printed key
+ * is a file of its own, and the made one takes another number.  Pieces
+ * of one file, made or registered, still merge.
+ */
+TEST(registered_files_apart_from_made_ones)
+{
+	uint64_t x = 0x100000000ULL, got, ino;
+	struct ncb_mapping a, b;
+	struct ncb_as *as = model();
+	uint32_t f, g;
+
+	map(as, x, 3 * PG, RW, SH | MAP_FIXED);
+	ASSERT_EQ(ncb_as_mprotect(as, x + PG, PG, PROT_READ), 0);
+	ASSERT_EQ(ncb_as_count(as), 3);
+	ASSERT_EQ(ncb_as_mprotect(as, x + PG, PG, RW), 0);
+	ASSERT_EQ(ncb_as_count(as), 1);
+	ASSERT_EQ(ncb_as_munmap(as, x + PG, 2 * PG), 0);
+	ASSERT_EQ(ncb_as_find(as, x, &a), 1);
+	ino = a.inode;
+	ASSERT_EQ(ncb_as_file(as, ANON_PATH, 0, 1, ino, &f), 0);
+	ASSERT_EQ(ncb_as_file(as, ANON_PATH, 0, 1, ino, &g), 0);
+	ASSERT_EQ(f, g);
+	/* Right after the made file's page 0, at offset 1: apart. */
+	ASSERT_EQ(ncb_as_mmap(as, x + PG, PG, RW, SH | MAP_FIXED, f, PG, &got),
+		  0);
+	ASSERT_EQ(ncb_as_count(as), 2);
+	ASSERT_EQ(ncb_as_find(as, x, &a), 1);
+	ASSERT_EQ(ncb_as_find(as, x + PG, &b), 1);
+	ASSERT_EQ(b.inode, ino);
+	ASSERT_TRUE(a.inode != ino && !strcmp(a.path, ANON_PATH));
+	/* The registered file's next page joins it. */
+	ASSERT_EQ(ncb_as_mmap(as, x + 2 * PG, PG, RW, SH | MAP_FIXED, f,
+			      2 * PG, &got), 0);
+	ASSERT_EQ(ncb_as_count(as), 2);
+	ASSERT_EQ(ncb_as_find(as, x + PG, &b), 1);
+	ASSERT_EQ(b.end, x + 3 * PG);
+	/* A new shared mapping does not print the taken numbers either. */
+	map(as, x + 8 * PG, PG, RW, SH | MAP_FIXED);
+	ASSERT_EQ(ncb_as_find(as, x + 8 * PG, &b), 1);
+	ASSERT_TRUE(b.inode != ino && b.inode != a.inode);
+	ASSERT_EQ(ncb__as_check(as), 0);
+	ncb_as_free(as);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Registered files through many growths of their index, made files in
+ * between: each key keeps its number, different keys have different ones.
+ */
+TEST(file_index)
+{
+	enum { N = 5000 };
+	static uint32_t ids[N], sorted[N];
+	struct ncb_as *as = model();
+	char path[32];
+	uint32_t id;
+	uint64_t got;
+	int i, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < N; i++) {
+			snprintf(path, sizeof(path), "/lib/f%d", i % 7);
+			ASSERT_EQ(ncb_as_file(as, path, 8, (uint32_t)i % 3,
+					      (uint64_t)i / 21, &id), 0);
+			if (pass)
+				ASSERT_EQ(id, ids[i]);
+			ids[i] = id;
+			if (!pass && i % 10 == 0)
+				ASSERT_EQ(ncb_as_mmap(as, 0, PG, RW, SH |
+						      MAP_ANONYMOUS, 0, 0,
+						      &got), 0);
+		}
+	}
+	memcpy(sorted, ids, sizeof(ids));
+	qsort(sorted, N, sizeof(sorted[0]), cmp_u32);
+	for (i = 1; i < N; i++)
+		ASSERT_TRUE(sorted[i] != sorted[i - 1]);
+	ASSERT_EQ(ncb_as_file(as, "/lib/f0", 8, 1, N, &id), 0);
+	ASSERT_TRUE(bsearch(&id, sorted, N, sizeof(sorted[0]), cmp_u32) ==
+		    NULL);
+	ASSERT_EQ(ncb_as_file(NULL, "/lib/f0", 8, 0, 0, &id), -EINVAL);
+	ASSERT_EQ(ncb_as_file(as, NULL, 8, 0, 0, &id), -EINVAL);
+	ncb_as_free(as);
+}
+
 TEST(program_break)
 {
 	struct ncb_as_opts o = { .size = sizeof(o), .page_size = PG,
@@ -903,7 +1041,8 @@ TEST(map_count_limit)
 
 TEST_MAIN(T(fixed_split_merge), T(noreplace_and_errors),
 	  T(topdown_and_hints), T(guard_gap), T(mremap_regressions),
-	  T(program_break), T(bottom_up_fallback),
+	  T(shared_anonymous_files), T(registered_files_apart_from_made_ones),
+	  T(file_index), T(program_break), T(bottom_up_fallback),
 	  T(find_free_matches_brute_force), T(find_free_random_is_uniform),
 	  T(differential_seeds),
 	  T(map_count_limit))
