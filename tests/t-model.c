@@ -475,7 +475,8 @@ TEST(find_free_matches_brute_force)
 				struct ncb_mapping m;
 
 				ASSERT_EQ(got & (align - 1), 0);
-				ASSERT_TRUE(got >= lo && got + len <= hi);
+				ASSERT_UGE(got, lo);
+				ASSERT_ULE(got + len, hi);
 				ASSERT_TRUE(ncb_as_find(as, got, &m) != 1 ||
 					    m.start >= got + len);
 			}
@@ -512,9 +513,12 @@ TEST(find_free_random_is_uniform)
 	}
 	printf("# hits: %u %u %u (expected about 700 700 1500)\n", hits[0],
 	       hits[1], hits[2]);
-	ASSERT_TRUE(hits[0] > 550 && hits[0] < 850);
-	ASSERT_TRUE(hits[1] > 550 && hits[1] < 850);
-	ASSERT_TRUE(hits[2] > 1300 && hits[2] < 1700);
+	ASSERT_GT(hits[0], 550);
+	ASSERT_LT(hits[0], 850);
+	ASSERT_GT(hits[1], 550);
+	ASSERT_LT(hits[1], 850);
+	ASSERT_GT(hits[2], 1300);
+	ASSERT_LT(hits[2], 1700);
 	ncb_as_free(as);
 }
 
@@ -830,10 +834,10 @@ static uint64_t start_brk(pid_t pid)
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY);
-	ASSERT_TRUE(fd >= 0);
+	ASSERT_GE(fd, 0);
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
-	ASSERT_TRUE(n > 0);
+	ASSERT_GT(n, 0);
 	buf[n] = '\0';
 	/* Fields count from after the command name, which may hold spaces. */
 	p = strrchr(buf, ')');
