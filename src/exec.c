@@ -38,16 +38,21 @@
 
 typedef unsigned long long ull;
 
-/* Passed through from this process's own vector when the kernel gave it. */
-static const unsigned long pass_through[] = {
-	AT_HWCAP, AT_HWCAP2, AT_HWCAP3, AT_HWCAP4, AT_CLKTCK,
-	AT_SYSINFO_EHDR, AT_MINSIGSTKSZ, AT_RSEQ_FEATURE_SIZE, AT_RSEQ_ALIGN,
-#ifdef AT_SYSINFO
-	AT_SYSINFO,
+#ifndef AT_BASE_PLATFORM
+#define AT_BASE_PLATFORM 24
 #endif
-};
+#ifndef AT_EXECFD
+#define AT_EXECFD 2
+#endif
 
-#define AUXV_MAX (24 + sizeof(pass_through) / sizeof(pass_through[0]))
+/* Room for every entry a kernel writes today, and many more. */
+#define AUXV_MAX 64
+
+/* The per-program entries: the rest of the vector is the kernel's. */
+struct aux_own {
+	uintptr_t phdr, phnum, base, entry, random, platform, base_platform;
+	uintptr_t execfn;
+};
 
 struct stack {
 	char *base;		/* the mapping */
@@ -55,6 +60,8 @@ struct stack {
 	char *top;		/* strings are pushed down from here */
 	uintptr_t auxv[2 * AUXV_MAX];
 	unsigned int nauxv;
+	uintptr_t kern[2 * AUXV_MAX];	/* this process's own vector */
+	unsigned int nkern;
 };
 
 static void aux(struct stack *s, uintptr_t type, uintptr_t val)
@@ -100,37 +107,109 @@ static int push_strings(struct stack *s, char *const v[], size_t n,
 	return 0;
 }
 
-static void build_auxv(struct stack *s, const struct ncb_elf_image *prog,
-		       const struct ncb_elf_image *interp, unsigned int phnum,
-		       uintptr_t random, uintptr_t platform, uintptr_t execfn)
+/*
+ * This process's own auxiliary vector as the kernel wrote it, without its
+ * AT_NULL: getauxval() answers with libc's rewritten values (glibc's
+ * AT_HWCAP on x86_64 is its own) and cannot tell a zero from an absence.
+ * Under qemu-user the file is the guest's vector.  0 if unreadable.
+ */
+static unsigned int read_own_auxv(uintptr_t *v, unsigned int max)
 {
-	unsigned long v;
-	unsigned int i;
+	size_t want = 2 * max * sizeof(*v), len = 0;
+	unsigned int n;
+	ssize_t r;
+	int fd = open("/proc/self/auxv", O_RDONLY | O_CLOEXEC);
 
-	aux(s, AT_PHDR, (uintptr_t)prog->phdr);
-	aux(s, AT_PHENT, sizeof(ncb_phdr));
-	aux(s, AT_PHNUM, phnum);
-	aux(s, AT_PAGESZ, ncb__probe()->page_size);
-	aux(s, AT_BASE, interp ? (uintptr_t)interp->bias : 0);
-	aux(s, AT_FLAGS, 0);
+	if (fd < 0)
+		return 0;
+	while (len < want &&
+	       (r = read(fd, (char *)v + len, want - len)) > 0)
+		len += (size_t)r;
+	close(fd);
+	for (n = 0; n < len / (2 * sizeof(*v)); n++)
+		if (v[2 * n] == AT_NULL)
+			return n;
+	return 0;
+}
+
+/* The value the new program gets for an entry; 0: leave it out. */
+static int aux_value(uintptr_t type, uintptr_t *val, const struct aux_own *o)
+{
+	switch (type) {
+	case AT_PHDR:	*val = o->phdr;		break;
+	case AT_PHENT:	*val = sizeof(ncb_phdr); break;
+	case AT_PHNUM:	*val = o->phnum;	break;
+	case AT_BASE:	*val = o->base;		break;
+	case AT_FLAGS:	*val = 0;		break;
 	/* The program's entry, not the interpreter's: ld.so looks. */
-	aux(s, AT_ENTRY, (uintptr_t)prog->entry);
-	/* musl takes missing ids for a set-id program: give all four. */
-	aux(s, AT_UID, getuid());
-	aux(s, AT_EUID, geteuid());
-	aux(s, AT_GID, getgid());
-	aux(s, AT_EGID, getegid());
-	aux(s, AT_SECURE, getauxval(AT_SECURE));
-	aux(s, AT_RANDOM, random);
-	if (platform)
-		aux(s, AT_PLATFORM, platform);
-	aux(s, AT_EXECFN, execfn);
-	for (i = 0; i < sizeof(pass_through) / sizeof(pass_through[0]); i++) {
-		v = getauxval(pass_through[i]);
-		if (v)
-			aux(s, pass_through[i], v);
+	case AT_ENTRY:	*val = o->entry;	break;
+	case AT_UID:	*val = getuid();	break;
+	case AT_EUID:	*val = geteuid();	break;
+	case AT_GID:	*val = getgid();	break;
+	case AT_EGID:	*val = getegid();	break;
+	case AT_RANDOM:	*val = o->random;	break;
+	case AT_EXECFN:	*val = o->execfn;	break;
+	case AT_PLATFORM:	*val = o->platform;	return !!*val;
+	case AT_BASE_PLATFORM:	*val = o->base_platform; return !!*val;
+	/* No descriptor of ours is the program's. */
+	case AT_EXECFD:	return 0;
+	}
+	return 1;
+}
+
+/*
+ * The vector the kernel would build for the program: this process's own,
+ * entry for entry and in its order (hardware capabilities, the vDSO,
+ * AT_SECURE, zeros kept), with the per-program entries replaced.  Where
+ * the own vector cannot be read, the entries every program needs.
+ */
+static void build_auxv(struct stack *s, const struct aux_own *o)
+{
+	static const uintptr_t needed[] = {
+		AT_PHDR, AT_PHENT, AT_PHNUM, AT_PAGESZ, AT_BASE, AT_FLAGS,
+		AT_ENTRY, AT_UID, AT_EUID, AT_GID, AT_EGID, AT_SECURE,
+		AT_RANDOM, AT_EXECFN, AT_PLATFORM,
+	};
+	unsigned int i;
+	uintptr_t v;
+
+	for (i = 0; i < s->nkern && s->nauxv < AUXV_MAX - 1; i++) {
+		v = s->kern[2 * i + 1];
+		if (aux_value(s->kern[2 * i], &v, o))
+			aux(s, s->kern[2 * i], v);
+	}
+	for (i = 0; !s->nkern && i < sizeof(needed) / sizeof(needed[0]); i++) {
+		if (needed[i] == AT_PAGESZ)
+			v = ncb__probe()->page_size;
+		else if (needed[i] == AT_SECURE)
+			v = getauxval(AT_SECURE);
+		if (aux_value(needed[i], &v, o))
+			aux(s, needed[i], v);
 	}
 	aux(s, AT_NULL, 0);
+}
+
+/* The string an entry of this process's own vector points to, or NULL. */
+static const char *own_string(const struct stack *s, uintptr_t type)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nkern; i++)
+		if (s->kern[2 * i] == type)
+			return (const char *)s->kern[2 * i + 1];
+	return s->nkern ? NULL : (const char *)getauxval(type);
+}
+
+/* A string of the vector onto the stack: 0 if none, 1 if it did not fit. */
+static uintptr_t push_own_string(struct stack *s, uintptr_t type)
+{
+	const char *str = own_string(s, type);
+	char *p;
+
+	if (!str)
+		return 0;
+	p = push(s, str, strlen(str) + 1);
+	return p ? (uintptr_t)p : 1;
 }
 
 /*
@@ -145,8 +224,12 @@ static int build_stack(struct stack *s, char *const argv[],
 		       uintptr_t *sp)
 {
 	size_t argc = count(argv), envc = count(envp), words, i;
-	const char *plat = (const char *)getauxval(AT_PLATFORM);
-	uintptr_t *av, *ev, *w, fn, pl = 0, rnd;
+	struct aux_own o = {
+		.phdr = (uintptr_t)prog->phdr, .phnum = phnum,
+		.base = interp ? (uintptr_t)interp->bias : 0,
+		.entry = (uintptr_t)prog->entry,
+	};
+	uintptr_t *av, *ev, *w;
 	unsigned char bytes[16];
 	char *p;
 	int err = -E2BIG;
@@ -157,17 +240,16 @@ static int build_stack(struct stack *s, char *const argv[],
 		err = -ENOMEM;
 		goto out;
 	}
+	s->nkern = read_own_auxv(s->kern, AUXV_MAX);
 	p = push(s, execfn, strlen(execfn) + 1);
 	if (!p || push_strings(s, envp, envc, ev) ||
 	    push_strings(s, argv, argc, av))
 		goto out;
-	fn = (uintptr_t)p;
-	if (plat) {
-		p = push(s, plat, strlen(plat) + 1);
-		if (!p)
-			goto out;
-		pl = (uintptr_t)p;
-	}
+	o.execfn = (uintptr_t)p;
+	o.platform = push_own_string(s, AT_PLATFORM);
+	o.base_platform = push_own_string(s, AT_BASE_PLATFORM);
+	if (o.platform == 1 || o.base_platform == 1)
+		goto out;
 	if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes)) {
 		err = -errno;
 		goto out;
@@ -175,8 +257,8 @@ static int build_stack(struct stack *s, char *const argv[],
 	p = push(s, bytes, sizeof(bytes));
 	if (!p)
 		goto out;
-	rnd = (uintptr_t)p;
-	build_auxv(s, prog, interp, phnum, rnd, pl, fn);
+	o.random = (uintptr_t)p;
+	build_auxv(s, &o);
 	words = 1 + argc + 1 + envc + 1 + 2 * s->nauxv;
 	w = (uintptr_t *)(((uintptr_t)s->top - words * sizeof(*w)) &
 			  ~(uintptr_t)15);

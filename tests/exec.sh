@@ -80,6 +80,18 @@ for p in grep sed tar gzip xz find diff cmp make git bash readelf objdump \
 	fi
 done
 
+# The auxiliary vector as the kernel builds it, entry for entry and in
+# its order: raw values (AT_HWCAP as the kernel gave it, not libc's),
+# zeros kept; only addresses differ.  The tool's own ld.so prints its
+# vector first: the program's is the last lines.
+norm='s/^\(AT_SYSINFO_EHDR\|AT_PHDR\|AT_BASE\|AT_ENTRY\|AT_RANDOM\):.*/\1/'
+LD_SHOW_AUXV=1 /bin/true | sed "$norm" >"$tmp/a1"
+n=$(wc -l <"$tmp/a1")
+LD_SHOW_AUXV=1 "$nc" exec /bin/true | tail -n "$n" | sed "$norm" >"$tmp/a2"
+cmp -s "$tmp/a1" "$tmp/a2"
+ok $? "auxv: what LD_SHOW_AUXV shows, entry for entry"
+diff "$tmp/a1" "$tmp/a2" | sed 's/^/# /'
+
 # Programs built here, in every shape.
 cc=${CC:-cc}
 src=$top/tests/progs/hello.c
