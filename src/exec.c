@@ -578,16 +578,77 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		    const struct ncb_exec_opts *opts, const char *execfn,
 		    char *why, size_t wl);
 
+/* The kernel's buffer for a file's first bytes (BINPRM_BUF_SIZE). */
+#define SCRIPT_BUF 256
+/* exec_binprm: a sixth interpreter is ELOOP, so five scripts nest. */
+#define SCRIPT_DEPTH 5
+
+static int blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* The first byte in [p, last] that is not blank, or NULL. */
+static char *skip_blank(char *p, char *last)
+{
+	for (; p <= last; p++)
+		if (!blank(*p))
+			return p;
+	return NULL;
+}
+
+/* The first blank or NUL in [p, last], or NULL. */
+static char *find_end(char *p, char *last)
+{
+	for (; p <= last; p++)
+		if (blank(*p) || !*p)
+			return p;
+	return NULL;
+}
+
 /*
- * A "#!" script runs its interpreter (fs/binfmt_script.c): the first line,
- * up to 255 bytes, names it and at most one argument; the new arguments
- * are the interpreter, that argument, the script's path, then the rest.
- * 1 if path is a script (*argvp then owned by the caller), 0 if not.
+ * The "#!" line as fs/binfmt_script.c reads it from the file's first 256
+ * bytes (zero-padded): up to a newline (none past a NUL); without one,
+ * the interpreter's name must end within the buffer, else it may be cut
+ * off (ENOEXEC), and the line ends at the buffer's last byte.  The name,
+ * then optionally one argument: the rest of the line, blanks trimmed.
+ */
+static int parse_script(char *buf, char **name, char **arg)
+{
+	char *last = buf + SCRIPT_BUF - 1, *end, *sep;
+
+	end = memchr(buf, '\n', strnlen(buf, SCRIPT_BUF));
+	if (!end) {
+		end = skip_blank(buf + 2, last);
+		if (!end || !find_end(end, last))
+			return -ENOEXEC;
+		end = last;
+	}
+	while (blank(end[-1]))
+		end--;
+	*name = skip_blank(buf + 2, end);
+	if (!*name || *name == end)
+		return -ENOEXEC;
+	*arg = NULL;
+	sep = find_end(*name, end);
+	if (sep && *sep)
+		*arg = skip_blank(sep, end);
+	*end = '\0';
+	if (*arg)
+		*sep = '\0';
+	return 0;
+}
+
+/*
+ * A "#!" script runs its interpreter: the new arguments are the
+ * interpreter, its argument if any, the script's path, then the rest.
+ * 1 if path is a script (*argvp and *line are then the caller's to free),
+ * 0 if not, or -errno.
  */
 static int script(const char *path, char *const **argvp, char **line,
 		  char *why, size_t wl)
 {
-	char buf[256], *p, *interp, *arg = NULL, **nv;
+	char buf[SCRIPT_BUF] = { 0 }, *name, *arg, **nv;
 	char *const *argv = *argvp;
 	size_t n = 0, i;
 	ssize_t r;
@@ -595,31 +656,14 @@ static int script(const char *path, char *const **argvp, char **line,
 
 	if (fd < 0)
 		return 0;
-	r = read(fd, buf, sizeof(buf) - 1);
+	r = read(fd, buf, sizeof(buf));
 	close(fd);
 	if (r < 2 || buf[0] != '#' || buf[1] != '!')
 		return 0;
-	buf[r] = '\0';
-	p = strchr(buf, '\n');
-	if (p)
-		*p = '\0';
-	for (interp = buf + 2; *interp == ' ' || *interp == '\t'; interp++)
-		;
-	for (p = interp; *p && *p != ' ' && *p != '\t'; p++)
-		;
-	if (*p) {
-		*p++ = '\0';
-		while (*p == ' ' || *p == '\t')
-			p++;
-		arg = *p ? p : NULL;
-		/* The argument is the rest of the line, trailing blanks cut. */
-		for (p = arg ? arg + strlen(arg) : NULL; p && p > arg &&
-		     (p[-1] == ' ' || p[-1] == '\t');)
-			*--p = '\0';
-	}
-	if (!*interp)
-		return ncb__why(why, wl, ENOEXEC, "%s: \"#!\" names no "
-				"interpreter", path);
+	if (parse_script(buf, &name, &arg))
+		return ncb__why(why, wl, ENOEXEC, "%s: its \"#!\" line names "
+				"no interpreter, or one cut off at %d bytes",
+				path, SCRIPT_BUF);
 	while (argv[n])
 		n++;
 	*line = malloc(sizeof(buf) + (n + 3) * sizeof(char *));
@@ -628,12 +672,14 @@ static int script(const char *path, char *const **argvp, char **line,
 	memcpy(*line, buf, sizeof(buf));
 	nv = (char **)(void *)(*line + sizeof(buf));
 	i = 0;
-	nv[i++] = *line + (interp - buf);
+	nv[i++] = *line + (name - buf);
 	if (arg)
 		nv[i++] = *line + (arg - buf);
 	nv[i++] = (char *)path;
-	memcpy(nv + i, argv + (n ? 1 : 0), (n ? n : 1) * sizeof(char *));
-	nv[i + (n ? n - 1 : 0)] = NULL;
+	/* The script's own argv[0] gives way to its path. */
+	for (n = n ? 1 : 0; argv[n]; n++)
+		nv[i++] = argv[n];
+	nv[i] = NULL;
 	*argvp = nv;
 	return 1;
 }
@@ -641,7 +687,8 @@ static int script(const char *path, char *const **argvp, char **line,
 int ncb_exec(const char *path, char *const argv[], char *const envp[],
 	     const struct ncb_exec_opts *opts, char *why, size_t wl)
 {
-	char *lines[5] = { NULL }, *const *av = argv;
+	char *lines[SCRIPT_DEPTH + 1] = { NULL }, *const *av = argv;
+	static char *const empty[] = { "", NULL };
 	struct ncb_exec_opts o = { 0 };
 	const char *execfn;
 	unsigned int threads;
@@ -660,6 +707,9 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 		memcpy(&o, opts, opts->size < sizeof(o) ? opts->size
 							: sizeof(o));
 	execfn = o.execfn ? o.execfn : path;
+	/* As execve since Linux 5.18: no program starts with argc 0. */
+	if (!argv[0])
+		av = empty;
 	/*
 	 * execve ends the other threads; in-process they would run on in
 	 * the new program's address space.
@@ -668,8 +718,7 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 	if (threads > (base_threads > 1 ? base_threads : 1))
 		return ncb__why(why, wl, EBUSY, "this process has %u threads: "
 				"the caller must be the only one", threads);
-	/* Scripts may name scripts, four deep as in the kernel. */
-	for (depth = 0; depth < 5; depth++) {
+	for (depth = 0; depth <= SCRIPT_DEPTH; depth++) {
 		/* As execve: the file must be executable by us. */
 		if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS)) {
 			err = ncb__why(why, wl, errno, "%s: %s", path,
@@ -680,13 +729,14 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 		if (err <= 0)
 			break;
 		path = av[0];
+		err = 0;
 	}
-	if (depth == 5)
+	if (depth > SCRIPT_DEPTH)
 		err = ncb__why(why, wl, ELOOP, "%s: scripts nested more than "
-			       "four deep", execfn);
+			       "%d deep", execfn, SCRIPT_DEPTH);
 	if (!err)
 		err = exec_elf(path, av, envp, &o, execfn, why, wl);
-	for (depth = 0; depth < 5; depth++)
+	for (depth = 0; depth <= SCRIPT_DEPTH; depth++)
 		free(lines[depth]);
 	return err;
 }

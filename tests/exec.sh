@@ -80,6 +80,39 @@ for p in grep sed tar gzip xz find diff cmp make git bash readelf objdump \
 	fi
 done
 
+# "#!" as fs/binfmt_script.c reads it: five scripts nest, a sixth is
+# ELOOP; an interpreter's name cut off at 256 bytes is ENOEXEC; the one
+# argument is the rest of the line, blanks trimmed.
+mkdir -p "$tmp/sc"
+printf '#!/bin/sh\necho "$0 $*"\n' >"$tmp/sc/s1"
+for i in 2 3 4 5 6; do
+	printf '#!%s/sc/s%d\n' "$tmp" $((i - 1)) >"$tmp/sc/s$i"
+done
+printf '#!/%0300d\n' 0 >"$tmp/sc/long"
+printf '#! /bin/echo  one  two \t \n' >"$tmp/sc/arg"
+chmod +x "$tmp"/sc/*
+same "five nested scripts" "" "$nc" "$tmp/sc/s5" a b
+same "a script's one argument, blanks trimmed" "" "$nc" "$tmp/sc/arg" x
+"$nc" exec "$tmp/sc/s6" 2>"$tmp/e"
+s=$?
+[ $s -eq 126 ] && grep -q "nested more than 5 deep" "$tmp/e"
+ok $? "six nested scripts: ELOOP, as execve (status $s)"
+"$nc" exec "$tmp/sc/long" 2>"$tmp/e"
+s=$?
+[ $s -eq 126 ] && grep -q "cut off at 256 bytes" "$tmp/e"
+ok $? "an interpreter's name cut off: ENOEXEC, as execve (status $s)"
+if have python3; then
+	for f in s6 long; do
+		python3 -c 'import os, sys
+try:
+	os.execv(sys.argv[1], [sys.argv[1]])
+except OSError as e:
+	print(e.errno)' "$tmp/sc/$f"
+	done >"$tmp/o"
+	[ "$(tr '\n' ' ' <"$tmp/o")" = "40 8 " ]
+	ok $? "the kernel agrees: ELOOP and ENOEXEC ($(tr '\n' ' ' <"$tmp/o"))"
+fi
+
 # The auxiliary vector as the kernel builds it, entry for entry and in
 # its order: raw values (AT_HWCAP as the kernel gave it, not libc's),
 # zeros kept; only addresses differ.  The tool's own ld.so prints its

@@ -1195,6 +1195,41 @@ TEST(load_a_real_program)
 	expect_same_maps(img.start, img.end);
 }
 
+/*
+ * An empty argv: since Linux 5.18 execve gives the program argc 1 with
+ * argv[0] "", and so does ncb_exec.  ls aborts when argc is 0.
+ */
+TEST(exec_empty_argv)
+{
+	char dir[] = "/tmp/ncb-elf-argv-XXXXXX", why[256];
+	char *const argv[] = { NULL };
+	struct ncb_elf *e;
+	int st, err;
+	pid_t pid;
+
+	err = ncb_elf_open(&e, "/bin/ls", why, sizeof(why));
+	if (err)
+		SKIP("/bin/ls is not a program of this build: %s", why);
+	ncb_elf_close(e);
+	if (getenv("NCB_TEST_VALGRIND"))
+		SKIP("valgrind does not follow a program loaded in-process");
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null < 0 || dup2(null, 1) < 0 || chdir(dir))
+			_exit(90);
+		err = ncb_exec("/bin/ls", argv, environ, NULL, why, sizeof(why));
+		_exit(91);
+	}
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	rmdir(dir);
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(WEXITSTATUS(st), 0);
+}
+
 TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(load_and_unload), T(exec_image_collision),
 	  T(span_over_the_stack), T(failure_after_mapping_began),
@@ -1204,4 +1239,5 @@ TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(load_a_real_program), T(other_machines_checked),
 	  T(page_sizes_per_machine), T(impossible_and_unknown_machines),
 	  T(other_address_spaces), T(malformed_images_any_arch),
-	  T(interp_padding), T(kinds_of_files), T(kind_and_flags_errors))
+	  T(interp_padding), T(kinds_of_files), T(kind_and_flags_errors),
+	  T(exec_empty_argv))
