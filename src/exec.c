@@ -62,6 +62,8 @@ struct stack {
 	unsigned int nauxv;
 	uintptr_t kern[2 * AUXV_MAX];	/* this process's own vector */
 	unsigned int nkern;
+	uintptr_t arg_start, arg_end;	/* the strings, as mm records them */
+	uintptr_t env_start, env_end;
 };
 
 static void aux(struct stack *s, uintptr_t type, uintptr_t val)
@@ -246,6 +248,12 @@ static int build_stack(struct stack *s, char *const argv[],
 	    push_strings(s, argv, argc, av))
 		goto out;
 	o.execfn = (uintptr_t)p;
+	/* Each set lies in one piece, argv's below envp's. */
+	s->arg_start = av[0];
+	s->arg_end = av[argc - 1] + strlen(argv[argc - 1]) + 1;
+	s->env_start = envc ? ev[0] : s->arg_end;
+	s->env_end = envc ? ev[envc - 1] + strlen(envp[envc - 1]) + 1
+			  : s->env_start;
 	o.platform = push_own_string(s, AT_PLATFORM);
 	o.base_platform = push_own_string(s, AT_BASE_PLATFORM);
 	if (o.platform == 1 || o.base_platform == 1)
@@ -747,6 +755,7 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 {
 	struct ncb_elf_image prog = { 0 }, interp = { 0 };
 	struct ncb_elf *e = NULL, *ie = NULL;
+	struct ncb__identity id = { .execfn = execfn };
 	struct stack s = { 0 };
 	uintptr_t sp = 0, entry;
 	int err;
@@ -794,11 +803,26 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		goto out;
 	}
 	entry = ie ? (uintptr_t)interp.entry : (uintptr_t)prog.entry;
+	ncb__identity_image(&id, e, &prog);
+	id.start_stack = sp;
+	id.arg_start = s.arg_start;
+	id.arg_end = s.arg_end;
+	id.env_start = s.env_start;
+	id.env_end = s.env_end;
+	id.auxv = (const uintptr_t *)sp + 1 + count(argv) + 1 +
+		  count(envp) + 1;
+	id.auxv_size = 2 * s.nauxv * sizeof(uintptr_t);
 	ncb_elf_close(e);
 	ncb_elf_close(ie);
 	/* From here on, nothing may fail: this process becomes the program. */
 	reset_signals();
 	close_on_exec();
+	/*
+	 * Last, once this process's libc has no more use for its heap: the
+	 * break becomes the program's.  What the kernel refuses is left as
+	 * it was; the program runs regardless.
+	 */
+	(void)ncb__identity_apply(&id);
 	rseq_unregister();
 #ifdef HAVE_ENTER
 	enter(sp, entry);

@@ -127,6 +127,26 @@ static inline int ncb__elf_prot(uint32_t flags)
 NCB_HIDDEN int ncb__elf_foreign(const struct ncb_elf *e, char *why,
 				size_t len);
 
+/* What execve would record in the mm for the program (identity.c). */
+struct ncb__identity {
+	uint64_t start_code, end_code, start_data, end_data, brk;
+	uint64_t start_stack, arg_start, arg_end, env_start, env_end;
+	const uintptr_t *auxv;	/* the vector on the program's stack */
+	size_t auxv_size;	/* in bytes, AT_NULL included */
+	const char *execfn;	/* comm is its last component */
+};
+
+#define NCB__ID_NO_MM 1		/* PR_SET_MM_MAP refused */
+#define NCB__ID_NO_COMM 2	/* PR_SET_NAME refused */
+
+NCB_HIDDEN void ncb__identity_image(struct ncb__identity *id,
+				    const struct ncb_elf *e,
+				    const struct ncb_elf_image *img);
+/* 0, or NCB__ID_* bits for what the kernel refused. */
+NCB_HIDDEN int ncb__identity_apply(const struct ncb__identity *id);
+/* 0 if PR_SET_MM_MAP is there to be used, else -errno. */
+NCB_HIDDEN int ncb__identity_possible(void);
+
 /* Record why a call failed: "why" buffers are optional. */
 NCB_HIDDEN int ncb__why(char *why, size_t len, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -125,6 +125,31 @@ cmp -s "$tmp/a1" "$tmp/a2"
 ok $? "auxv: what LD_SHOW_AUXV shows, entry for entry"
 diff "$tmp/a1" "$tmp/a2" | sed 's/^/# /'
 
+# The identity execve gives: /proc/PID/cmdline, environ and comm name the
+# program (PR_SET_MM_MAP and PR_SET_NAME), and its auxv is its own.
+if "$nc" exec cat /proc/self/comm | grep -qx cat; then
+	same "/proc/self/cmdline" "" "$nc" cat /proc/self/cmdline
+	same "/proc/self/comm" "" "$nc" cat /proc/self/comm
+	same "/proc/self/environ" "" "$nc" cat /proc/self/environ
+	types='od -An -v -tx8 -w16 /proc/$$/auxv | cut -c1-17'
+	same "/proc/PID/auxv: the program's, entry for entry" "" "$nc" \
+		sh -c "$types"
+	# The break starts at the end of the image (the kernel then moves it
+	# up by a random amount below 1 GiB, arch_randomize_brk on x86_64):
+	# the program's own, not the tool's.
+	brk='brk=$(cut -d" " -f47 /proc/$$/stat)
+end=$(awk -v p="$(readlink -f /bin/sh)" "\$6 == p { e = \$1; f = 1; next }
+	f && \$6 == \"\" { e = \$1 } { f = 0 }
+	END { sub(/.*-/, \"\", e); print e }" /proc/$$/maps)
+e=$(printf %d 0x$end)
+[ "$brk" -ge "$e" ] && [ "$brk" -lt $((e + 1073741824)) ] && echo ok'
+	same "the break after the program's image" "" "$nc" sh -c "$brk"
+else
+	for i in 1 2 3 4 5; do
+		skip "this kernel refuses PR_SET_MM_MAP or PR_SET_NAME"
+	done
+fi
+
 # Programs built here, in every shape.
 cc=${CC:-cc}
 src=$top/tests/progs/hello.c

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The identity execve gives a process, given after an in-process exec.
+ * One prctl(PR_SET_MM, PR_SET_MM_MAP) (kernel/sys.c; no privilege needed
+ * while exe_fd is -1, but CONFIG_CHECKPOINT_RESTORE) sets what
+ * load_elf_binary and create_elf_tables record in the mm: the argument
+ * and environment areas (/proc/PID/cmdline and environ, ps), the saved
+ * auxiliary vector (/proc/PID/auxv), the code and data bounds and the
+ * program break, so that the program's heap is its own.  PR_SET_NAME
+ * sets comm as begin_new_exec does.  Both are best effort: where the
+ * kernel refuses (or qemu-user, which passes neither on) the program
+ * still runs, as the process it is.
+ */
+#include <string.h>
+#include <sys/prctl.h>
+#include <linux/prctl.h>
+#include "loader.h"
+
+/*
+ * The image's bounds as load_elf_binary computes them: code over the
+ * executable segments' file contents; data from the highest segment
+ * start (so the kernel has it) to the highest end of file contents; the
+ * break at the page-aligned end of memory.
+ */
+void ncb__identity_image(struct ncb__identity *id, const struct ncb_elf *e,
+			 const struct ncb_elf_image *img)
+{
+	uint64_t start_code = UINT64_MAX, end_code = 0, start_data = 0;
+	uint64_t end_data = 0, k;
+	unsigned int i;
+
+	for (i = 0; i < e->nload; i++) {
+		const struct ncb__phdr *p = &e->ph[e->load[i]];
+
+		k = p->p_vaddr;
+		if ((p->p_flags & PF_X) && k < start_code)
+			start_code = k;
+		if (start_data < k)
+			start_data = k;
+		k = p->p_vaddr + p->p_filesz;
+		if ((p->p_flags & PF_X) && end_code < k)
+			end_code = k;
+		if (end_data < k)
+			end_data = k;
+	}
+	id->start_code = start_code + img->bias;
+	id->end_code = end_code + img->bias;
+	id->start_data = start_data + img->bias;
+	id->end_data = end_data + img->bias;
+	id->brk = img->brk;
+}
+
+/* "/usr/bin/ls" -> "ls", cut to comm's 15 bytes (__set_task_comm). */
+static void comm_of(const char *execfn, char comm[16])
+{
+	const char *base = strrchr(execfn, '/');
+
+	base = base ? base + 1 : execfn;
+	strncpy(comm, base, 15);
+	comm[15] = '\0';
+}
+
+int ncb__identity_apply(const struct ncb__identity *id)
+{
+	struct prctl_mm_map m;
+	char comm[16];
+	int ret = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.start_code = id->start_code;
+	m.end_code = id->end_code;
+	m.start_data = id->start_data;
+	m.end_data = id->end_data;
+	m.start_brk = id->brk;
+	m.brk = id->brk;
+	m.start_stack = id->start_stack;
+	m.arg_start = id->arg_start;
+	m.arg_end = id->arg_end;
+	m.env_start = id->env_start;
+	m.env_end = id->env_end;
+	m.auxv = (__u64 *)(void *)id->auxv;
+	m.auxv_size = (__u32)id->auxv_size;
+	m.exe_fd = (__u32)-1;
+	if (prctl(PR_SET_MM, PR_SET_MM_MAP, &m, sizeof(m), 0))
+		ret = NCB__ID_NO_MM;
+	comm_of(id->execfn, comm);
+	if (prctl(PR_SET_NAME, comm, 0, 0, 0))
+		ret |= NCB__ID_NO_COMM;
+	return ret;
+}
+
+int ncb__identity_possible(void)
+{
+	unsigned int size = 0;
+
+	/* Answers with the struct's size where PR_SET_MM_MAP exists. */
+	if (prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0))
+		return -errno;
+	return size == sizeof(struct prctl_mm_map) ? 0 : -EINVAL;
+}
