@@ -289,7 +289,15 @@ struct ncb_exec_opts {
 	uint64_t base;			/* ET_DYN program's base; 0: anywhere */
 	size_t stack_size;		/* 0: RLIMIT_STACK (8 MiB if none) */
 	const char *execfn;		/* AT_EXECFN; NULL: path */
+	unsigned int flags;		/* NCB_EXEC_* */
 };
+
+/*
+ * Run a set-user-ID, set-group-ID or file-capability program without the
+ * privilege execve would give it, as the kernel does under no_new_privs;
+ * without the flag ncb_exec refuses it (EPERM).
+ */
+#define NCB_EXEC_UNPRIVILEGED	0x1
 
 NCB_API int ncb_exec(const char *path, char *const argv[],
 		     char *const envp[], const struct ncb_exec_opts *opts,

@@ -19,8 +19,12 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include "loader.h"
 
@@ -749,6 +753,39 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 	return err;
 }
 
+/*
+ * Whether execve would run the file with privilege this process lacks
+ * (fs/exec.c bprm_fill_uid, and file capabilities): set-user-ID of another
+ * user, set-group-ID (with group execute) of another group, or capabilities
+ * for a caller that is not root; not on a nosuid mount, not under
+ * no_new_privs.  An in-process exec cannot give them.
+ */
+static int gains_privilege(int fd, const char *path, char *why, size_t wl)
+{
+	struct statvfs sv;
+	struct stat st;
+
+	if (fstat(fd, &st) || (!fstatvfs(fd, &sv) && (sv.f_flag & ST_NOSUID)) ||
+	    prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
+		return 0;
+	if ((st.st_mode & S_ISUID) && st.st_uid != geteuid())
+		return ncb__why(why, wl, EPERM, "%s is set-user-ID (user %u): "
+				"execve would run it as that user, which an "
+				"in-process exec cannot", path,
+				(unsigned int)st.st_uid);
+	if ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) &&
+	    st.st_gid != getegid())
+		return ncb__why(why, wl, EPERM, "%s is set-group-ID (group "
+				"%u): execve would run it in that group, which "
+				"an in-process exec cannot", path,
+				(unsigned int)st.st_gid);
+	if (geteuid() && fgetxattr(fd, "security.capability", NULL, 0) > 0)
+		return ncb__why(why, wl, EPERM, "%s has file capabilities: "
+				"execve would give them, an in-process exec "
+				"cannot", path);
+	return 0;
+}
+
 static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		    const struct ncb_exec_opts *opts, const char *execfn,
 		    char *why, size_t wl)
@@ -763,6 +800,11 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	err = ncb_elf_open(&e, path, why, wl);
 	if (err)
 		return err;
+	if (!(opts->flags & NCB_EXEC_UNPRIVILEGED)) {
+		err = gains_privilege(e->fd, path, why, wl);
+		if (err)
+			goto out;
+	}
 	if (e->interp) {
 		err = open_interp(e->interp, &ie, why, wl);
 		if (err)

@@ -125,6 +125,50 @@ cmp -s "$tmp/a1" "$tmp/a2"
 ok $? "auxv: what LD_SHOW_AUXV shows, entry for entry"
 diff "$tmp/a1" "$tmp/a2" | sed 's/^/# /'
 
+# A program execve would run with privilege is refused (EPERM, 126), as
+# an in-process exec cannot give it; --unprivileged runs it without, as
+# the kernel does under no_new_privs, and so does no_new_privs itself.
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	cp /bin/true "$tmp/suid"
+	chown nobody "$tmp/suid"
+	chmod 4755 "$tmp/suid"
+	cp /bin/true "$tmp/sgid"
+	chgrp "$(id -g nobody)" "$tmp/sgid"
+	chmod 2755 "$tmp/sgid"
+	for f in suid sgid; do
+		"$nc" exec "$tmp/$f" 2>"$tmp/e"
+		s=$?
+		[ $s -eq 126 ] && grep -q "set-.*-ID" "$tmp/e"
+		ok $? "$f: refused (status $s)"
+		status 0 "$f: --unprivileged runs it" \
+			"$nc" exec --unprivileged "$tmp/$f"
+	done
+	if have setpriv; then
+		status 0 "under no_new_privs it runs, as execve would" \
+			setpriv --no-new-privs "$nc" exec "$tmp/suid"
+	else
+		skip "setpriv is not installed"
+	fi
+	chmod 2745 "$tmp/sgid"
+	status 0 "set-group-ID without group execute: no privilege" \
+		"$nc" exec "$tmp/sgid"
+	if have setcap && cp /bin/true "$tmp/caps" &&
+		setcap cap_net_raw+ep "$tmp/caps" 2>/dev/null; then
+		chmod 755 "$tmp"
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			"$nc" exec "$tmp/caps" 2>"$tmp/e"
+		s=$?
+		[ $s -eq 126 ] && grep -q "file capabilities" "$tmp/e"
+		ok $? "file capabilities: refused for a user (status $s)"
+	else
+		skip "setcap is not installed, or this file system has no xattrs"
+	fi
+else
+	for i in 1 2 3 4 5 6 7; do
+		skip "making set-ID files of another user needs root"
+	done
+fi
+
 # The identity execve gives: /proc/PID/cmdline, environ and comm name the
 # program (PR_SET_MM_MAP and PR_SET_NAME), and its auxv is its own.
 if "$nc" exec cat /proc/self/comm | grep -qx cat; then

@@ -15,7 +15,8 @@ extern char **environ;
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: noclobber exec [--base ADDR] [--stack SIZE] "
-		   "[--plan [--json]] PROG [ARGS...]\n\n"
+		   "[--unprivileged]\n"
+		   "                      [--plan [--json]] PROG [ARGS...]\n\n"
 		   "Loads PROG (searched in PATH when it has no '/') and its "
 		   "interpreter into\nthis process with every mapping "
 		   "no-clobber, builds the stack and auxiliary\nvector the "
@@ -25,7 +26,11 @@ static void usage(FILE *f)
 		   "the stack and the break would go, and every collision "
 		   "with\nthis process's mappings.  Exit status: the "
 		   "program's; 127 PROG not found,\n126 it cannot be loaded; "
-		   "with --plan 0 it fits, 1 it collides, 2 error.\n");
+		   "with --plan 0 it fits, 1 it collides, 2 error.\n"
+		   "A set-user-ID, set-group-ID or file-capability PROG is "
+		   "refused (execve would\ngive it privilege this process "
+		   "cannot); --unprivileged runs it without,\nas the kernel "
+		   "does under no_new_privs.\n");
 }
 
 /* execvp's search: PROG itself if it has a '/', else each PATH entry. */
@@ -288,6 +293,7 @@ int cmd_exec(int argc, char **argv)
 		{ "stack", required_argument, NULL, 's' },
 		{ "plan", no_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "unprivileged", no_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -316,6 +322,9 @@ int cmd_exec(int argc, char **argv)
 			break;
 		case 'j':
 			json = 1;
+			break;
+		case 'U':
+			o.flags |= NCB_EXEC_UNPRIVILEGED;
 			break;
 		case 'h':
 			usage(stdout);
