@@ -299,6 +299,19 @@ struct ncb_exec_opts {
  */
 #define NCB_EXEC_UNPRIVILEGED	0x1
 
+/* What ncb_exec can give a program here of the identity execve gives. */
+struct ncb_exec_identity {
+	size_t size;		/* sizeof(struct ncb_exec_identity) */
+	/*
+	 * 0: PR_SET_MM_MAP sets the program's argument and environment
+	 * areas, auxiliary vector, bounds and break; else why not (-errno:
+	 * -EINVAL without CONFIG_CHECKPOINT_RESTORE or under qemu-user).
+	 */
+	int mm_map;
+	int comm;		/* 0: PR_SET_NAME names it; else -errno */
+};
+
+NCB_API int ncb_exec_identity(struct ncb_exec_identity *id);
 NCB_API int ncb_exec(const char *path, char *const argv[],
 		     char *const envp[], const struct ncb_exec_opts *opts,
 		     char *why, size_t why_len);

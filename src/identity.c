@@ -11,6 +11,7 @@
  * kernel refuses (or qemu-user, which passes neither on) the program
  * still runs, as the process it is.
  */
+#include <stddef.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <linux/prctl.h>
@@ -89,12 +90,26 @@ int ncb__identity_apply(const struct ncb__identity *id)
 	return ret;
 }
 
-int ncb__identity_possible(void)
+int ncb_exec_identity(struct ncb_exec_identity *id)
 {
+	struct ncb_exec_identity r = { .size = sizeof(r) };
 	unsigned int size = 0;
+	char comm[16];
 
+	if (!id || id->size < offsetof(struct ncb_exec_identity, mm_map) +
+			      sizeof(int))
+		return -EINVAL;
 	/* Answers with the struct's size where PR_SET_MM_MAP exists. */
 	if (prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0))
-		return -errno;
-	return size == sizeof(struct prctl_mm_map) ? 0 : -EINVAL;
+		r.mm_map = -errno;
+	else if (size != sizeof(struct prctl_mm_map))
+		r.mm_map = -EINVAL;
+	/* Setting comm to what it is changes nothing. */
+	if (prctl(PR_GET_NAME, comm, 0, 0, 0) ||
+	    prctl(PR_SET_NAME, comm, 0, 0, 0))
+		r.comm = -errno;
+	/* Older callers pass a smaller struct: copy what they know. */
+	memcpy((char *)id + sizeof(size_t), (char *)&r + sizeof(size_t),
+	       (id->size < sizeof(r) ? id->size : sizeof(r)) - sizeof(size_t));
+	return 0;
 }

@@ -144,8 +144,6 @@ NCB_HIDDEN void ncb__identity_image(struct ncb__identity *id,
 				    const struct ncb_elf_image *img);
 /* 0, or NCB__ID_* bits for what the kernel refused. */
 NCB_HIDDEN int ncb__identity_apply(const struct ncb__identity *id);
-/* 0 if PR_SET_MM_MAP is there to be used, else -errno. */
-NCB_HIDDEN int ncb__identity_possible(void);
 
 /* Record why a call failed: "why" buffers are optional. */
 NCB_HIDDEN int ncb__why(char *why, size_t len, int err, const char *fmt, ...)

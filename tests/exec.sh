@@ -309,10 +309,13 @@ status 0 "--plan of ls fits" "$nc" exec --plan ls
 ok $? "--plan shows the interpreter"
 "$nc" exec --plan ls | grep -q '^stack '
 ok $? "--plan shows the stack"
+"$nc" exec --plan ls | grep -q '^identity    '
+ok $? "--plan says what of its identity the program gets"
 if have python3; then
 	"$nc" exec --plan --json ls |
 		python3 -c 'import json,sys; d = json.load(sys.stdin);
-assert d["program"]["segments"] and d["interpreter"]["entry"] == d["entry"]'
+assert d["program"]["segments"] and d["interpreter"]["entry"] == d["entry"]
+assert d["identity"]["mm_map"] and d["identity"]["comm"]'
 	ok $? "--plan --json is JSON, entry through the interpreter"
 fi
 

@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <sys/auxv.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include "ncbtest.h"
 #include "elfgen.h"
@@ -1230,6 +1231,35 @@ TEST(exec_empty_argv)
 	ASSERT_EQ(WEXITSTATUS(st), 0);
 }
 
+/* What ncb_exec can set of the program's identity, asked, not changed. */
+TEST(exec_identity)
+{
+	struct ncb_exec_identity id;
+	unsigned int size = 0;
+	char before[16], after[16];
+	int want;
+
+	ASSERT_EQ(ncb_exec_identity(NULL), -EINVAL);
+	id.size = sizeof(size_t);
+	ASSERT_EQ(ncb_exec_identity(&id), -EINVAL);
+	/* An older caller's smaller struct: nothing past it is written. */
+	memset(&id, 0xee, sizeof(id));
+	id.size = offsetof(struct ncb_exec_identity, comm);
+	ASSERT_EQ(ncb_exec_identity(&id), 0);
+	ASSERT_EQ(id.comm, (int)0xeeeeeeee);
+	ASSERT_EQ(prctl(PR_GET_NAME, before, 0, 0, 0), 0);
+	id.size = sizeof(id);
+	ASSERT_EQ(ncb_exec_identity(&id), 0);
+	ASSERT_EQ(prctl(PR_GET_NAME, after, 0, 0, 0), 0);
+	ASSERT_EQ(strcmp(before, after), 0);
+	ASSERT_EQ(id.comm, 0);
+	/* The kernel's own answer, asked directly. */
+	want = prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0) ? -errno : 0;
+	ASSERT_EQ(id.mm_map, want);
+	if (!want)
+		ASSERT_GT(size, 0);
+}
+
 TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(load_and_unload), T(exec_image_collision),
 	  T(span_over_the_stack), T(failure_after_mapping_began),
@@ -1240,4 +1270,4 @@ TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(page_sizes_per_machine), T(impossible_and_unknown_machines),
 	  T(other_address_spaces), T(malformed_images_any_arch),
 	  T(interp_padding), T(kinds_of_files), T(kind_and_flags_errors),
-	  T(exec_empty_argv))
+	  T(exec_empty_argv), T(exec_identity))

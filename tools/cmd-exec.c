@@ -233,6 +233,39 @@ static int plan_one(struct plan *pl, const char *what, const char *path,
 	return err;
 }
 
+static const char *err_name(int err)
+{
+	const char *n = err ? strerrorname_np(-err) : "ok";
+
+	return n ? n : "?";
+}
+
+/* Which of the program's identity it will have (ncb_exec_identity). */
+static void print_identity(int json)
+{
+	struct ncb_exec_identity id = { .size = sizeof(id) };
+
+	ncb_exec_identity(&id);
+	if (json) {
+		printf("\"identity\": {\"mm_map\": \"%s\", \"comm\": "
+		       "\"%s\"}}\n", err_name(id.mm_map), err_name(id.comm));
+		return;
+	}
+	if (!id.mm_map)
+		printf("identity    its own cmdline, environ, auxv and break "
+		       "(PR_SET_MM_MAP)\n");
+	else
+		printf("identity    this kernel refuses PR_SET_MM_MAP (%s): "
+		       "cmdline, environ,\n            auxv and the break "
+		       "stay noclobber's\n", strerror(-id.mm_map));
+	if (!id.comm)
+		printf("comm        its own (PR_SET_NAME)\n");
+	else
+		printf("comm        stays noclobber's: PR_SET_NAME refused "
+		       "(%s)\n", strerror(-id.comm));
+	printf("exe         /proc/PID/exe names noclobber\n");
+}
+
 static int do_plan(const char *path, uint64_t base, size_t stack, int json)
 {
 	struct plan pl = { .json = json, .pg = (uint64_t)getpagesize() };
@@ -265,18 +298,17 @@ static int do_plan(const char *path, uint64_t base, size_t stack, int json)
 		print_image(&pl, "interpreter", in.interp, ie, &iin, iat);
 	if (json)
 		printf("\"stack\": {\"start\": %llu, \"end\": %llu}, \"brk\": "
-		       "%llu, \"entry\": %llu}\n", (unsigned long long)sat,
+		       "%llu, \"entry\": %llu, ", (unsigned long long)sat,
 		       (unsigned long long)(sat + stack),
 		       (unsigned long long)(at + in.hi - in.lo),
 		       (unsigned long long)(ie ? iin.entry + iat - iin.lo
 					      : in.entry + at - in.lo));
 	else
-		printf("stack       %#llx-%#llx\nbrk         %#llx (where the "
-		       "kernel starts it; in this process the\n            "
-		       "program shares the break of noclobber)\n",
+		printf("stack       %#llx-%#llx\nbrk         %#llx\n",
 		       (unsigned long long)sat,
 		       (unsigned long long)(sat + stack),
 		       (unsigned long long)(at + in.hi - in.lo));
+	print_identity(json);
 out:
 	ncb_elf_close(e);
 	ncb_elf_close(ie);
