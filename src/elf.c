@@ -719,6 +719,24 @@ static int check_image(struct ncb_elf *e, char *why, size_t wl)
 	 */
 	if (!e->eh.e_entry && e->eh.e_type == ET_DYN)
 		return 0;
+	/*
+	 * powerpc64's ELFv1 (e_flags' ABI bits not 2): e_entry names a
+	 * function descriptor in data, whose first two words the kernel
+	 * reads as the code address and the TOC (start_thread,
+	 * arch/powerpc/kernel/process.c).
+	 */
+	if (e->eh.e_machine == EM_PPC64 && (e->eh.e_flags & 3) != 2) {
+		for (i = 0; i < e->nload; i++) {
+			p = &e->ph[e->load[i]];
+			if ((p->p_flags & PF_R) && p->p_memsz >= 16 &&
+			    e->eh.e_entry >= p->p_vaddr &&
+			    e->eh.e_entry - p->p_vaddr <= p->p_memsz - 16)
+				return 0;
+		}
+		return ncb__why(why, wl, ENOEXEC, "entry point %#llx (an "
+				"ELFv1 function descriptor) is in no readable "
+				"segment", (ull)e->eh.e_entry);
+	}
 	for (i = 0; i < e->nload; i++) {
 		p = &e->ph[e->load[i]];
 		if ((p->p_flags & PF_X) && e->eh.e_entry >= p->p_vaddr &&

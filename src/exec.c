@@ -815,6 +815,15 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 			       "library, not a program", path);
 		goto out;
 	}
+#if defined(__powerpc64__)
+	/* ELFv1's entry is a function descriptor; enter() jumps to code. */
+	if ((e->eh.e_flags & 3) != 2 || (ie && (ie->eh.e_flags & 3) != 2)) {
+		err = ncb__why(why, wl, ENOEXEC, "%s: an ELFv1 program or "
+			       "interpreter: this loader enters ELFv2 ones",
+			       path);
+		goto out;
+	}
+#endif
 	if (!e->phdr && !ie) {
 		err = ncb__why(why, wl, ENOEXEC, "%s: its program headers are "
 			       "in no segment", path);

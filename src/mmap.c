@@ -68,8 +68,22 @@ static int claim_slow(uintptr_t addr, size_t len, int mode)
 		 * works where growing in place never does (qemu-user's
 		 * 32-bit guests keep their whole space reserved).
 		 */
-		if (len > pg && !claim_first(addr, len, mode))
-			return 0;
+		if (len > pg) {
+			err = claim_first(addr, len, mode);
+			if (!err)
+				return 0;
+			/*
+			 * Where the maps hide PROT_NONE mappings, growing in
+			 * place never works either: this refusal is the only
+			 * word on an occupant past the first page.
+			 */
+			if (err == -EADDRNOTAVAIL &&
+			    ncb__maps_hide_prot_none()) {
+				err = classify(addr, len, err);
+				if (err != -EADDRNOTAVAIL)
+					return err;
+			}
+		}
 		err = claim_first(addr, pg, mode);
 		/* A placeholder is never locked: EAGAIN is qemu-user's. */
 		if (err == -EAGAIN)

@@ -153,14 +153,24 @@ static void run_probe(void)
 	probe_result.mmap_min_addr = read_mmap_min_addr();
 	probe_result.noreplace = probe_noreplace(probe_result.page_size);
 	probe_result.procmap_query = ncb__procmap_query_works();
-	/* Only the emulated paths need the maps to see everything. */
-	if (probe_result.noreplace != NCB_NOREPLACE_HONOURED)
-		maps_hide_prot_none = probe_maps_hide(probe_result.page_size);
 }
 
+static void run_hide_probe(void)
+{
+	maps_hide_prot_none = probe_maps_hide(ncb__probe()->page_size);
+}
+
+/*
+ * Looked for when first asked, by the emulated paths only: they run
+ * where the flag is honoured too (a mode forced, or a flag that was not
+ * honoured after all), and qemu-user 8.1 and later honour it for 32-bit
+ * guests whose maps still hide PROT_NONE mappings.
+ */
 int ncb__maps_hide_prot_none(void)
 {
-	(void)ncb__probe();
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	(void)pthread_once(&once, run_hide_probe);
 	return maps_hide_prot_none;
 }
 

@@ -116,10 +116,17 @@ static int reserve_in_window(size_t len, const struct ncb_reserve_opts *o,
 		}
 		if (err != -EEXIST && err != -EADDRNOTAVAIL)
 			return err;
-		if (err == -EADDRNOTAVAIL && o->place == NCB_PLACE_HIGHEST)
-			hi = a + len - align;
-		else if (err == -EADDRNOTAVAIL && o->place != NCB_PLACE_RANDOM)
-			lo = a + align;
+		/*
+		 * Where the maps hide PROT_NONE mappings (qemu-user's 32-bit
+		 * guests), a candidate they call free may be taken, and will
+		 * be found again: step over it as over a refused one.
+		 */
+		if (err == -EADDRNOTAVAIL || ncb__maps_hide_prot_none()) {
+			if (o->place == NCB_PLACE_HIGHEST)
+				hi = a + len - align;
+			else if (o->place != NCB_PLACE_RANDOM)
+				lo = a + align;
+		}
 	}
 	return err == -EADDRNOTAVAIL ? -ENOMEM : -EAGAIN;
 }

@@ -62,6 +62,10 @@ static inline void gen_base(struct gen *g)
 	h->e_type = ET_EXEC;
 	h->e_machine = NCB_EM;
 	h->e_version = EV_CURRENT;
+#if defined(__powerpc64__) && _CALL_ELF == 2
+	/* ELFv2, as every ppc64le program: its entry is code. */
+	h->e_flags = 2;
+#endif
 	h->e_entry = GEN_VA + 0x1000;
 	h->e_phoff = sizeof(ncb_ehdr);
 	h->e_ehsize = sizeof(ncb_ehdr);
@@ -364,6 +368,7 @@ static inline void gen_recode(struct gen *g, int c, int d, unsigned int m)
 	GEN_PUT(b, c, d, Ehdr, e_entry, h.e_entry);
 	GEN_PUT(b, c, d, Ehdr, e_phoff, phoff);
 	GEN_PUT(b, c, d, Ehdr, e_shoff, h.e_shoff);
+	GEN_PUT(b, c, d, Ehdr, e_flags, h.e_flags);
 	GEN_PUT(b, c, d, Ehdr, e_ehsize, ehs);
 	GEN_PUT(b, c, d, Ehdr, e_phentsize,
 		phs + (h.e_phentsize - sizeof(ncb_phdr)));

@@ -994,8 +994,16 @@ TEST(malformed_images_any_arch)
 				continue;
 			want = c->err == -EPERM && pass ? 0 : c->err;
 			gen_case(&g, k);
-			if (pass)
+			/*
+			 * powerpc64 as ELFv2, whose entry is code: ELFv1's
+			 * names a function descriptor in data.
+			 */
+			if (pass) {
 				gen_recode(&g, NCB_ELFCLASS, data, machine);
+				if (machine == EM_PPC64)
+					GEN_PUT(g.buf, NCB_ELFCLASS, data,
+						Ehdr, e_flags, 2);
+			}
 			err = ncb_elf_parse_flags(&e, g.buf, g.len,
 						  NCB_ELF_ANY_ARCH, why,
 						  sizeof(why));
@@ -1005,6 +1013,51 @@ TEST(malformed_images_any_arch)
 				FAIL("%s%s: %s (\"%s\"), wanted %s", c->name,
 				     pass ? " in the other byte order" : "",
 				     errname(-err), why, errname(-want));
+		}
+	}
+}
+
+/*
+ * powerpc64 ELFv1: the entry is a function descriptor, in any readable
+ * segment, 16 bytes of it; ELFv2's is code.
+ */
+TEST(ppc64_elfv1_descriptor)
+{
+	struct ncb_elf *e;
+	struct gen g;
+	char why[256];
+	int order, flags;
+
+	for (order = ELFDATA2LSB; order <= ELFDATA2MSB; order++) {
+		for (flags = 0; flags <= 2; flags++) {
+			gen_base(&g);
+			/* In the data segment, which is not executable. */
+			gen_eh(&g)->e_entry = GEN_VA + GEN_P + 0x100;
+			gen_recode(&g, ELFCLASS64, order, EM_PPC64);
+			GEN_PUT(g.buf, ELFCLASS64, order, Ehdr, e_flags,
+				flags);
+			if (flags == 2) {
+				ASSERT_EQ(ncb_elf_parse_flags(&e, g.buf, g.len,
+							      NCB_ELF_ANY_ARCH,
+							      why, sizeof(why)),
+					  -ENOEXEC);
+				ASSERT_TRUE(strstr(why, "executable") != NULL);
+				continue;
+			}
+			ASSERT_EQ(ncb_elf_parse_flags(&e, g.buf, g.len,
+						      NCB_ELF_ANY_ARCH, why,
+						      sizeof(why)), 0);
+			ncb_elf_close(e);
+			/* The descriptor's 16 bytes past the segment's end. */
+			gen_base(&g);
+			gen_eh(&g)->e_entry = GEN_VA + GEN_P + 0x3000 - 8;
+			gen_recode(&g, ELFCLASS64, order, EM_PPC64);
+			GEN_PUT(g.buf, ELFCLASS64, order, Ehdr, e_flags,
+				flags);
+			ASSERT_EQ(ncb_elf_parse_flags(&e, g.buf, g.len,
+						      NCB_ELF_ANY_ARCH, why,
+						      sizeof(why)), -ENOEXEC);
+			ASSERT_TRUE(strstr(why, "descriptor") != NULL);
 		}
 	}
 }
@@ -1269,5 +1322,6 @@ TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(load_a_real_program), T(other_machines_checked),
 	  T(page_sizes_per_machine), T(impossible_and_unknown_machines),
 	  T(other_address_spaces), T(malformed_images_any_arch),
-	  T(interp_padding), T(kinds_of_files), T(kind_and_flags_errors),
+	  T(interp_padding), T(ppc64_elfv1_descriptor),
+	  T(kinds_of_files), T(kind_and_flags_errors),
 	  T(exec_empty_argv), T(exec_identity))

@@ -174,7 +174,26 @@ static void stack_guard_gap(int mode)
 }
 FOR_MODES(stack_guard_gap)
 
+/*
+ * An occupant past the first page is EEXIST, whatever it is: also a
+ * reservation-style PROT_NONE one, which qemu-user's 32-bit guests leave
+ * out of their maps.
+ */
+static void occupant_past_first_page(int mode)
+{
+	size_t pg = test_page();
+	char *w = free_window(4 * pg), *o;
+
+	o = mmap(w + 2 * pg, pg, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+	ASSERT_PTR_EQ(o, w + 2 * pg);
+	expect(mode, w, 4 * pg, PROT_READ, anon, -1, 0, EEXIST);
+	munmap(o, pg);
+}
+FOR_MODES(occupant_past_first_page)
+
 TEST_MAIN(T_MODES(zero_length), T_MODES(unaligned_address),
 	  T_MODES(unaligned_offset), T_MODES(bad_descriptor),
 	  T_MODES(absurd_lengths), T_MODES(collision_before_access),
-	  T_MODES(below_mmap_min_addr), T_MODES(stack_guard_gap))
+	  T_MODES(below_mmap_min_addr), T_MODES(stack_guard_gap),
+	  T_MODES(occupant_past_first_page))

@@ -116,6 +116,28 @@ TEST(window_highest) { in_window(NCB_PLACE_HIGHEST); }
 TEST(window_random) { in_window(NCB_PLACE_RANDOM); }
 TEST(window_any) { in_window(NCB_PLACE_ANY); }
 
+/* A second reservation in the window goes beside the first. */
+static void two_in_window(int place)
+{
+	struct ncb_reserve_opts o = { .size = sizeof(o), .place = place };
+	char *w = free_window(32 * PG), *a, *b;
+	struct ncb_resv *r1, *r2;
+
+	o.lo = (uintptr_t)w;
+	o.hi = (uintptr_t)w + 32 * PG;
+	r1 = reserve(NULL, 8 * PG, &o);
+	r2 = reserve(NULL, 8 * PG, &o);
+	a = ncb_resv_addr(r1);
+	b = ncb_resv_addr(r2);
+	ASSERT_TRUE(b + 8 * PG <= a || b >= a + 8 * PG);
+	ASSERT_PTR_EQ(b, place == NCB_PLACE_LOWEST ? w + 8 * PG
+						   : w + 16 * PG);
+	ASSERT_EQ(ncb_release(r1), 0);
+	ASSERT_EQ(ncb_release(r2), 0);
+}
+TEST(two_in_window_lowest) { two_in_window(NCB_PLACE_LOWEST); }
+TEST(two_in_window_highest) { two_in_window(NCB_PLACE_HIGHEST); }
+
 TEST(window_and_alignment)
 {
 	struct ncb_reserve_opts o = { .size = sizeof(o), .align = 16 * PG,
@@ -402,7 +424,8 @@ TEST(near_code)
 
 TEST_MAIN(T(exact), T(anywhere), T(aligned_2m), T(aligned_1g),
 	  T(window_lowest), T(window_highest), T(window_random),
-	  T(window_any), T(window_and_alignment), T(bad_options),
+	  T(window_any), T(window_and_alignment),
+	  T(two_in_window_lowest), T(two_in_window_highest), T(bad_options),
 	  T(commit_and_decommit), T(commit_errors), T(commit_file),
 	  T(concurrent_lowest), T(concurrent_random), T(after_fork),
 	  T(most_of_the_space), T(near_code))
