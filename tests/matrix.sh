@@ -80,7 +80,7 @@ row emu-old ignored "$emu" "" "$top/build/native/tests/ncb-emu --mode=old" \
 	build/native
 row emu-4.17 partial "$emu" "" \
 	"$top/build/native/tests/ncb-emu --mode=4.17" build/native
-q=qemu-$(uname -m)
+q=$(host_qemu)
 row "$q" "$(qemu_expect "$q")" "$(tool "$q")" "NCB_TEST_SLOW=1" "$q" \
 	build/native
 row valgrind "$(valgrind_expect)" "$(tool valgrind)" \

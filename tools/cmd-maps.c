@@ -40,11 +40,20 @@ struct totals {
 	uint64_t prev_end;
 };
 
+/*
+ * Free space lies between two mappings of the user address space; the
+ * gate area ([vsyscall]) lies above it, beyond the unusable hole.
+ */
+static int gap_before(const struct ncb_mapping *m, const struct totals *t)
+{
+	return t->n && m->start > t->prev_end && strcmp(m->path, "[vsyscall]");
+}
+
 static void text_entry(const struct ncb_mapping *m, struct totals *t)
 {
 	char buf[32], perms[5];
 
-	if (t->n && m->start > t->prev_end)
+	if (gap_before(m, t))
 		printf("%26s gap %s\n", "",
 		       human(m->start - t->prev_end, buf));
 	perms[0] = m->prot & PROT_READ ? 'r' : '-';
@@ -61,7 +70,7 @@ static void text_entry(const struct ncb_mapping *m, struct totals *t)
 
 static void json_entry(const struct ncb_mapping *m, struct totals *t)
 {
-	if (t->n && m->start > t->prev_end)
+	if (gap_before(m, t))
 		printf(",{\"type\":\"gap\",\"start\":\"0x%" PRIx64 "\",\"end\":"
 		       "\"0x%" PRIx64 "\",\"size\":%" PRIu64 "}", t->prev_end,
 		       m->start, m->start - t->prev_end);
