@@ -290,6 +290,7 @@ struct ncb_exec_opts {
 	size_t stack_size;		/* 0: RLIMIT_STACK (8 MiB if none) */
 	const char *execfn;		/* AT_EXECFN; NULL: path */
 	unsigned int flags;		/* NCB_EXEC_* */
+	int exe;			/* enum ncb_exec_exe */
 };
 
 /*
@@ -298,6 +299,21 @@ struct ncb_exec_opts {
  * without the flag ncb_exec refuses it (EPERM).
  */
 #define NCB_EXEC_UNPRIVILEGED	0x1
+
+/* 1 if the dynamic section names $ORIGIN (paths, needed names, audit). */
+NCB_API int ncb_elf_uses_origin(const struct ncb_elf *elf);
+
+/*
+ * How ncb_exec gives a program whose paths use $ORIGIN its own directory
+ * (the dynamic linker takes it from /proc/self/exe, which names the
+ * caller): ncb_exec_opts.exe.
+ */
+enum ncb_exec_exe {
+	NCB_EXE_AUTO = 0,	/* run its interpreter as the program where
+				   the program uses $ORIGIN */
+	NCB_EXE_INTERP,		/* always, when it has an interpreter */
+	NCB_EXE_OFF,		/* never: load it as the kernel would */
+};
 
 /* What ncb_exec can give a program here of the identity execve gives. */
 struct ncb_exec_identity {

@@ -67,23 +67,12 @@ static int src_read(const struct src *s, uint64_t off, void *buf, size_t n)
 
 typedef unsigned long long ull;
 
-/* An unsigned field of n bytes in byte order d, whatever this machine's. */
-static uint64_t get(const unsigned char *p, size_t n, int d)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)p[d == ELFDATA2LSB ? i : n - 1 - i] << (8 * i);
-	return v;
-}
-
 /* Field f of an Elf32_<type> or Elf64_<type> (class c) at b. */
 #define FIELD(b, c, d, type, f)						\
 	((c) == ELFCLASS64 ?						\
-	 get((b) + offsetof(Elf64_##type, f),				\
+	 ncb__elf_get((b) + offsetof(Elf64_##type, f),				\
 	     sizeof(((Elf64_##type *)0)->f), (d)) :			\
-	 get((b) + offsetof(Elf32_##type, f),				\
+	 ncb__elf_get((b) + offsetof(Elf32_##type, f),				\
 	     sizeof(((Elf32_##type *)0)->f), (d)))
 
 static int elf_class(const struct ncb_elf *e)

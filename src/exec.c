@@ -66,6 +66,7 @@ struct stack {
 	unsigned int nauxv;
 	uintptr_t kern[2 * AUXV_MAX];	/* this process's own vector */
 	unsigned int nkern;
+	unsigned int hide;		/* argv not in the command line */
 	uintptr_t arg_start, arg_end;	/* the strings, as mm records them */
 	uintptr_t env_start, env_end;
 };
@@ -96,14 +97,27 @@ static size_t count(char *const v[])
 	return n;
 }
 
-/* Strings of v onto the stack, their new addresses into out. */
+/* Whether argv[i]'s string is the interpreter's, not the program's. */
+static int hidden(unsigned int hide, size_t i)
+{
+	return i < 32 && (hide >> i & 1);
+}
+
+/*
+ * Strings of v onto the stack, their new addresses into out: those that
+ * hidden() says are in hide when which is 1, the others when 0.
+ */
 static int push_strings(struct stack *s, char *const v[], size_t n,
-			uintptr_t *out)
+			uintptr_t *out, unsigned int hide, int which)
 {
 	size_t i = n;
 
 	while (i--) {
-		char *p = push(s, v[i], strlen(v[i]) + 1);
+		char *p;
+
+		if (hidden(hide, i) != which)
+			continue;
+		p = push(s, v[i], strlen(v[i]) + 1);
 
 		if (!p)
 			return -E2BIG;
@@ -248,13 +262,21 @@ static int build_stack(struct stack *s, char *const argv[],
 	}
 	s->nkern = read_own_auxv(s->kern, AUXV_MAX);
 	p = push(s, execfn, strlen(execfn) + 1);
-	if (!p || push_strings(s, envp, envc, ev) ||
-	    push_strings(s, argv, argc, av))
+	/*
+	 * The interpreter's own arguments go above the environment, so that
+	 * the program's lie in one piece below it: its command line.
+	 */
+	if (!p || push_strings(s, argv, argc, av, s->hide, 1) ||
+	    push_strings(s, envp, envc, ev, 0, 0) ||
+	    push_strings(s, argv, argc, av, s->hide, 0))
 		goto out;
 	o.execfn = (uintptr_t)p;
-	/* Each set lies in one piece, argv's below envp's. */
-	s->arg_start = av[0];
-	s->arg_end = av[argc - 1] + strlen(argv[argc - 1]) + 1;
+	for (i = 0; hidden(s->hide, i); i++)
+		;
+	s->arg_start = av[i];
+	for (i = argc - 1; hidden(s->hide, i); i--)
+		;
+	s->arg_end = av[i] + strlen(argv[i]) + 1;
 	s->env_start = envc ? ev[0] : s->arg_end;
 	s->env_end = envc ? ev[envc - 1] + strlen(envp[envc - 1]) + 1
 			  : s->env_start;
@@ -588,7 +610,7 @@ static int open_interp(const char *path, struct ncb_elf **ie, char *why,
 
 static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		    const struct ncb_exec_opts *opts, const char *execfn,
-		    char *why, size_t wl);
+		    unsigned int hide, char *why, size_t wl);
 
 /* The kernel's buffer for a file's first bytes (BINPRM_BUF_SIZE). */
 #define SCRIPT_BUF 256
@@ -747,7 +769,7 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 		err = ncb__why(why, wl, ELOOP, "%s: scripts nested more than "
 			       "%d deep", execfn, SCRIPT_DEPTH);
 	if (!err)
-		err = exec_elf(path, av, envp, &o, execfn, why, wl);
+		err = exec_elf(path, av, envp, &o, execfn, 0, why, wl);
 	for (depth = 0; depth <= SCRIPT_DEPTH; depth++)
 		free(lines[depth]);
 	return err;
@@ -786,9 +808,69 @@ static int gains_privilege(int fd, const char *path, char *why, size_t wl)
 	return 0;
 }
 
+/*
+ * Run the program's interpreter as the program ("ld.so --argv0 ARGV0
+ * /real/path ARGS"): both glibc's and musl's take $ORIGIN from the path
+ * they are given.  An ET_EXEC image's span is first loaded here, so that
+ * the interpreter's MAP_FIXED of it lands on nothing but our own pages.
+ * Returns only on failure.
+ */
+static int exec_interp(struct ncb_elf *e, const char *path,
+		       char *const argv[], char *const envp[],
+		       const struct ncb_exec_opts *opts, const char *execfn,
+		       char *why, size_t wl)
+{
+	struct ncb_exec_opts o = *opts;
+	struct ncb_elf_image img = { 0 };
+	char *real = realpath(path, NULL), *interp = NULL, **nv = NULL;
+	size_t n = count(argv), i;
+	int err = -ENOMEM;
+
+	interp = strdup(e->interp);
+	nv = calloc(n + 4, sizeof(*nv));
+	if (!real || !interp || !nv) {
+		err = ncb__why(why, wl, real ? ENOMEM : errno, "%s: %s", path,
+			       strerror(real ? ENOMEM : errno));
+		goto out;
+	}
+	nv[0] = interp;
+	nv[1] = "--argv0";
+	nv[2] = argv[0];
+	nv[3] = real;
+	for (i = 1; i < n; i++)
+		nv[3 + i] = argv[i];
+	if (e->eh.e_type == ET_EXEC) {
+		err = ncb_elf_load(e, 0, &img, why, wl);
+		if (err)
+			goto out;
+	}
+	ncb_elf_close(e);
+	e = NULL;
+	o.exe = NCB_EXE_OFF;
+	/* The command line is argv0 and the arguments, as execve's. */
+	err = exec_elf(interp, nv, envp, &o, execfn, 1 << 0 | 1 << 1 | 1 << 3,
+		       why, wl);
+	if (img.resv)
+		ncb_elf_unload(&img);
+out:
+	ncb_elf_close(e);
+	free(real);
+	free(interp);
+	free(nv);
+	return err;
+}
+
+/* Whether the program is better run by its interpreter (opts->exe). */
+static int by_interp(const struct ncb_elf *e, const struct ncb_exec_opts *o)
+{
+	if (!e->interp || o->exe == NCB_EXE_OFF)
+		return 0;
+	return o->exe == NCB_EXE_INTERP || ncb_elf_uses_origin(e) == 1;
+}
+
 static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		    const struct ncb_exec_opts *opts, const char *execfn,
-		    char *why, size_t wl)
+		    unsigned int hide, char *why, size_t wl)
 {
 	struct ncb_elf_image prog = { 0 }, interp = { 0 };
 	struct ncb_elf *e = NULL, *ie = NULL;
@@ -805,6 +887,8 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		if (err)
 			goto out;
 	}
+	if (by_interp(e, opts) && e->eh.e_entry)
+		return exec_interp(e, path, argv, envp, opts, execfn, why, wl);
 	if (e->interp) {
 		err = open_interp(e->interp, &ie, why, wl);
 		if (err)
@@ -835,6 +919,7 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	if (err)
 		goto out;
 	s.size = stack_size(opts);
+	s.hide = hide;
 	/* Without an address the kernel chooses: nothing can be replaced. */
 	s.base = mmap(NULL, s.size, PROT_READ | PROT_WRITE |
 		      (e->exec_stack ? PROT_EXEC : 0),

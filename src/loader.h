@@ -115,6 +115,17 @@ struct ncb_elf {
 	uint64_t page_fit;	/* the largest page size it loads with */
 };
 
+/* An unsigned field of n bytes in byte order d, whatever this machine's. */
+static inline uint64_t ncb__elf_get(const unsigned char *p, size_t n, int d)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)p[d == ELFDATA2LSB ? i : n - 1 - i] << (8 * i);
+	return v;
+}
+
 /* A segment's p_flags as mmap protection. */
 static inline int ncb__elf_prot(uint32_t flags)
 {

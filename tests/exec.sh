@@ -194,6 +194,59 @@ else
 	done
 fi
 
+# $ORIGIN: a relocatable bundle, its library found through the program's
+# own directory.  /proc/self/exe names the tool, so the interpreter runs
+# the program and takes the origin from its path; the command line stays
+# the program's.  With --exe=off the library is not found.
+mkdir -p "$tmp/bundle/bin" "$tmp/bundle/lib"
+printf 'int libf(void) { return 40; }\n' >"$tmp/lib.c"
+printf '%s\n' '#include <stdio.h>' 'int libf(void);' \
+	'int main(int c, char **v) {' \
+	'	char b[4096]; size_t n, i; FILE *f;' \
+	'	printf("%s %d\n", v[0], libf() + c);' \
+	'	f = fopen("/proc/self/cmdline", "r");' \
+	'	n = fread(b, 1, sizeof(b), f);' \
+	'	for (i = 0; i < n; i++) putchar(b[i] ? b[i] : 32);' \
+	'	return 0; }' >"$tmp/bundle.c"
+if ${CC:-cc} -shared -fPIC -o "$tmp/bundle/lib/libb.so" "$tmp/lib.c" &&
+	${CC:-cc} -o "$tmp/bundle/bin/prog" "$tmp/bundle.c" \
+		-L"$tmp/bundle/lib" -lb -Wl,-rpath,'$ORIGIN/../lib'; then
+	same "\$ORIGIN: a relocatable bundle" "" "$nc" \
+		"$tmp/bundle/bin/prog" x y
+	ln -s bundle/bin/prog "$tmp/link"
+	same "\$ORIGIN through a symbolic link" "" "$nc" "$tmp/link" x
+	"$nc" exec --exe=off "$tmp/bundle/bin/prog" >/dev/null 2>"$tmp/e"
+	s=$?
+	[ $s -eq 127 ] && grep -q "libb.so" "$tmp/e"
+	ok $? "--exe=off: \$ORIGIN names the tool's directory (status $s)"
+	"$nc" exec --plan "$tmp/bundle/bin/prog" | grep -q "^run .*interpreter"
+	ok $? "--plan says the interpreter runs it"
+else
+	for i in 1 2 3 4; do
+		skip "${CC:-cc} cannot build a shared library"
+	done
+fi
+# --exe=interp: any program through its interpreter, as run directly.
+cmd='echo "$0 $#"; tr "\0" " " </proc/$$/cmdline'
+sh -c "$cmd" a b >"$tmp/o1" 2>&1
+"$nc" exec --exe=interp sh -c "$cmd" a b >"$tmp/o2" 2>&1
+cmp -s "$tmp/o1" "$tmp/o2"
+ok $? "--exe=interp: a program run by its interpreter, as run directly"
+status 2 "--exe with a bad mode" "$nc" exec --exe=bad true
+# Runtimes that find their libraries through $ORIGIN or their own path.
+if have java; then
+	same "java -version" "" "$nc" java -version
+else
+	skip "java is not installed"
+fi
+if have node; then
+	# process.execPath still names the tool: the exe link is not set.
+	same "node -e" "" "$nc" node -e \
+		'console.log(process.argv.length, [1, 2, 3].map(x => x * 2))'
+else
+	skip "node is not installed"
+fi
+
 # Programs built here, in every shape.
 cc=${CC:-cc}
 src=$top/tests/progs/hello.c

@@ -1284,6 +1284,24 @@ TEST(exec_empty_argv)
 	ASSERT_EQ(WEXITSTATUS(st), 0);
 }
 
+/* $ORIGIN: a program without it says no, whatever the input. */
+TEST(uses_origin)
+{
+	struct ncb_elf *e;
+	struct gen g;
+	char why[256];
+
+	ASSERT_EQ(ncb_elf_uses_origin(NULL), -EINVAL);
+	ASSERT_EQ(ncb_elf_open(&e, "/proc/self/exe", why, sizeof(why)), 0);
+	ASSERT_EQ(ncb_elf_uses_origin(e), 0);
+	ncb_elf_close(e);
+	/* Parsed from memory there is no file to read the section from. */
+	gen_base(&g);
+	ASSERT_EQ(ncb_elf_parse(&e, g.buf, g.len, why, sizeof(why)), 0);
+	ASSERT_EQ(ncb_elf_uses_origin(e), 0);
+	ncb_elf_close(e);
+}
+
 /* What ncb_exec can set of the program's identity, asked, not changed. */
 TEST(exec_identity)
 {
@@ -1324,4 +1342,4 @@ TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(other_address_spaces), T(malformed_images_any_arch),
 	  T(interp_padding), T(ppc64_elfv1_descriptor),
 	  T(kinds_of_files), T(kind_and_flags_errors),
-	  T(exec_empty_argv), T(exec_identity))
+	  T(exec_empty_argv), T(exec_identity), T(uses_origin))

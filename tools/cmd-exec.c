@@ -16,7 +16,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: noclobber exec [--base ADDR] [--stack SIZE] "
 		   "[--unprivileged]\n"
-		   "                      [--plan [--json]] PROG [ARGS...]\n\n"
+		   "                      [--exe=auto|interp|off] "
+		   "[--plan [--json]] PROG [ARGS...]\n\n"
 		   "Loads PROG (searched in PATH when it has no '/') and its "
 		   "interpreter into\nthis process with every mapping "
 		   "no-clobber, builds the stack and auxiliary\nvector the "
@@ -30,7 +31,11 @@ static void usage(FILE *f)
 		   "A set-user-ID, set-group-ID or file-capability PROG is "
 		   "refused (execve would\ngive it privilege this process "
 		   "cannot); --unprivileged runs it without,\nas the kernel "
-		   "does under no_new_privs.\n");
+		   "does under no_new_privs.\n"
+		   "/proc/self/exe keeps naming noclobber: a program whose "
+		   "paths use $ORIGIN\nruns through its interpreter (\"ld.so "
+		   "--argv0 ARGV0 PROG\"), which takes the\norigin from the "
+		   "path; --exe=interp always does so, --exe=off never.\n");
 }
 
 /* execvp's search: PROG itself if it has a '/', else each PATH entry. */
@@ -233,6 +238,17 @@ static int plan_one(struct plan *pl, const char *what, const char *path,
 	return err;
 }
 
+static int exe_mode(const char *s)
+{
+	if (!strcmp(s, "auto"))
+		return NCB_EXE_AUTO;
+	if (!strcmp(s, "interp"))
+		return NCB_EXE_INTERP;
+	if (!strcmp(s, "off"))
+		return NCB_EXE_OFF;
+	return -1;
+}
+
 static const char *err_name(int err)
 {
 	const char *n = err ? strerrorname_np(-err) : "ok";
@@ -240,15 +256,26 @@ static const char *err_name(int err)
 	return n ? n : "?";
 }
 
-/* Which of the program's identity it will have (ncb_exec_identity). */
-static void print_identity(int json)
+/*
+ * Which of the program's identity it will have (ncb_exec_identity), and
+ * whether its interpreter runs it, for $ORIGIN (ncb_elf_uses_origin).
+ */
+static void print_identity(const struct ncb_elf *e, int exe, int json)
 {
 	struct ncb_exec_identity id = { .size = sizeof(id) };
+	struct ncb_elf_info in;
+	int origin = ncb_elf_uses_origin(e) == 1, interp;
 
 	ncb_exec_identity(&id);
+	ncb_elf_info(e, &in);
+	interp = in.interp && exe != NCB_EXE_OFF &&
+		 (exe == NCB_EXE_INTERP || origin);
 	if (json) {
 		printf("\"identity\": {\"mm_map\": \"%s\", \"comm\": "
-		       "\"%s\"}}\n", err_name(id.mm_map), err_name(id.comm));
+		       "\"%s\", \"origin\": %s, \"run\": \"%s\"}}\n",
+		       err_name(id.mm_map), err_name(id.comm),
+		       origin ? "true" : "false",
+		       interp ? "interpreter" : "direct");
 		return;
 	}
 	if (!id.mm_map)
@@ -264,9 +291,19 @@ static void print_identity(int json)
 		printf("comm        stays noclobber's: PR_SET_NAME refused "
 		       "(%s)\n", strerror(-id.comm));
 	printf("exe         /proc/PID/exe names noclobber\n");
+	if (interp)
+		printf("run         by its interpreter, \"%s --argv0 ARGV0 "
+		       "PROG\"%s\n", in.interp, origin ? ":\n            its "
+		       "paths use $ORIGIN, which the interpreter takes from "
+		       "PROG's path" : "");
+	else if (origin)
+		printf("run         directly, although its paths use $ORIGIN "
+		       "(--exe=off):\n            the interpreter takes it "
+		       "from noclobber's path\n");
 }
 
-static int do_plan(const char *path, uint64_t base, size_t stack, int json)
+static int do_plan(const char *path, uint64_t base, size_t stack, int exe,
+		   int json)
 {
 	struct plan pl = { .json = json, .pg = (uint64_t)getpagesize() };
 	struct ncb_elf *e = NULL, *ie = NULL;
@@ -308,7 +345,7 @@ static int do_plan(const char *path, uint64_t base, size_t stack, int json)
 		       (unsigned long long)sat,
 		       (unsigned long long)(sat + stack),
 		       (unsigned long long)(at + in.hi - in.lo));
-	print_identity(json);
+	print_identity(e, exe, json);
 out:
 	ncb_elf_close(e);
 	ncb_elf_close(ie);
@@ -326,6 +363,7 @@ int cmd_exec(int argc, char **argv)
 		{ "plan", no_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "unprivileged", no_argument, NULL, 'U' },
+		{ "exe", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -358,6 +396,15 @@ int cmd_exec(int argc, char **argv)
 		case 'U':
 			o.flags |= NCB_EXEC_UNPRIVILEGED;
 			break;
+		case 'E':
+			o.exe = exe_mode(optarg);
+			if (o.exe < 0) {
+				fprintf(stderr, "noclobber exec: --exe takes "
+					"auto, interp or off, not '%s'\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -377,7 +424,8 @@ int cmd_exec(int argc, char **argv)
 	}
 	if (plan)
 		return do_plan(path, o.base, o.stack_size ? o.stack_size
-							  : 8u << 20, json);
+							  : 8u << 20, o.exe,
+			       json);
 	err = ncb_exec(path, argv + optind, environ, &o, why, sizeof(why));
 	fprintf(stderr, "noclobber exec: %s\n", why);
 	return err == -ENOENT ? 127 : 126;
