@@ -119,8 +119,9 @@ fi
 # vector first: the program's is the last lines.
 norm='s/^\(AT_SYSINFO_EHDR\|AT_PHDR\|AT_BASE\|AT_ENTRY\|AT_RANDOM\):.*/\1/'
 LD_SHOW_AUXV=1 /bin/true | sed "$norm" >"$tmp/a1"
-n=$(wc -l <"$tmp/a1")
-LD_SHOW_AUXV=1 "$nc" exec /bin/true | tail -n "$n" | sed "$norm" >"$tmp/a2"
+lines=$(wc -l <"$tmp/a1")
+LD_SHOW_AUXV=1 "$nc" exec /bin/true | tail -n "$lines" | sed "$norm" \
+	>"$tmp/a2"
 cmp -s "$tmp/a1" "$tmp/a2"
 ok $? "auxv: what LD_SHOW_AUXV shows, entry for entry"
 diff "$tmp/a1" "$tmp/a2" | sed 's/^/# /'
