@@ -66,6 +66,7 @@ struct stack {
 	unsigned int nauxv;
 	uintptr_t kern[2 * AUXV_MAX];	/* this process's own vector */
 	unsigned int nkern;
+	uintptr_t *auxv_at;		/* the vector on the new stack */
 	unsigned int hide;		/* argv not in the command line */
 	uintptr_t arg_start, arg_end;	/* the strings, as mm records them */
 	uintptr_t env_start, env_end;
@@ -199,6 +200,7 @@ static void build_auxv(struct stack *s, const struct aux_own *o)
 			aux(s, s->kern[2 * i], v);
 	}
 	for (i = 0; !s->nkern && i < sizeof(needed) / sizeof(needed[0]); i++) {
+		v = 0;
 		if (needed[i] == AT_PAGESZ)
 			v = ncb__probe()->page_size;
 		else if (needed[i] == AT_SECURE)
@@ -305,6 +307,7 @@ static int build_stack(struct stack *s, char *const argv[],
 	for (i = 0; i <= envc; i++)
 		*w++ = ev[i];
 	memcpy(w, s->auxv, 2 * s->nauxv * sizeof(*w));
+	s->auxv_at = w;
 	err = 0;
 out:
 	free(av);
@@ -786,8 +789,15 @@ static int gains_privilege(int fd, const char *path, char *why, size_t wl)
 {
 	struct statvfs sv;
 	struct stat st;
+	int caps;
 
-	if (fstat(fd, &st) || (!fstatvfs(fd, &sv) && (sv.f_flag & ST_NOSUID)) ||
+	if (fstat(fd, &st))
+		return 0;
+	caps = geteuid() && fgetxattr(fd, "security.capability", NULL, 0) > 0;
+	/* Most programs gain nothing: ask about the mount and nnp only then. */
+	if (!caps && !(st.st_mode & (S_ISUID | S_ISGID)))
+		return 0;
+	if ((!fstatvfs(fd, &sv) && (sv.f_flag & ST_NOSUID)) ||
 	    prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
 		return 0;
 	if ((st.st_mode & S_ISUID) && st.st_uid != geteuid())
@@ -801,7 +811,7 @@ static int gains_privilege(int fd, const char *path, char *why, size_t wl)
 				"%u): execve would run it in that group, which "
 				"an in-process exec cannot", path,
 				(unsigned int)st.st_gid);
-	if (geteuid() && fgetxattr(fd, "security.capability", NULL, 0) > 0)
+	if (caps)
 		return ncb__why(why, wl, EPERM, "%s has file capabilities: "
 				"execve would give them, an in-process exec "
 				"cannot", path);
@@ -945,8 +955,7 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	id.arg_end = s.arg_end;
 	id.env_start = s.env_start;
 	id.env_end = s.env_end;
-	id.auxv = (const uintptr_t *)sp + 1 + count(argv) + 1 +
-		  count(envp) + 1;
+	id.auxv = s.auxv_at;
 	id.auxv_size = 2 * s.nauxv * sizeof(uintptr_t);
 	ncb_elf_close(e);
 	ncb_elf_close(ie);

@@ -231,13 +231,14 @@ static inline int harness_run(const struct ncb_test *t, int n, int argc,
 		pid = fork();
 		if (pid == 0) {
 			/* A test closes what it opens: count before, after. */
-			int fds = harness_fds();
+			int fds = harness_fds(), after;
 
 			alarm(timeout);
 			t[i].fn();
-			if (harness_fds() != fds)
+			after = harness_fds();
+			if (after != fds)
 				FAIL("%d file descriptors open before the test, "
-				     "%d after", fds, harness_fds());
+				     "%d after", fds, after);
 			fflush(stdout);
 			_exit(0);
 		}
