@@ -26,7 +26,8 @@ LDLIBS_NCB := -pthread
 
 LIB_SRC := src/probe.c src/mmap.c src/mremap.c src/maps.c src/space.c \
 	src/resv.c src/model.c src/model-tree.c \
-	src/elf.c src/elf-dyn.c src/elf-load.c src/exec.c src/identity.c
+	src/elf.c src/elf-dyn.c src/elf-load.c src/exec.c src/identity.c \
+	src/handover.c src/layout.c
 LIB_OBJ := $(LIB_SRC:src/%.c=$(O)/src/%.o)
 SONAME := libnoclobber.so.$(SOMAJOR)
 SHLIB := $(O)/libnoclobber.so.$(VERSION)

@@ -304,15 +304,19 @@ struct ncb_exec_opts {
 NCB_API int ncb_elf_uses_origin(const struct ncb_elf *elf);
 
 /*
- * How ncb_exec gives a program whose paths use $ORIGIN its own directory
- * (the dynamic linker takes it from /proc/self/exe, which names the
- * caller): ncb_exec_opts.exe.
+ * What /proc/PID/exe names after ncb_exec, and so how a program whose
+ * paths use $ORIGIN finds its own directory (the dynamic linker takes it
+ * from /proc/self/exe, which names the caller unless the link is set):
+ * ncb_exec_opts.exe.
  */
 enum ncb_exec_exe {
-	NCB_EXE_AUTO = 0,	/* run its interpreter as the program where
+	NCB_EXE_AUTO = 0,	/* set the exe link where permitted; else
+				   run its interpreter as the program where
 				   the program uses $ORIGIN */
-	NCB_EXE_INTERP,		/* always, when it has an interpreter */
-	NCB_EXE_OFF,		/* never: load it as the kernel would */
+	NCB_EXE_INTERP,		/* always run the interpreter as the
+				   program, when there is one */
+	NCB_EXE_OFF,		/* neither: /proc/PID/exe names the caller */
+	NCB_EXE_SET,		/* set the exe link or fail (EPERM) */
 };
 
 /* What ncb_exec can give a program here of the identity execve gives. */
@@ -325,9 +329,27 @@ struct ncb_exec_identity {
 	 */
 	int mm_map;
 	int comm;		/* 0: PR_SET_NAME names it; else -errno */
+	/*
+	 * 0: the same call can point /proc/PID/exe at the program (the
+	 * caller has CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE in its user
+	 * namespace); else -errno: -EPERM without either.
+	 */
+	int exe;
 };
 
 NCB_API int ncb_exec_identity(struct ncb_exec_identity *id);
+
+/* Where ncb_exec puts a program when ncb_exec_opts.base is 0. */
+struct ncb_exec_layout {
+	size_t size;		/* sizeof(struct ncb_exec_layout) */
+	uint64_t base;		/* its span, as execve would place it
+				   (randomized); 0: where mmap puts it */
+	uint64_t brk;		/* its break, placed there; 0: at the end
+				   of the image, wherever that lands */
+};
+
+NCB_API int ncb_exec_layout(const struct ncb_elf *elf,
+			    struct ncb_exec_layout *layout);
 NCB_API int ncb_exec(const char *path, char *const argv[],
 		     char *const envp[], const struct ncb_exec_opts *opts,
 		     char *why, size_t why_len);

@@ -7,8 +7,9 @@
  * kernel would build (fs/binfmt_elf.c create_elf_tables).  Then execve's
  * other effects that matter in-process: caught signals back to default,
  * close-on-exec descriptors closed, this thread's rseq area unregistered
- * (the new libc registers its own), and a jump through a per-architecture
- * trampoline with the registers the ABI promises at process entry.
+ * (the new libc registers its own).  Last, handover.c unmaps everything
+ * of the caller, gives the program its identity (identity.c) and enters
+ * it with the registers the ABI promises at process entry.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -316,15 +317,49 @@ out:
 }
 
 /* What execve resets: caught signals, the alternate stack. */
+/*
+ * A field of /proc/self/status ("SigCgt:", "Threads:"), in base; dflt if
+ * unknown.  One read into a buffer on the stack: an exec in a forked
+ * child pays a page fault for each page of libc or heap it first touches.
+ */
+static unsigned long long status_field(const char *name, int base,
+				       unsigned long long dflt)
+{
+	char buf[4096], *p, *end;
+	unsigned long long v;
+	ssize_t n;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return dflt;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return dflt;
+	buf[n] = '\0';
+	p = strstr(buf, name);
+	if (!p || (p > buf && p[-1] != '\n'))
+		return dflt;
+	v = strtoull(p + strlen(name), &end, base);
+	return end == p + strlen(name) ? dflt : v;
+}
+
+/* The signals with a handler (one read, not 64 sigaction calls). */
+static uint64_t caught_signals(void)
+{
+	return status_field("SigCgt:", 16, ~0ULL);
+}
+
 static void reset_signals(void)
 {
+	uint64_t caught = caught_signals();
 	struct sigaction sa;
 	stack_t ss = { .ss_flags = SS_DISABLE };
 	int sig;
 
-	for (sig = 1; sig < NSIG; sig++) {
-		if (sigaction(sig, NULL, &sa) || sa.sa_handler == SIG_DFL ||
-		    sa.sa_handler == SIG_IGN)
+	for (sig = 1; sig < NSIG && sig <= 64; sig++) {
+		if (!(caught >> (sig - 1) & 1) || sigaction(sig, NULL, &sa) ||
+		    sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
 			continue;
 		sa.sa_handler = SIG_DFL;
 		sa.sa_flags = 0;
@@ -336,36 +371,31 @@ static void reset_signals(void)
 /* What execve closes: the descriptors marked close-on-exec. */
 static void close_on_exec(void)
 {
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int fd, self;
+	char buf[2048];
+	struct dirent64 *de;
+	long n, off;
+	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd;
 
-	if (!d)
+	if (dir < 0)
 		return;
-	self = dirfd(d);
-	while ((de = readdir(d))) {
-		fd = atoi(de->d_name);
-		if (de->d_name[0] == '.' || fd == self)
-			continue;
-		if (fcntl(fd, F_GETFD) & FD_CLOEXEC)
-			close(fd);
+	while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (off = 0; off < n; off += de->d_reclen) {
+			de = (struct dirent64 *)(void *)(buf + off);
+			if (de->d_name[0] == '.')
+				continue;
+			fd = atoi(de->d_name);
+			if (fd != dir && (fcntl(fd, F_GETFD) & FD_CLOEXEC))
+				close(fd);
+		}
 	}
-	closedir(d);
+	close(dir);
 }
 
-/* Threads of this process, from /proc/self/task; 0 if unknown. */
+/* Threads of this process; 0 if unknown. */
 static unsigned int count_threads(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
-	unsigned int n = 0;
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
+	return (unsigned int)status_field("Threads:", 10, 0);
 }
 
 /*
@@ -432,148 +462,6 @@ static void rseq_unregister(void)
 #endif
 }
 
-/*
- * Process entry as the kernel's start_thread leaves it: the stack pointer
- * at argc and every general register zero, for a dynamic linker's start
- * may read one it never set (glibc 2.36's armhf ld.so loads through r4).
- * Where the jump needs a register, the ABI's entry register or a scratch
- * one keeps the entry address; where it can jump through memory, the
- * entry waits just below the stack pointer (no handler is left to run
- * there).  Where there is no trampoline, ncb_exec says ENOSYS.
- */
-#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || \
-	(defined(__arm__) && defined(__ARM_EABI__)) || \
-	(defined(__riscv) && __riscv_xlen == 64) || \
-	(defined(__powerpc64__) && _CALL_ELF == 2) || defined(__s390x__)
-#define HAVE_ENTER 1
-
-static void __attribute__((noreturn)) enter(uintptr_t sp, uintptr_t entry)
-{
-#if defined(__x86_64__)
-	__asm__ volatile("mov %0, %%rsp\n\t"
-			 "mov %1, -8(%%rsp)\n\t"
-			 "xor %%eax, %%eax\n\t"
-			 "xor %%ebx, %%ebx\n\t"
-			 "xor %%ecx, %%ecx\n\t"
-			 "xor %%edx, %%edx\n\t"
-			 "xor %%esi, %%esi\n\t"
-			 "xor %%edi, %%edi\n\t"
-			 "xor %%ebp, %%ebp\n\t"
-			 "xor %%r8d, %%r8d\n\t"
-			 "xor %%r9d, %%r9d\n\t"
-			 "xor %%r10d, %%r10d\n\t"
-			 "xor %%r11d, %%r11d\n\t"
-			 "xor %%r12d, %%r12d\n\t"
-			 "xor %%r13d, %%r13d\n\t"
-			 "xor %%r14d, %%r14d\n\t"
-			 "xor %%r15d, %%r15d\n\t"
-			 "jmp *-8(%%rsp)"
-			 : : "c"(sp), "a"(entry) : "memory");
-#elif defined(__i386__)
-	__asm__ volatile("mov %0, %%esp\n\t"
-			 "mov %1, -4(%%esp)\n\t"
-			 "xor %%eax, %%eax\n\t"
-			 "xor %%ebx, %%ebx\n\t"
-			 "xor %%ecx, %%ecx\n\t"
-			 "xor %%edx, %%edx\n\t"
-			 "xor %%esi, %%esi\n\t"
-			 "xor %%edi, %%edi\n\t"
-			 "xor %%ebp, %%ebp\n\t"
-			 "jmp *-4(%%esp)"
-			 : : "c"(sp), "a"(entry) : "memory");
-#elif defined(__aarch64__)
-	/* x16, the intra-procedure scratch register, keeps the entry. */
-	register uintptr_t r_sp __asm__("x9") = sp;
-	register uintptr_t r_pc __asm__("x16") = entry;
-
-	__asm__ volatile("mov sp, %0\n\t"
-			 "mov x0, #0\n\t" "mov x1, #0\n\t" "mov x2, #0\n\t"
-			 "mov x3, #0\n\t" "mov x4, #0\n\t" "mov x5, #0\n\t"
-			 "mov x6, #0\n\t" "mov x7, #0\n\t" "mov x8, #0\n\t"
-			 "mov x9, #0\n\t" "mov x10, #0\n\t" "mov x11, #0\n\t"
-			 "mov x12, #0\n\t" "mov x13, #0\n\t" "mov x14, #0\n\t"
-			 "mov x15, #0\n\t" "mov x17, #0\n\t" "mov x18, #0\n\t"
-			 "mov x19, #0\n\t" "mov x20, #0\n\t" "mov x21, #0\n\t"
-			 "mov x22, #0\n\t" "mov x23, #0\n\t" "mov x24, #0\n\t"
-			 "mov x25, #0\n\t" "mov x26, #0\n\t" "mov x27, #0\n\t"
-			 "mov x28, #0\n\t" "mov x29, #0\n\t" "mov x30, #0\n\t"
-			 "br %1"
-			 : : "r"(r_sp), "r"(r_pc) : "memory");
-#elif defined(__arm__)
-	/* ldr to pc interworks: a Thumb entry (odd address) stays Thumb. */
-	register uintptr_t r_sp __asm__("r4") = sp;
-	register uintptr_t r_pc __asm__("r5") = entry;
-
-	__asm__ volatile("mov sp, %0\n\t"
-			 "str %1, [sp, #-4]\n\t"
-			 "mov r0, #0\n\t" "mov r1, #0\n\t" "mov r2, #0\n\t"
-			 "mov r3, #0\n\t" "mov r4, #0\n\t" "mov r5, #0\n\t"
-			 "mov r6, #0\n\t" "mov r7, #0\n\t" "mov r8, #0\n\t"
-			 "mov r9, #0\n\t" "mov r10, #0\n\t" "mov r11, #0\n\t"
-			 "mov r12, #0\n\t" "mov lr, #0\n\t"
-			 "ldr pc, [sp, #-4]"
-			 : : "r"(r_sp), "r"(r_pc) : "memory");
-#elif defined(__riscv)
-	/* t1 keeps the entry. */
-	register uintptr_t r_sp __asm__("t0") = sp;
-	register uintptr_t r_pc __asm__("t1") = entry;
-
-	__asm__ volatile("mv sp, %0\n\t"
-			 "li ra, 0\n\t" "li gp, 0\n\t" "li tp, 0\n\t"
-			 "li t0, 0\n\t" "li t2, 0\n\t" "li s0, 0\n\t"
-			 "li s1, 0\n\t" "li a0, 0\n\t" "li a1, 0\n\t"
-			 "li a2, 0\n\t" "li a3, 0\n\t" "li a4, 0\n\t"
-			 "li a5, 0\n\t" "li a6, 0\n\t" "li a7, 0\n\t"
-			 "li s2, 0\n\t" "li s3, 0\n\t" "li s4, 0\n\t"
-			 "li s5, 0\n\t" "li s6, 0\n\t" "li s7, 0\n\t"
-			 "li s8, 0\n\t" "li s9, 0\n\t" "li s10, 0\n\t"
-			 "li s11, 0\n\t" "li t3, 0\n\t" "li t4, 0\n\t"
-			 "li t5, 0\n\t" "li t6, 0\n\t"
-			 "jr t1"
-			 : : "r"(r_sp), "r"(r_pc) : "memory");
-#elif defined(__powerpc64__)
-	/*
-	 * ELFv2: r12 holds the entry, from which the global entry point
-	 * finds its TOC (the kernel sets it so); ctr the same.
-	 */
-	register uintptr_t r_sp __asm__("r9") = sp;
-	register uintptr_t r_pc __asm__("r12") = entry;
-
-	__asm__ volatile("mr 1, %0\n\t"
-			 "mtctr %1\n\t"
-			 "li 0, 0\n\t" "mtlr 0\n\t"
-			 "li 2, 0\n\t" "li 3, 0\n\t" "li 4, 0\n\t"
-			 "li 5, 0\n\t" "li 6, 0\n\t" "li 7, 0\n\t"
-			 "li 8, 0\n\t" "li 9, 0\n\t" "li 10, 0\n\t"
-			 "li 11, 0\n\t" "li 13, 0\n\t" "li 14, 0\n\t"
-			 "li 15, 0\n\t" "li 16, 0\n\t" "li 17, 0\n\t"
-			 "li 18, 0\n\t" "li 19, 0\n\t" "li 20, 0\n\t"
-			 "li 21, 0\n\t" "li 22, 0\n\t" "li 23, 0\n\t"
-			 "li 24, 0\n\t" "li 25, 0\n\t" "li 26, 0\n\t"
-			 "li 27, 0\n\t" "li 28, 0\n\t" "li 29, 0\n\t"
-			 "li 30, 0\n\t" "li 31, 0\n\t"
-			 "bctr"
-			 : : "r"(r_sp), "r"(r_pc) : "memory");
-#elif defined(__s390x__)
-	/* r1 keeps the entry. */
-	register uintptr_t r_sp __asm__("r2") = sp;
-	register uintptr_t r_pc __asm__("r1") = entry;
-
-	__asm__ volatile("lgr %%r15, %0\n\t"
-			 "lghi %%r0, 0\n\t" "lghi %%r2, 0\n\t"
-			 "lghi %%r3, 0\n\t" "lghi %%r4, 0\n\t"
-			 "lghi %%r5, 0\n\t" "lghi %%r6, 0\n\t"
-			 "lghi %%r7, 0\n\t" "lghi %%r8, 0\n\t"
-			 "lghi %%r9, 0\n\t" "lghi %%r10, 0\n\t"
-			 "lghi %%r11, 0\n\t" "lghi %%r12, 0\n\t"
-			 "lghi %%r13, 0\n\t" "lghi %%r14, 0\n\t"
-			 "br %1"
-			 : : "r"(r_sp), "r"(r_pc) : "memory");
-#endif
-	__builtin_unreachable();
-}
-#endif
-
 static size_t stack_size(const struct ncb_exec_opts *o)
 {
 	struct rlimit rl;
@@ -613,7 +501,8 @@ static int open_interp(const char *path, struct ncb_elf **ie, char *why,
 
 static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		    const struct ncb_exec_opts *opts, const char *execfn,
-		    unsigned int hide, char *why, size_t wl);
+		    unsigned int hide, const struct ncb_elf_image *held,
+		    char *why, size_t wl);
 
 /* The kernel's buffer for a file's first bytes (BINPRM_BUF_SIZE). */
 #define SCRIPT_BUF 256
@@ -733,9 +622,9 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 
 	if (!path || !argv)
 		return ncb__why(why, wl, EINVAL, "no program given");
-#ifndef HAVE_ENTER
+#ifndef NCB__HAVE_HANDOVER
 	return ncb__why(why, wl, ENOSYS, "this build has no process-entry "
-			"trampoline for its architecture");
+			"stub for its architecture");
 #endif
 	if (opts && opts->size < sizeof(size_t) + sizeof(uint64_t))
 		return ncb__why(why, wl, EINVAL, "options too small");
@@ -772,7 +661,7 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 		err = ncb__why(why, wl, ELOOP, "%s: scripts nested more than "
 			       "%d deep", execfn, SCRIPT_DEPTH);
 	if (!err)
-		err = exec_elf(path, av, envp, &o, execfn, 0, why, wl);
+		err = exec_elf(path, av, envp, &o, execfn, 0, NULL, why, wl);
 	for (depth = 0; depth <= SCRIPT_DEPTH; depth++)
 		free(lines[depth]);
 	return err;
@@ -859,7 +748,7 @@ static int exec_interp(struct ncb_elf *e, const char *path,
 	o.exe = NCB_EXE_OFF;
 	/* The command line is argv0 and the arguments, as execve's. */
 	err = exec_elf(interp, nv, envp, &o, execfn, 1 << 0 | 1 << 1 | 1 << 3,
-		       why, wl);
+		       img.resv ? &img : NULL, why, wl);
 	if (img.resv)
 		ncb_elf_unload(&img);
 out:
@@ -870,24 +759,104 @@ out:
 	return err;
 }
 
-/* Whether the program is better run by its interpreter (opts->exe). */
-static int by_interp(const struct ncb_elf *e, const struct ncb_exec_opts *o)
+/* Whether two descriptors or paths name the same file. */
+static int same_file(const struct stat *a, const struct stat *b)
 {
-	if (!e->interp || o->exe == NCB_EXE_OFF)
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/*
+ * Whether the exe link will be set (1) or left (0), as opts->exe asks and
+ * the kernel permits; -errno if it must be set and cannot.  The link
+ * cannot move while a mapping of the old file remains, and the old file
+ * may be the interpreter the program needs.  A program that is this
+ * process's own executable already has it right.
+ */
+static int exe_plan(const struct ncb_elf *e, const char *path,
+		    const struct ncb_exec_opts *o, char *why, size_t wl)
+{
+	struct stat self, st;
+	int err;
+
+	if (o->exe != NCB_EXE_AUTO && o->exe != NCB_EXE_SET)
+		return 0;
+	if (stat("/proc/self/exe", &self) || fstat(e->fd, &st))
+		err = -errno;
+	else if (same_file(&self, &st))
+		return 0;
+	else if (e->interp && !stat(e->interp, &st) && same_file(&self, &st))
+		err = -EBUSY;
+	else
+		err = ncb__exe_settable();
+	if (!err)
+		return 1;
+	if (o->exe == NCB_EXE_AUTO)
+		return 0;
+	return ncb__why(why, wl, -err, "%s: cannot point /proc/self/exe at "
+			"it: %s", path, err == -EPERM ? "that needs "
+			"CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE" :
+			err == -EBUSY ? "its interpreter is this process's "
+			"own executable" : strerror(-err));
+}
+
+/* Whether the program is better run by its interpreter (opts->exe). */
+static int by_interp(const struct ncb_elf *e, const struct ncb_exec_opts *o,
+		     int set_exe)
+{
+	if (!e->interp || set_exe || o->exe == NCB_EXE_OFF ||
+	    o->exe == NCB_EXE_SET)
 		return 0;
 	return o->exe == NCB_EXE_INTERP || ncb_elf_uses_origin(e) == 1;
 }
 
+/*
+ * The program where execve would put it (ncb_exec_layout); if that is
+ * taken, or beyond this process's reach (an emulated guest's), where
+ * mmap would, as for a program without an interpreter.
+ */
+static int load_program(struct ncb_elf *e, const struct ncb_exec_opts *o,
+			struct ncb_elf_image *img, char *why, size_t wl)
+{
+	struct ncb_exec_layout l = { .size = sizeof(l) };
+
+	if (o->base || e->eh.e_type != ET_DYN || ncb_exec_layout(e, &l) ||
+	    !l.base || ncb_elf_load(e, l.base, img, why, wl))
+		return ncb_elf_load(e, o->base, img, why, wl);
+	return 0;
+}
+
+/* The spans the program owns, and the exe link, for the handover. */
+static void handover_keep(struct ncb__handover *ho,
+			  const struct ncb_elf_image *prog,
+			  const struct ncb_elf_image *interp,
+			  const struct ncb_elf_image *held,
+			  const struct stack *s)
+{
+	const struct ncb_elf_image *img[] = { prog, interp, held };
+	unsigned int i;
+
+	ho->nkeep = 0;
+	for (i = 0; i < 3; i++) {
+		if (!img[i] || !img[i]->resv)
+			continue;
+		ho->keep[ho->nkeep].start = img[i]->start;
+		ho->keep[ho->nkeep++].end = img[i]->end;
+	}
+	/* Its whole mapping: s->top has moved down past what was pushed. */
+	ho->keep[ho->nkeep].start = (uintptr_t)s->base;
+	ho->keep[ho->nkeep++].end = (uintptr_t)s->base + s->size;
+}
+
 static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		    const struct ncb_exec_opts *opts, const char *execfn,
-		    unsigned int hide, char *why, size_t wl)
+		    unsigned int hide, const struct ncb_elf_image *held,
+		    char *why, size_t wl)
 {
 	struct ncb_elf_image prog = { 0 }, interp = { 0 };
 	struct ncb_elf *e = NULL, *ie = NULL;
-	struct ncb__identity id = { .execfn = execfn };
+	struct ncb__handover ho = { .id.execfn = execfn, .exe_fd = -1 };
 	struct stack s = { 0 };
-	uintptr_t sp = 0, entry;
-	int err;
+	int err, set_exe;
 
 	err = ncb_elf_open(&e, path, why, wl);
 	if (err)
@@ -897,7 +866,12 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		if (err)
 			goto out;
 	}
-	if (by_interp(e, opts) && e->eh.e_entry)
+	set_exe = exe_plan(e, path, opts, why, wl);
+	if (set_exe < 0) {
+		err = set_exe;
+		goto out;
+	}
+	if (by_interp(e, opts, set_exe) && e->eh.e_entry)
 		return exec_interp(e, path, argv, envp, opts, execfn, why, wl);
 	if (e->interp) {
 		err = open_interp(e->interp, &ie, why, wl);
@@ -910,7 +884,7 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		goto out;
 	}
 #if defined(__powerpc64__)
-	/* ELFv1's entry is a function descriptor; enter() jumps to code. */
+	/* ELFv1's entry is a function descriptor; the stub jumps to code. */
 	if ((e->eh.e_flags & 3) != 2 || (ie && (ie->eh.e_flags & 3) != 2)) {
 		err = ncb__why(why, wl, ENOEXEC, "%s: an ELFv1 program or "
 			       "interpreter: this loader enters ELFv2 ones",
@@ -923,7 +897,7 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 			       "in no segment", path);
 		goto out;
 	}
-	err = ncb_elf_load(e, opts->base, &prog, why, wl);
+	err = load_program(e, opts, &prog, why, wl);
 	if (!err && ie)
 		err = ncb_elf_load(ie, 0, &interp, why, wl);
 	if (err)
@@ -942,36 +916,39 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	}
 	s.top = s.base + s.size;
 	err = build_stack(&s, argv, envp, execfn, &prog, ie ? &interp : NULL,
-			  e->eh.e_phnum, &sp);
+			  e->eh.e_phnum, &ho.sp);
 	if (err) {
 		ncb__why(why, wl, -err, "arguments and environment do not fit "
 			 "a stack of %zu bytes", s.size);
 		goto out;
 	}
-	entry = ie ? (uintptr_t)interp.entry : (uintptr_t)prog.entry;
-	ncb__identity_image(&id, e, &prog);
-	id.start_stack = sp;
-	id.arg_start = s.arg_start;
-	id.arg_end = s.arg_end;
-	id.env_start = s.env_start;
-	id.env_end = s.env_end;
-	id.auxv = s.auxv_at;
-	id.auxv_size = 2 * s.nauxv * sizeof(uintptr_t);
+	ho.entry = ie ? (uintptr_t)interp.entry : (uintptr_t)prog.entry;
+	ncb__identity_image(&ho.id, e, &prog);
+	ho.id.brk = ncb__exec_brk(e, prog.brk);
+	ho.id.start_stack = ho.sp;
+	ho.id.arg_start = s.arg_start;
+	ho.id.arg_end = s.arg_end;
+	ho.id.env_start = s.env_start;
+	ho.id.env_end = s.env_end;
+	ho.id.auxv = s.auxv_at;
+	ho.id.auxv_size = 2 * s.nauxv * sizeof(uintptr_t);
+	if (set_exe)
+		ho.exe_fd = e->fd;
+	handover_keep(&ho, &prog, ie ? &interp : NULL, held, &s);
+	err = ncb__handover_prepare(&ho);
+	if (err) {
+		ncb__why(why, wl, -err, "cannot prepare the handover to %s",
+			 path);
+		goto out;
+	}
 	ncb_elf_close(e);
 	ncb_elf_close(ie);
 	/* From here on, nothing may fail: this process becomes the program. */
 	reset_signals();
 	close_on_exec();
-	/*
-	 * Last, once this process's libc has no more use for its heap: the
-	 * break becomes the program's.  What the kernel refuses is left as
-	 * it was; the program runs regardless.
-	 */
-	(void)ncb__identity_apply(&id);
+	(void)ncb__identity_comm(&ho.id);
 	rseq_unregister();
-#ifdef HAVE_ENTER
-	enter(sp, entry);
-#endif
+	ncb__handover_go(&ho);
 out:
 	if (s.base)
 		munmap(s.base, s.size);

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The identity execve gives a process, given after an in-process exec.
- * One prctl(PR_SET_MM, PR_SET_MM_MAP) (kernel/sys.c; no privilege needed
- * while exe_fd is -1, but CONFIG_CHECKPOINT_RESTORE) sets what
- * load_elf_binary and create_elf_tables record in the mm: the argument
- * and environment areas (/proc/PID/cmdline and environ, ps), the saved
- * auxiliary vector (/proc/PID/auxv), the code and data bounds and the
- * program break, so that the program's heap is its own.  PR_SET_NAME
- * sets comm as begin_new_exec does.  Both are best effort: where the
- * kernel refuses (or qemu-user, which passes neither on) the program
- * still runs, as the process it is.
+ * What load_elf_binary and create_elf_tables record in the mm (the
+ * argument and environment areas for /proc/PID/cmdline and environ and
+ * ps, the saved auxiliary vector for /proc/PID/auxv, the code and data
+ * bounds, the program break so that the program's heap is its own, and
+ * where permitted the exe link) is set by one PR_SET_MM_MAP (kernel/sys.c;
+ * CONFIG_CHECKPOINT_RESTORE; no privilege while exe_fd is -1), which
+ * handover.c makes last.  PR_SET_NAME sets comm as begin_new_exec does.
+ * Both are best effort: where the kernel refuses (or qemu-user, which
+ * passes neither on) the program still runs, as the process it is.
  */
 #include <stddef.h>
 #include <string.h>
@@ -61,33 +61,12 @@ static void comm_of(const char *execfn, char comm[16])
 	comm[15] = '\0';
 }
 
-int ncb__identity_apply(const struct ncb__identity *id)
+int ncb__identity_comm(const struct ncb__identity *id)
 {
-	struct prctl_mm_map m;
 	char comm[16];
-	int ret = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.start_code = id->start_code;
-	m.end_code = id->end_code;
-	m.start_data = id->start_data;
-	m.end_data = id->end_data;
-	m.start_brk = id->brk;
-	m.brk = id->brk;
-	m.start_stack = id->start_stack;
-	m.arg_start = id->arg_start;
-	m.arg_end = id->arg_end;
-	m.env_start = id->env_start;
-	m.env_end = id->env_end;
-	m.auxv = (__u64 *)(void *)id->auxv;
-	m.auxv_size = (__u32)id->auxv_size;
-	m.exe_fd = (__u32)-1;
-	if (prctl(PR_SET_MM, PR_SET_MM_MAP, &m, sizeof(m), 0))
-		ret = NCB__ID_NO_MM;
 	comm_of(id->execfn, comm);
-	if (prctl(PR_SET_NAME, comm, 0, 0, 0))
-		ret |= NCB__ID_NO_COMM;
-	return ret;
+	return prctl(PR_SET_NAME, comm, 0, 0, 0) ? -errno : 0;
 }
 
 int ncb_exec_identity(struct ncb_exec_identity *id)
@@ -104,6 +83,7 @@ int ncb_exec_identity(struct ncb_exec_identity *id)
 		r.mm_map = -errno;
 	else if (size != sizeof(struct prctl_mm_map))
 		r.mm_map = -EINVAL;
+	r.exe = r.mm_map ? r.mm_map : ncb__exe_settable();
 	/* Setting comm to what it is changes nothing. */
 	if (prctl(PR_GET_NAME, comm, 0, 0, 0) ||
 	    prctl(PR_SET_NAME, comm, 0, 0, 0))

@@ -147,14 +147,51 @@ struct ncb__identity {
 	const char *execfn;	/* comm is its last component */
 };
 
-#define NCB__ID_NO_MM 1		/* PR_SET_MM_MAP refused */
-#define NCB__ID_NO_COMM 2	/* PR_SET_NAME refused */
-
 NCB_HIDDEN void ncb__identity_image(struct ncb__identity *id,
 				    const struct ncb_elf *e,
 				    const struct ncb_elf_image *img);
-/* 0, or NCB__ID_* bits for what the kernel refused. */
-NCB_HIDDEN int ncb__identity_apply(const struct ncb__identity *id);
+/* comm as execve sets it; 0 or -errno. */
+NCB_HIDDEN int ncb__identity_comm(const struct ncb__identity *id);
+
+/* The break execve gives an image ending at end (layout.c). */
+NCB_HIDDEN uint64_t ncb__exec_brk(const struct ncb_elf *e, uint64_t end);
+
+/* An address range [start, end). */
+struct ncb__range {
+	uint64_t start, end;
+};
+
+/* The architectures handover.c has a stub for. */
+#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || \
+	(defined(__arm__) && defined(__ARM_EABI__)) || \
+	(defined(__riscv) && __riscv_xlen == 64) || \
+	(defined(__powerpc64__) && _CALL_ELF == 2) || defined(__s390x__)
+#define NCB__HAVE_HANDOVER 1
+#endif
+
+/* The spans the program owns: image, interpreter, stack, a placeholder. */
+#define NCB__KEEP_MAX 4
+
+/* The last step of an in-process exec (handover.c). */
+struct ncb__handover {
+	struct ncb__range keep[NCB__KEEP_MAX + 1];	/* +1: the stub's */
+	unsigned int nkeep;
+	struct ncb__identity id;
+	uintptr_t sp, entry;
+	int exe_fd;		/* the program's file for the exe link; -1 */
+	void *state;
+};
+
+/*
+ * Everything that can fail, done first: ncb__handover_cancel undoes it;
+ * ncb__handover_go unmaps all but ho->keep and enters the program.
+ */
+NCB_HIDDEN int ncb__handover_prepare(struct ncb__handover *ho);
+NCB_HIDDEN void ncb__handover_cancel(struct ncb__handover *ho);
+NCB_HIDDEN void ncb__handover_go(struct ncb__handover *ho)
+	__attribute__((noreturn));
+/* 0 if PR_SET_MM_MAP may set the exe link here, else -errno. */
+NCB_HIDDEN int ncb__exe_settable(void);
 
 /* Record why a call failed: "why" buffers are optional. */
 NCB_HIDDEN int ncb__why(char *why, size_t len, int err, const char *fmt, ...)

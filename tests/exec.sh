@@ -45,6 +45,12 @@ mkfifo "$tmp/tree/fifo" 2>/dev/null
 same "ls -la of a tree" "" "$nc" ls -la "$tmp/tree"
 same "ls of nothing: stderr and status 2" "" "$nc" ls /nonexistent
 same "sort /etc/passwd" "" "$nc" sort /etc/passwd
+# Arguments and environment over several pages of the new stack.
+NCB_BIG=$(head -c 40000 /dev/zero | tr '\0' x)
+export NCB_BIG
+same "a 40 kB environment and 20 kB of arguments" "" "$nc" sh -c \
+	'echo ${#NCB_BIG} $#' "$NCB_BIG" $(seq 1 4000)
+unset NCB_BIG
 same "sha256sum of the tool" "" "$nc" sha256sum "$nc"
 same "seq: 100000 lines" "" "$nc" seq 1 100000
 same "date -u -d @0" "" "$nc" date -u -d @0
@@ -118,13 +124,25 @@ fi
 # zeros kept; only addresses differ.  The tool's own ld.so prints its
 # vector first: the program's is the last lines.
 norm='s/^\(AT_SYSINFO_EHDR\|AT_PHDR\|AT_BASE\|AT_ENTRY\|AT_RANDOM\):.*/\1/'
-LD_SHOW_AUXV=1 /bin/true | sed "$norm" >"$tmp/a1"
-lines=$(wc -l <"$tmp/a1")
-LD_SHOW_AUXV=1 "$nc" exec /bin/true | tail -n "$lines" | sed "$norm" \
-	>"$tmp/a2"
-cmp -s "$tmp/a1" "$tmp/a2"
-ok $? "auxv: what LD_SHOW_AUXV shows, entry for entry"
-diff "$tmp/a1" "$tmp/a2" | sed 's/^/# /'
+printf 'int main(void) { return 0; }\n' >"$tmp/zero.c"
+# auxv NAME RUNNER TOOL: LD_SHOW_AUXV of a program that prints nothing,
+# run directly and through the tool (RUNNER's own lines come first).
+auxv() {
+	if [ "$1" = x86_64 ]; then
+		prog=/bin/true
+	else
+		prog=$tmp/$1-zero
+		$gcc -o "$prog" "$tmp/zero.c" || { ok 1 "$1: build"; return; }
+	fi
+	LD_SHOW_AUXV=1 $2 "$prog" | sed "$norm" >"$tmp/a1"
+	lines=$(wc -l <"$tmp/a1")
+	LD_SHOW_AUXV=1 $2 "$3" exec "$prog" | tail -n "$lines" |
+		sed "$norm" >"$tmp/a2"
+	cmp -s "$tmp/a1" "$tmp/a2"
+	ok $? "$1 auxv: what LD_SHOW_AUXV shows, entry for entry"
+	diff "$tmp/a1" "$tmp/a2" | sed 's/^/# /'
+}
+auxv x86_64 "" "$nc"
 
 # A program execve would run with privilege is refused (EPERM, 126), as
 # an in-process exec cannot give it; --unprivileged runs it without, as
@@ -179,26 +197,77 @@ if "$nc" exec cat /proc/self/comm | grep -qx cat; then
 	types='od -An -v -tx8 -w16 /proc/$$/auxv | cut -c1-17'
 	same "/proc/PID/auxv: the program's, entry for entry" "" "$nc" \
 		sh -c "$types"
-	# The break starts at the end of the image (the kernel then moves it
-	# up by a random amount below 1 GiB, arch_randomize_brk on x86_64):
-	# the program's own, not the tool's.
+	# The break starts at the end of the image (randomizing, the kernel
+	# moves it up a page and then by less than 1 GiB, arch_randomize_brk
+	# on x86_64): the program's own, not the tool's; and it grows.
 	brk='brk=$(cut -d" " -f47 /proc/$$/stat)
 end=$(awk -v p="$(readlink -f /bin/sh)" "\$6 == p { e = \$1; f = 1; next }
 	f && \$6 == \"\" { e = \$1 } { f = 0 }
 	END { sub(/.*-/, \"\", e); print e }" /proc/$$/maps)
 e=$(printf %d 0x$end)
-[ "$brk" -ge "$e" ] && [ "$brk" -lt $((e + 1073741824)) ] && echo ok'
+[ "$brk" -ge "$e" ] && [ "$brk" -lt $((e + 1073741824 + 4096)) ] && echo ok'
 	same "the break after the program's image" "" "$nc" sh -c "$brk"
+	heap='x=$(seq 1 30000); grep -c "\[heap\]" /proc/$$/maps'
+	same "the break grows: a [heap] as under execve" "" "$nc" \
+		sh -c "$heap"
 else
-	for i in 1 2 3 4 5; do
+	for i in 1 2 3 4 5 6; do
 		skip "this kernel refuses PR_SET_MM_MAP or PR_SET_NAME"
 	done
 fi
 
+# Unprivileged runners: an ordinary user, and (where user namespaces are
+# allowed) one that is root in a namespace of its own, where
+# CAP_SYS_ADMIN lets PR_SET_MM_MAP set the exe link.
+chmod 755 "$tmp"
+user=
+if [ "$(id -u)" = 0 ] && have setpriv && id nobody >/dev/null 2>&1; then
+	user="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+elif [ "$(id -u)" != 0 ]; then
+	user=env
+fi
+userns=
+if have unshare && unshare -Ur true 2>/dev/null; then
+	userns="unshare -Ur"
+fi
+# May this process set the exe link?  Root (CAP_SYS_ADMIN) may.
+"$nc" exec --plan true | grep -q "^exe .*names the program" && setexe=1 ||
+	setexe=
+
+# /proc/self/exe names the program where the link can be set, as under
+# execve; nothing of the tool stays mapped (its executable, libraries,
+# heap or stack); --exe=set fails cleanly where the link cannot be set.
+paths='awk "\$6 ~ /^\// { print \$6 }" /proc/$$/maps | sort -u'
+for who in self userns user; do
+	case $who in
+	self) r= w="this process" e=$setexe ;;
+	userns) r=$userns w="a user namespace" e=1 ;;
+	user) r=$user w="an ordinary user" e= ;;
+	esac
+	[ "$who" != self ] && [ -z "$r" ] && continue
+	if [ "$e" ]; then
+		same "$w: /proc/self/exe names the program" "$r" "$nc" \
+			readlink /proc/self/exe
+	else
+		$r "$nc" exec readlink /proc/self/exe >"$tmp/o" 2>&1
+		grep -qx "$(readlink -f "$nc")" "$tmp/o"
+		ok $? "$w: /proc/self/exe still names the tool"
+		$r "$nc" exec --exe=set true 2>"$tmp/e"
+		s=$?
+		[ $s -eq 126 ] && grep -q "CAP_SYS_ADMIN" "$tmp/e"
+		ok $? "$w: --exe=set refused (status $s)"
+	fi
+	same "$w: the files mapped are the program's alone" "$r" "$nc" \
+		sh -c "$paths"
+done
+[ -n "$userns" ] || skip "user namespaces are not allowed here"
+[ -n "$user" ] || skip "no ordinary user to run as (needs root, setpriv)"
+
 # $ORIGIN: a relocatable bundle, its library found through the program's
-# own directory.  /proc/self/exe names the tool, so the interpreter runs
-# the program and takes the origin from its path; the command line stays
-# the program's.  With --exe=off the library is not found.
+# own directory: through the exe link where it can be set, else through
+# the interpreter run as the program ("ld.so --argv0 ARGV0 PROG"), which
+# takes the origin from the path; the command line stays the program's.
+# With --exe=off the link is left and the library is not found.
 mkdir -p "$tmp/bundle/bin" "$tmp/bundle/lib"
 printf 'int libf(void) { return 40; }\n' >"$tmp/lib.c"
 printf '%s\n' '#include <stdio.h>' 'int libf(void);' \
@@ -212,6 +281,7 @@ printf '%s\n' '#include <stdio.h>' 'int libf(void);' \
 if ${CC:-cc} -shared -fPIC -o "$tmp/bundle/lib/libb.so" "$tmp/lib.c" &&
 	${CC:-cc} -o "$tmp/bundle/bin/prog" "$tmp/bundle.c" \
 		-L"$tmp/bundle/lib" -lb -Wl,-rpath,'$ORIGIN/../lib'; then
+	chmod -R a+rX "$tmp/bundle"
 	same "\$ORIGIN: a relocatable bundle" "" "$nc" \
 		"$tmp/bundle/bin/prog" x y
 	ln -s bundle/bin/prog "$tmp/link"
@@ -220,10 +290,26 @@ if ${CC:-cc} -shared -fPIC -o "$tmp/bundle/lib/libb.so" "$tmp/lib.c" &&
 	s=$?
 	[ $s -eq 127 ] && grep -q "libb.so" "$tmp/e"
 	ok $? "--exe=off: \$ORIGIN names the tool's directory (status $s)"
-	"$nc" exec --plan "$tmp/bundle/bin/prog" | grep -q "^run .*interpreter"
-	ok $? "--plan says the interpreter runs it"
+	if [ -n "$user" ]; then
+		same "an ordinary user: \$ORIGIN through the interpreter" \
+			"$user" "$nc" "$tmp/bundle/bin/prog" x y
+		$user "$nc" exec --plan "$tmp/bundle/bin/prog" |
+			grep -q "^run .*interpreter"
+		ok $? "an ordinary user: --plan says the interpreter runs it"
+	else
+		skip "no ordinary user to run as (needs root, setpriv)"
+		skip "no ordinary user to run as (needs root, setpriv)"
+	fi
+	if [ "$setexe" ]; then
+		"$nc" exec --plan "$tmp/bundle/bin/prog" >"$tmp/o"
+		grep -q "^exe .*names the program" "$tmp/o" &&
+			! grep -q "^run" "$tmp/o"
+		ok $? "--plan says the exe link is set and the program runs"
+	else
+		skip "this process cannot set the exe link"
+	fi
 else
-	for i in 1 2 3 4; do
+	for i in 1 2 3 4 5 6; do
 		skip "${CC:-cc} cannot build a shared library"
 	done
 fi
@@ -240,12 +326,26 @@ if have java; then
 else
 	skip "java is not installed"
 fi
+# Where the exe link is set, their own path is what execve gives them.
 if have node; then
-	# process.execPath still names the tool: the exe link is not set.
-	same "node -e" "" "$nc" node -e \
-		'console.log(process.argv.length, [1, 2, 3].map(x => x * 2))'
+	js='console.log(process.argv.length, [1, 2, 3].map(x => x * 2))'
+	[ "$setexe" ] && js="$js; console.log(process.execPath)"
+	same "node -e" "" "$nc" node -e "$js"
 else
 	skip "node is not installed"
+fi
+if [ -z "$setexe" ]; then
+	skip "this process cannot set the exe link"
+	skip "this process cannot set the exe link"
+else
+	same "perl: \$^X" "" "$nc" perl -e 'print "$^X\n"'
+	if have python3; then
+		same "python3: realpath(/proc/self/exe), sys.executable" "" \
+			"$nc" python3 -c 'import os, sys
+print(os.path.realpath("/proc/self/exe"), sys.executable)'
+	else
+		skip "python3 is not installed"
+	fi
 fi
 
 # Programs built here, in every shape.
@@ -277,7 +377,7 @@ other() {
 	arch=$1 tool=$top/build/$1/noclobber
 	target_how "$top" "$arch"
 	if [ "$t_how" = skip ]; then
-		for i in 1 2 3 4 5 6; do
+		for i in 1 2 3 4 5 6 7; do
 			skip "$arch: $t_why"
 		done
 		return
@@ -307,12 +407,20 @@ other() {
 	if [ "$arch" = i386 ]; then
 		# Run directly too: its threads never start there.
 		skip "$arch: qemu-i386 7.2 hangs in dynamic i386 hello"
+		if [ "$t_how" = qemu ] && [ -d "$libc/lib" ]; then
+			auxv "$arch" "env QEMU_LD_PREFIX=$libc $runner" \
+				"$tool"
+		else
+			skip "$arch: dynamic programs run only under qemu"
+		fi
 	elif [ "$t_how" = qemu ] && [ -d "$libc/lib" ] &&
 		$gcc -O1 -pthread -o "$tmp/$arch-dyn" "$src" 2>/dev/null; then
 		same "$arch dynamic program, its libc from $libc" \
 			"env QEMU_LD_PREFIX=$libc $runner" "$tool" \
 			"$tmp/$arch-dyn" d 7
+		auxv "$arch" "env QEMU_LD_PREFIX=$libc $runner" "$tool"
 	else
+		skip "$arch: dynamic programs run only under qemu with $libc"
 		skip "$arch: dynamic programs run only under qemu with $libc"
 	fi
 	$runner "$tool" exec "$tmp/$arch-clash" >"$tmp/o" 2>"$tmp/e"

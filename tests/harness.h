@@ -71,6 +71,7 @@ struct ncb_test {
 			FAIL("%s %s %s: %#jx vs %#jx", #a, #op, #b,	\
 			     a_, b_);					\
 	} while (0)
+#define ASSERT_UEQ(a, b) ASSERT_CMPU_(a, ==, b)
 #define ASSERT_ULE(a, b) ASSERT_CMPU_(a, <=, b)
 #define ASSERT_ULT(a, b) ASSERT_CMPU_(a, <, b)
 #define ASSERT_UGE(a, b) ASSERT_CMPU_(a, >=, b)

@@ -11,6 +11,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/auxv.h>
+#include <sys/personality.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -1302,6 +1306,20 @@ TEST(uses_origin)
 	ncb_elf_close(e);
 }
 
+/* Whether capget says CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE. */
+static int caps_allow_exe(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		FAIL("capget: %s", strerror(errno));
+	return (d[0].effective & (1u << CAP_SYS_ADMIN)) ||
+	       (d[1].effective & (1u << (40 - 32)));
+}
+
 /* What ncb_exec can set of the program's identity, asked, not changed. */
 TEST(exec_identity)
 {
@@ -1329,6 +1347,120 @@ TEST(exec_identity)
 	ASSERT_EQ(id.mm_map, want);
 	if (!want)
 		ASSERT_GT(size, 0);
+	ASSERT_EQ(id.exe, want ? want : caps_allow_exe() ? 0 : -EPERM);
+}
+
+/*
+ * Without either capability the exe link cannot be set: ncb_exec_identity
+ * says EPERM, and --exe=set (NCB_EXE_SET) fails with it, nothing changed.
+ */
+TEST(exe_link_refused_without_capability)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+	struct ncb_exec_identity id = { .size = sizeof(id) };
+	struct ncb_exec_opts o = { .size = sizeof(o), .exe = NCB_EXE_SET };
+	char *const argv[] = { "true", NULL };
+	unsigned int size;
+	char why[256];
+
+	if (prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0))
+		SKIP("this kernel refuses PR_SET_MM_MAP: %s", strerror(errno));
+	ASSERT_EQ(syscall(SYS_capget, &h, d), 0);
+	d[0].effective &= ~(1u << CAP_SYS_ADMIN);
+	d[1].effective &= ~(1u << (40 - 32));
+	ASSERT_EQ(syscall(SYS_capset, &h, d), 0);
+	ASSERT_EQ(ncb_exec_identity(&id), 0);
+	ASSERT_EQ(id.exe, -EPERM);
+	snapshot(0);
+	ASSERT_EQ(ncb_exec("/bin/true", argv, environ, &o, why, sizeof(why)),
+		  -EPERM);
+	ASSERT_TRUE(strstr(why, "CAP_SYS_ADMIN") != NULL);
+	/* Nothing loaded: under valgrind or ASan no range is left to compare. */
+	expect_same_maps(0, 0);
+}
+
+/* /usr/bin/cat's first mapping and start_brk, as execve placed them. */
+static int kernel_layout(const char *prog, int no_random, uint64_t *base,
+			 uint64_t *brk)
+{
+	char out[1 << 16], *p;
+	unsigned long long b;
+	int fds[2], st, i;
+	ssize_t n, len = 0;
+	pid_t pid;
+
+	if (pipe(fds))
+		return -errno;
+	pid = fork();
+	if (pid == 0) {
+		if (dup2(fds[1], 1) < 0 ||
+		    (no_random && personality(ADDR_NO_RANDOMIZE) == -1))
+			_exit(90);
+		execl(prog, prog, "/proc/self/maps", "/proc/self/stat",
+		      (char *)NULL);
+		_exit(91);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += n;
+	close(fds[0]);
+	out[len] = '\0';
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st))
+		return -ECHILD;
+	if (sscanf(out, "%llx-", &b) != 1)
+		return -EINVAL;
+	*base = b;
+	/* The stat line is the last; start_brk is its 47th field. */
+	p = strrchr(out, ')');
+	for (i = 2; p && i < 47; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", &b) != 1)
+		return -EINVAL;
+	*brk = b;
+	return 0;
+}
+
+/*
+ * ncb_exec_layout against the kernel itself: with randomization off, a
+ * position-independent program and its break land where execve puts
+ * them; with it on, the program lands at or above that base.
+ */
+TEST(exec_layout)
+{
+	struct ncb_exec_layout l = { .size = sizeof(l) }, l0;
+	struct ncb_elf_info in;
+	uint64_t base, brk;
+	struct ncb_elf *e;
+	char why[256];
+	int err, pers;
+
+	ASSERT_EQ(ncb_exec_layout(NULL, &l), -EINVAL);
+	err = ncb_elf_open(&e, "/usr/bin/cat", why, sizeof(why));
+	if (err)
+		SKIP("/usr/bin/cat is not a program of this build: %s", why);
+	ASSERT_EQ(ncb_exec_layout(e, NULL), -EINVAL);
+	l0.size = sizeof(size_t);
+	ASSERT_EQ(ncb_exec_layout(e, &l0), -EINVAL);
+	ncb_elf_info(e, &in);
+	if (in.type != ET_DYN)
+		SKIP("/usr/bin/cat is not position-independent");
+	pers = personality(0xffffffff);
+	if (pers == -1 || personality(pers | ADDR_NO_RANDOMIZE) == -1)
+		SKIP("personality: %s", strerror(errno));
+	ASSERT_EQ(ncb_exec_layout(e, &l), 0);
+	personality(pers);
+	ASSERT_EQ(kernel_layout("/usr/bin/cat", 1, &base, &brk), 0);
+	ASSERT_UEQ(l.base, base);
+	ASSERT_UEQ(l.brk, brk);
+	/* Randomized: above the base, by less than the address space. */
+	ASSERT_EQ(ncb_exec_layout(e, &l), 0);
+	ASSERT_UGE(l.base, base);
+	ASSERT_UGT(l.brk, l.base);
+	ncb_elf_close(e);
 }
 
 TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
@@ -1342,4 +1474,5 @@ TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(other_address_spaces), T(malformed_images_any_arch),
 	  T(interp_padding), T(ppc64_elfv1_descriptor),
 	  T(kinds_of_files), T(kind_and_flags_errors),
-	  T(exec_empty_argv), T(exec_identity), T(uses_origin))
+	  T(exec_empty_argv), T(exec_identity), T(uses_origin),
+	  T(exe_link_refused_without_capability), T(exec_layout))

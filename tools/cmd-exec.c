@@ -16,7 +16,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: noclobber exec [--base ADDR] [--stack SIZE] "
 		   "[--unprivileged]\n"
-		   "                      [--exe=auto|interp|off] "
+		   "                      [--exe=auto|set|interp|off] "
 		   "[--plan [--json]] PROG [ARGS...]\n\n"
 		   "Loads PROG (searched in PATH when it has no '/') and its "
 		   "interpreter into\nthis process with every mapping "
@@ -32,10 +32,14 @@ static void usage(FILE *f)
 		   "refused (execve would\ngive it privilege this process "
 		   "cannot); --unprivileged runs it without,\nas the kernel "
 		   "does under no_new_privs.\n"
-		   "/proc/self/exe keeps naming noclobber: a program whose "
-		   "paths use $ORIGIN\nruns through its interpreter (\"ld.so "
-		   "--argv0 ARGV0 PROG\"), which takes the\norigin from the "
-		   "path; --exe=interp always does so, --exe=off never.\n");
+		   "/proc/self/exe names PROG where this process may set it "
+		   "(CAP_SYS_ADMIN or\nCAP_CHECKPOINT_RESTORE, as root or "
+		   "in a user namespace of its own);\nelsewhere it keeps "
+		   "naming noclobber, and a program whose paths use\n"
+		   "$ORIGIN runs through its interpreter (\"ld.so --argv0 "
+		   "ARGV0 PROG\"), which\ntakes the origin from the path.  "
+		   "--exe=set sets the link or fails,\n--exe=interp always "
+		   "runs the interpreter, --exe=off does neither.\n");
 }
 
 /* execvp's search: PROG itself if it has a '/', else each PATH entry. */
@@ -64,6 +68,7 @@ struct plan {
 	int json;
 	int collisions;
 	uint64_t pg;
+	uint64_t brk;		/* the program's, if ncb_exec_layout's */
 };
 
 /* The model of this process: its maps as the kernel lists them now. */
@@ -140,14 +145,35 @@ static void collisions(struct plan *pl, const char *what, uint64_t addr,
 	}
 }
 
+/*
+ * A position-independent program where execve would put it, if that is
+ * free (ncb_exec does the same); 1 if placed.
+ */
+static int layout(struct plan *pl, const struct ncb_elf *e, uint64_t len,
+		  uint64_t *at)
+{
+	struct ncb_exec_layout l = { .size = sizeof(l) };
+	uint64_t got;
+
+	if (ncb_exec_layout(e, &l) || !l.base ||
+	    ncb_as_mmap(pl->as, l.base, len, PROT_NONE, MAP_PRIVATE |
+			MAP_ANONYMOUS | NCB_MAP_FIXED_NOREPLACE, 0, 0, &got))
+		return 0;
+	*at = l.base;
+	pl->brk = l.brk;
+	return 1;
+}
+
 /* Where an image would go: at its address or base, else the kernel's. */
-static int place(struct plan *pl, const char *what,
+static int place(struct plan *pl, const char *what, const struct ncb_elf *e,
 		 const struct ncb_elf_info *in, uint64_t base, uint64_t *at)
 {
 	uint64_t len = in->hi - in->lo, got, a;
 	uint64_t align = in->align > pl->pg ? in->align : pl->pg;
 	int fixed = in->type == ET_EXEC || base;
 
+	if (!fixed && !strcmp(what, "program") && layout(pl, e, len, at))
+		return 0;
 	if (fixed) {
 		*at = in->type == ET_EXEC ? in->lo : base;
 		collisions(pl, what, *at, len);
@@ -232,7 +258,7 @@ static int plan_one(struct plan *pl, const char *what, const char *path,
 	ncb_elf_info(*ep, in);
 	if (pl->json && !strcmp(what, "program"))
 		printf("\"collisions\": [");
-	err = place(pl, what, in, base, at);
+	err = place(pl, what, *ep, in, base, at);
 	if (err)
 		fprintf(stderr, "noclobber exec: no room for the %s\n", what);
 	return err;
@@ -246,6 +272,8 @@ static int exe_mode(const char *s)
 		return NCB_EXE_INTERP;
 	if (!strcmp(s, "off"))
 		return NCB_EXE_OFF;
+	if (!strcmp(s, "set"))
+		return NCB_EXE_SET;
 	return -1;
 }
 
@@ -259,24 +287,28 @@ static const char *err_name(int err)
 /*
  * Which of the program's identity it will have (ncb_exec_identity), and
  * whether its interpreter runs it, for $ORIGIN (ncb_elf_uses_origin).
+ * Returns -errno if --exe=set cannot be had.
  */
-static void print_identity(const struct ncb_elf *e, int exe, int json)
+static int print_identity(const struct ncb_elf *e, int exe, int json)
 {
 	struct ncb_exec_identity id = { .size = sizeof(id) };
 	struct ncb_elf_info in;
-	int origin = ncb_elf_uses_origin(e) == 1, interp;
+	int origin = ncb_elf_uses_origin(e) == 1, interp, set;
 
 	ncb_exec_identity(&id);
 	ncb_elf_info(e, &in);
-	interp = in.interp && exe != NCB_EXE_OFF &&
-		 (exe == NCB_EXE_INTERP || origin);
+	set = (exe == NCB_EXE_AUTO || exe == NCB_EXE_SET) && !id.exe;
+	interp = in.interp && !set && (exe == NCB_EXE_INTERP ||
+				       (exe == NCB_EXE_AUTO && origin));
 	if (json) {
 		printf("\"identity\": {\"mm_map\": \"%s\", \"comm\": "
-		       "\"%s\", \"origin\": %s, \"run\": \"%s\"}}\n",
+		       "\"%s\", \"exe\": \"%s\", \"exe_link\": \"%s\", "
+		       "\"origin\": %s, \"run\": \"%s\"}}\n",
 		       err_name(id.mm_map), err_name(id.comm),
+		       err_name(id.exe), set ? "program" : "noclobber",
 		       origin ? "true" : "false",
 		       interp ? "interpreter" : "direct");
-		return;
+		return exe == NCB_EXE_SET && id.exe ? id.exe : 0;
 	}
 	if (!id.mm_map)
 		printf("identity    its own cmdline, environ, auxv and break "
@@ -290,16 +322,28 @@ static void print_identity(const struct ncb_elf *e, int exe, int json)
 	else
 		printf("comm        stays noclobber's: PR_SET_NAME refused "
 		       "(%s)\n", strerror(-id.comm));
-	printf("exe         /proc/PID/exe names noclobber\n");
+	if (set)
+		printf("exe         /proc/PID/exe names the program "
+		       "(PR_SET_MM_MAP exe_fd)\n");
+	else if (exe == NCB_EXE_SET)
+		printf("exe         cannot be set here (%s): the run fails\n",
+		       id.exe == -EPERM ? "no CAP_SYS_ADMIN or "
+		       "CAP_CHECKPOINT_RESTORE" : strerror(-id.exe));
+	else
+		printf("exe         /proc/PID/exe names noclobber%s\n",
+		       exe == NCB_EXE_AUTO && id.exe == -EPERM ? " (setting "
+		       "it needs CAP_SYS_ADMIN or\n            "
+		       "CAP_CHECKPOINT_RESTORE)" : "");
 	if (interp)
 		printf("run         by its interpreter, \"%s --argv0 ARGV0 "
 		       "PROG\"%s\n", in.interp, origin ? ":\n            its "
 		       "paths use $ORIGIN, which the interpreter takes from "
 		       "PROG's path" : "");
-	else if (origin)
+	else if (origin && !set)
 		printf("run         directly, although its paths use $ORIGIN "
 		       "(--exe=off):\n            the interpreter takes it "
 		       "from noclobber's path\n");
+	return exe == NCB_EXE_SET && id.exe ? id.exe : 0;
 }
 
 static int do_plan(const char *path, uint64_t base, size_t stack, int exe,
@@ -308,7 +352,7 @@ static int do_plan(const char *path, uint64_t base, size_t stack, int exe,
 	struct plan pl = { .json = json, .pg = (uint64_t)getpagesize() };
 	struct ncb_elf *e = NULL, *ie = NULL;
 	struct ncb_elf_info in, iin;
-	uint64_t at, iat = 0, sat = 0;
+	uint64_t at, iat = 0, sat = 0, brk;
 	int err;
 
 	err = plan_model(&pl);
@@ -330,6 +374,7 @@ static int do_plan(const char *path, uint64_t base, size_t stack, int exe,
 		goto out;
 	if (json)
 		printf("], ");
+	brk = pl.brk ? pl.brk : at + in.hi - in.lo;
 	print_image(&pl, "program", path, e, &in, at);
 	if (ie)
 		print_image(&pl, "interpreter", in.interp, ie, &iin, iat);
@@ -337,15 +382,19 @@ static int do_plan(const char *path, uint64_t base, size_t stack, int exe,
 		printf("\"stack\": {\"start\": %llu, \"end\": %llu}, \"brk\": "
 		       "%llu, \"entry\": %llu, ", (unsigned long long)sat,
 		       (unsigned long long)(sat + stack),
-		       (unsigned long long)(at + in.hi - in.lo),
+		       (unsigned long long)brk,
 		       (unsigned long long)(ie ? iin.entry + iat - iin.lo
 					      : in.entry + at - in.lo));
 	else
 		printf("stack       %#llx-%#llx\nbrk         %#llx\n",
 		       (unsigned long long)sat,
 		       (unsigned long long)(sat + stack),
-		       (unsigned long long)(at + in.hi - in.lo));
-	print_identity(e, exe, json);
+		       (unsigned long long)brk);
+	if (print_identity(e, exe, json)) {
+		fprintf(stderr, "noclobber exec: --exe=set: this process "
+			"cannot set /proc/PID/exe\n");
+		err = 1;
+	}
 out:
 	ncb_elf_close(e);
 	ncb_elf_close(ie);
