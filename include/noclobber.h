@@ -343,7 +343,8 @@ NCB_API int ncb_exec_identity(struct ncb_exec_identity *id);
 struct ncb_exec_layout {
 	size_t size;		/* sizeof(struct ncb_exec_layout) */
 	uint64_t base;		/* its span, as execve would place it
-				   (randomized); 0: where mmap puts it */
+				   (randomized); 0: where mmap puts it,
+				   or ET_EXEC's own address */
 	uint64_t brk;		/* its break, placed there; 0: at the end
 				   of the image, wherever that lands */
 };

@@ -70,9 +70,9 @@ typedef unsigned long long ull;
 /* Field f of an Elf32_<type> or Elf64_<type> (class c) at b. */
 #define FIELD(b, c, d, type, f)						\
 	((c) == ELFCLASS64 ?						\
-	 ncb__elf_get((b) + offsetof(Elf64_##type, f),				\
+	 ncb__elf_get((b) + offsetof(Elf64_##type, f),			\
 	     sizeof(((Elf64_##type *)0)->f), (d)) :			\
-	 ncb__elf_get((b) + offsetof(Elf32_##type, f),				\
+	 ncb__elf_get((b) + offsetof(Elf32_##type, f),			\
 	     sizeof(((Elf32_##type *)0)->f), (d)))
 
 static int elf_class(const struct ncb_elf *e)

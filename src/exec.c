@@ -316,32 +316,52 @@ out:
 	return err;
 }
 
-/* What execve resets: caught signals, the alternate stack. */
 /*
  * A field of /proc/self/status ("SigCgt:", "Threads:"), in base; dflt if
- * unknown.  One read into a buffer on the stack: an exec in a forked
- * child pays a page fault for each page of libc or heap it first touches.
+ * unknown.  Read line by line through a buffer on the stack (an exec in a
+ * forked child pays a page fault for each page of heap it first touches);
+ * a line longer than the buffer (Groups: of a user in many groups) is
+ * passed over whole, never read as the start of another.
  */
 static unsigned long long status_field(const char *name, int base,
 				       unsigned long long dflt)
 {
-	char buf[4096], *p, *end;
-	unsigned long long v;
-	ssize_t n;
+	char buf[512], *line, *nl, *end;
+	size_t len = 0, nlen = strlen(name);
+	unsigned long long v = dflt;
 	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	int skip = 0;
+	ssize_t n;
 
 	if (fd < 0)
 		return dflt;
-	n = read(fd, buf, sizeof(buf) - 1);
+	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0) {
+		len += (size_t)n;
+		buf[len] = '\0';
+		line = buf;
+		if (skip) {
+			nl = strchr(line, '\n');
+			line = nl ? nl + 1 : buf + len;
+			skip = !nl;
+		}
+		for (; (nl = strchr(line, '\n')); line = nl + 1) {
+			if (strncmp(line, name, nlen))
+				continue;
+			v = strtoull(line + nlen, &end, base);
+			if (end == line + nlen)
+				v = dflt;
+			goto out;
+		}
+		len = (size_t)(buf + len - line);
+		if (len == sizeof(buf) - 1) {
+			skip = 1;
+			len = 0;
+		}
+		memmove(buf, line, len);
+	}
+out:
 	close(fd);
-	if (n <= 0)
-		return dflt;
-	buf[n] = '\0';
-	p = strstr(buf, name);
-	if (!p || (p > buf && p[-1] != '\n'))
-		return dflt;
-	v = strtoull(p + strlen(name), &end, base);
-	return end == p + strlen(name) ? dflt : v;
+	return v;
 }
 
 /* The signals with a handler (one read, not 64 sigaction calls). */
@@ -350,20 +370,28 @@ static uint64_t caught_signals(void)
 	return status_field("SigCgt:", 16, ~0ULL);
 }
 
+/*
+ * What execve resets: every caught signal to SIG_DFL (ignored ones stay
+ * ignored), the alternate stack.  Raw rt_sigaction: libc's sigaction
+ * refuses the signals it keeps for itself (glibc's 32 and 33), whose
+ * handlers the program must not inherit either.  A zeroed kernel
+ * sigaction is SIG_DFL with no flags and an empty mask on every
+ * architecture; its sigset is 64 signals wide on all we build for.
+ */
 static void reset_signals(void)
 {
 	uint64_t caught = caught_signals();
-	struct sigaction sa;
+	unsigned long old[8], dfl[8] = { 0 };
 	stack_t ss = { .ss_flags = SS_DISABLE };
 	int sig;
 
-	for (sig = 1; sig < NSIG && sig <= 64; sig++) {
-		if (!(caught >> (sig - 1) & 1) || sigaction(sig, NULL, &sa) ||
-		    sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
+	for (sig = 1; sig <= 64; sig++) {
+		if (!(caught >> (sig - 1) & 1) ||
+		    syscall(SYS_rt_sigaction, sig, NULL, old, 8) ||
+		    old[0] == (unsigned long)SIG_DFL ||
+		    old[0] == (unsigned long)SIG_IGN)
 			continue;
-		sa.sa_handler = SIG_DFL;
-		sa.sa_flags = 0;
-		sigaction(sig, &sa, NULL);
+		syscall(SYS_rt_sigaction, sig, dfl, NULL, 8);
 	}
 	sigaltstack(&ss, NULL);
 }
@@ -496,6 +524,37 @@ static int open_interp(const char *path, struct ncb_elf **ie, char *why,
 		ncb_elf_close(*ie);
 		*ie = NULL;
 	}
+	return err;
+}
+
+/*
+ * The handover prepared with as few descriptors open as can be: execve
+ * needs none, and a low RLIMIT_NOFILE must not stop the run.  The
+ * program's own stays open for the exe link, which is dropped when only
+ * its descriptor is in the way and the caller did not insist on it.
+ */
+static int handover_prepare(struct ncb__handover *ho, struct ncb_elf **e,
+			    struct ncb_elf **ie, int set_exe,
+			    const struct ncb_exec_opts *opts)
+{
+	int err;
+
+	ncb_elf_close(*ie);
+	*ie = NULL;
+	if (set_exe) {
+		ho->exe_fd = (*e)->fd;
+		err = ncb__handover_prepare(ho);
+		if (err != -EMFILE || opts->exe == NCB_EXE_SET)
+			goto out;
+		ho->exe_fd = -1;
+	}
+	ncb_elf_close(*e);
+	*e = NULL;
+	err = ncb__handover_prepare(ho);
+out:
+	/* The stub closes it once the link is set. */
+	if (!err && *e && ho->exe_fd >= 0)
+		(*e)->fd = -1;
 	return err;
 }
 
@@ -932,17 +991,13 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	ho.id.env_end = s.env_end;
 	ho.id.auxv = s.auxv_at;
 	ho.id.auxv_size = 2 * s.nauxv * sizeof(uintptr_t);
-	if (set_exe)
-		ho.exe_fd = e->fd;
-	handover_keep(&ho, &prog, ie ? &interp : NULL, held, &s);
-	err = ncb__handover_prepare(&ho);
+	handover_keep(&ho, &prog, &interp, held, &s);
+	err = handover_prepare(&ho, &e, &ie, set_exe, opts);
 	if (err) {
-		ncb__why(why, wl, -err, "cannot prepare the handover to %s",
-			 path);
+		ncb__why(why, wl, -err, "cannot prepare the handover to %s: "
+			 "%s", path, strerror(-err));
 		goto out;
 	}
-	ncb_elf_close(e);
-	ncb_elf_close(ie);
 	/* From here on, nothing may fail: this process becomes the program. */
 	reset_signals();
 	close_on_exec();

@@ -262,6 +262,10 @@ __asm__(".pushsection .text\n"
 extern const char ncb__stub_start[], ncb__stub_end[];
 #endif
 
+/* The stub's code, and the calls queued after the unmapping. */
+#define CODE_ROOM 512
+#define FIXED_CALLS 8
+
 /* One system call for the stub to make. */
 struct call {
 	uintptr_t nr;
@@ -276,10 +280,6 @@ struct handover {
 	struct call *calls;
 	unsigned int n, max;
 	int exe_fd;
-	/* What the next munmap may not reach across (see add_unmap). */
-	const struct ncb__range *keep;
-	unsigned int nkeep;
-	int barrier;
 };
 
 static void add(struct handover *h, long nr, uintptr_t a0, uintptr_t a1,
@@ -309,39 +309,22 @@ static int kernel_special(const char *path)
 	       strncmp(path, "[anon_shmem:", 12);
 }
 
-/* Whether [start, end) holds any of the ranges the program owns. */
-static int holds_kept(const struct handover *h, uint64_t start, uint64_t end)
-{
-	unsigned int i;
-
-	for (i = 0; i < h->nkeep; i++)
-		if (h->keep[i].start < end && h->keep[i].end > start)
-			return 1;
-	return 0;
-}
-
 /*
- * Queue munmap of [start, end).  Each call costs a TLB flush on every
- * CPU the process ran on, so one call covers a run of mappings and the
- * holes between them, unless something kept lay in between: a mapping
- * passed over, or a kept range (the stub's came after the snapshot and
- * lies in a hole).
+ * Queue munmap of [start, end), one call for a run of neighbours: each
+ * call costs a TLB flush on every CPU the process ran on.  Never across
+ * a hole: what lies there was mapped after the snapshot (the stub's own
+ * mapping, say), and valgrind, whose memory shares the space, aborts on
+ * a call that spans its own.
  */
 static void add_unmap(struct handover *h, uint64_t start, uint64_t end)
 {
 	struct call *last = h->n ? &h->calls[h->n - 1] : NULL;
-	uint64_t last_end;
 
-	if (last && last->nr == SYS_munmap && !h->barrier) {
-		last_end = last->a[0] + last->a[1];
-		if (!holds_kept(h, last_end, start)) {
-			last->a[1] = (uintptr_t)(end - last->a[0]);
-			return;
-		}
-	}
-	add(h, SYS_munmap, (uintptr_t)start, (uintptr_t)(end - start), 0, 0,
-	    0);
-	h->barrier = 0;
+	if (last && last->nr == SYS_munmap && last->a[0] + last->a[1] == start)
+		last->a[1] += (uintptr_t)(end - start);
+	else
+		add(h, SYS_munmap, (uintptr_t)start,
+		    (uintptr_t)(end - start), 0, 0, 0);
 }
 
 /* Queue munmap for [start, end) minus the ranges the program owns. */
@@ -354,19 +337,31 @@ static int unmap_around(struct handover *h, uint64_t start, uint64_t end,
 		if (keep[i].end <= start || keep[i].start >= end)
 			continue;
 		if (keep[i].start > start) {
-			if (h->n + 1 >= h->max)
+			if (h->n >= h->max - FIXED_CALLS)
 				return -EOVERFLOW;
 			add_unmap(h, start, keep[i].start);
 		}
-		h->barrier = 1;
 		start = keep[i].end;
 	}
 	if (start >= end)
 		return 0;
-	if (h->n + 1 >= h->max)
+	if (h->n >= h->max - FIXED_CALLS)
 		return -EOVERFLOW;
 	add_unmap(h, start, end);
 	return 0;
+}
+
+/*
+ * Whether valgrind runs this process: it preloads its vgpreload_ objects
+ * and redirects the new program's malloc and the like into the copies it
+ * saw first, and its own memory shares the maps.  There nothing is
+ * unmapped: the caller's mappings stay, as valgrind needs them.
+ */
+static int under_valgrind(void)
+{
+	const char *p = getenv("LD_PRELOAD");
+
+	return p && strstr(p, "/vgpreload_");
 }
 
 static int by_start(const void *a, const void *b)
@@ -394,19 +389,18 @@ static int queue_unmaps(struct handover *h, struct ncb_maps *m,
 	struct ncb_mapping mp;
 	int err, anon;
 
+	if (under_valgrind())
+		return 0;
 	anon = !prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0);
 	qsort(keep, nkeep, sizeof(*keep), by_start);
-	h->keep = keep;
-	h->nkeep = nkeep;
 	while ((err = ncb_maps_next(m, &mp)) > 0) {
 		if (kernel_special(mp.path) || (!anon && !mp.path[0]) ||
-		    (!mp.path[0] && mp.start < brk && brk <= mp.end)) {
-			h->barrier = 1;
+		    (!mp.path[0] && mp.start < brk && brk <= mp.end))
 			continue;
-		}
 		if (!strcmp(mp.path, "[heap]")) {
+			if (h->n >= h->max - FIXED_CALLS)
+				return -EOVERFLOW;
 			add(h, SYS_brk, (uintptr_t)mp.start, 0, 0, 0, 0);
-			h->barrier = 1;
 		}
 		err = unmap_around(h, mp.start, mp.end, keep, nkeep);
 		if (err)
@@ -466,22 +460,24 @@ static void queue_identity(struct handover *h, const struct ncb__identity *id)
 		add(h, SYS_close, (uintptr_t)h->exe_fd, 0, 0, 0, 0);
 }
 
+/* The exe descriptor stays the caller's until the stub runs. */
 static void handover_free(struct handover *h)
 {
 	if (h->base)
 		munmap(h->base, h->size);
-	if (h->exe_fd >= 0)
-		close(h->exe_fd);
 	h->base = NULL;
-	h->exe_fd = -1;
 }
-
-#define CODE_ROOM 512
-#define FIXED_CALLS 8
 
 /* The mapping for n calls, the code copied in; its own range is kept. */
 static int handover_map(struct handover *h, unsigned int n)
 {
+#ifdef NCB_STUB
+	if (ncb__stub_end - ncb__stub_start > CODE_ROOM)
+		return -ENOEXEC;
+#endif
+	/* Far past vm.max_map_count's default, within a 32-bit size_t. */
+	if (n > 1u << 24)
+		return -ENOMEM;
 	h->max = n + FIXED_CALLS;
 	h->size = ncb__page_align(CODE_ROOM + 2 * sizeof(*h->map) +
 				  (h->max + 1) * sizeof(struct call));
@@ -511,6 +507,7 @@ static int handover_build(struct handover *h, struct ncb__range *keep,
 {
 	struct ncb_maps *m;
 	struct call *end;
+	unsigned int n;
 	size_t used;
 	int err;
 
@@ -518,7 +515,10 @@ static int handover_build(struct handover *h, struct ncb__range *keep,
 	if (err)
 		return err;
 	/* A line cut in pieces around every span, and its brk. */
-	err = handover_map(h, count_mappings(m) * (nkeep + 3));
+	if (__builtin_mul_overflow(count_mappings(m), nkeep + 3, &n))
+		err = -ENOMEM;
+	else
+		err = handover_map(h, n);
 	if (!err) {
 		keep[nkeep].start = (uintptr_t)h->base;
 		keep[nkeep].end = (uintptr_t)h->base + h->size;
@@ -591,34 +591,19 @@ int ncb__handover_prepare(struct ncb__handover *ho)
 
 	if (!h)
 		return -ENOMEM;
-	h->exe_fd = -1;
-	/* Not close-on-exec: it must outlive the caller's descriptors. */
-	if (ho->exe_fd >= 0) {
-		h->exe_fd = fcntl(ho->exe_fd, F_DUPFD, 3);
-		if (h->exe_fd < 0) {
-			err = -errno;
-			goto fail;
-		}
-	}
+	h->exe_fd = ho->exe_fd;
 	err = handover_build(h, ho->keep, ho->nkeep, &ho->id, ho->sp,
 			     ho->entry);
-	if (err)
-		goto fail;
+	/* Not close-on-exec: it must outlive the caller's descriptors. */
+	if (!err && h->exe_fd >= 0 && fcntl(h->exe_fd, F_SETFD, 0))
+		err = -errno;
+	if (err) {
+		handover_free(h);
+		free(h);
+		return err;
+	}
 	ho->state = h;
 	return 0;
-fail:
-	handover_free(h);
-	free(h);
-	return err;
-}
-
-void ncb__handover_cancel(struct ncb__handover *ho)
-{
-	if (!ho->state)
-		return;
-	handover_free(ho->state);
-	free(ho->state);
-	ho->state = NULL;
 }
 
 void ncb__handover_go(struct ncb__handover *ho)

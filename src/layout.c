@@ -7,15 +7,17 @@
  * largest segment alignment: far below the libraries, with room above for
  * the break.  One without (static-pie, or ld.so run as the program) goes
  * where mmap would put it, and its break moves to ELF_ET_DYN_BASE (since
- * Linux 5.18).  The break starts at the image's end, moved up by
+ * Linux 5.18 when randomizing, since 6.15 always).  The break starts at the image's end, moved up by
  * arch_randomize_brk() when randomize_va_space is 2.
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/personality.h>
 #include <sys/random.h>
+#include <sys/utsname.h>
 #include "loader.h"
 
 /* ELF_ET_DYN_BASE as a process of this ABI sees it (arch/.../elf.h). */
@@ -125,19 +127,38 @@ static uint64_t dyn_base(const struct ncb_elf *e, unsigned long rnd,
 }
 
 /*
- * The break for an image ending at end: there, or when randomizing a
- * page above it (ELF_ET_DYN_BASE for a program without an interpreter),
- * moved up by up to 1 GiB (32 MiB for a 32-bit process).
+ * Whether the kernel moves a static PIE's break to ELF_ET_DYN_BASE with
+ * randomization off as well: since Linux 6.15 ("binfmt_elf: Move brk for
+ * static PIE even if ASLR disabled"); from 5.18 only when randomizing.
+ */
+static int moves_brk_always(void)
+{
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return 1;
+	return major > 6 || (major == 6 && minor >= 15);
+}
+
+/*
+ * The break for an image ending at end: there, or for a program without
+ * an interpreter at ELF_ET_DYN_BASE; when randomizing, a page above the
+ * image (not when moved) and then up by up to 1 GiB (32 MiB for a 32-bit
+ * process).
  */
 uint64_t ncb__exec_brk(const struct ncb_elf *e, uint64_t end)
 {
 	uint64_t page = ncb__probe()->page_size;
+	unsigned long rnd = randomizing();
+	int moved = e->eh.e_type == ET_DYN && !e->interp && have_dyn_base() &&
+		    (rnd > 1 || moves_brk_always());
 
-	if (randomizing() < 2)
+	if (moved)
+		end = (DYN_BASE + page - 1) & ~(page - 1);
+	if (rnd < 2)
 		return end;
-	if (e->eh.e_type == ET_DYN && !e->interp && have_dyn_base())
-		end = DYN_BASE;
-	else
+	if (!moved)
 		end += page;
 	return randomize_page(end, sizeof(void *) == 4 ? 32ULL << 20
 						       : 1ULL << 30, page);
@@ -157,7 +178,7 @@ int ncb_exec_layout(const struct ncb_elf *e, struct ncb_exec_layout *l)
 		r.brk = ncb__exec_brk(e, e->hi);
 	else if (r.base)
 		r.brk = ncb__exec_brk(e, r.base + e->hi - e->lo);
-	else if (rnd > 1 && have_dyn_base())
+	else if (e->eh.e_type == ET_DYN && !e->interp && have_dyn_base())
 		r.brk = ncb__exec_brk(e, 0);
 	memcpy((char *)l + sizeof(size_t), (char *)&r + sizeof(size_t),
 	       (l->size < sizeof(r) ? l->size : sizeof(r)) - sizeof(size_t));

@@ -183,11 +183,11 @@ struct ncb__handover {
 };
 
 /*
- * Everything that can fail, done first: ncb__handover_cancel undoes it;
- * ncb__handover_go unmaps all but ho->keep and enters the program.
+ * Everything that can fail, done first (on failure nothing is left of
+ * it); ncb__handover_go unmaps all but ho->keep and enters the program.
+ * From a successful prepare on, ho->exe_fd is the stub's to close.
  */
 NCB_HIDDEN int ncb__handover_prepare(struct ncb__handover *ho);
-NCB_HIDDEN void ncb__handover_cancel(struct ncb__handover *ho);
 NCB_HIDDEN void ncb__handover_go(struct ncb__handover *ho)
 	__attribute__((noreturn));
 /* 0 if PR_SET_MM_MAP may set the exe link here, else -errno. */

@@ -313,6 +313,24 @@ else
 		skip "${CC:-cc} cannot build a shared library"
 	done
 fi
+# Under valgrind the caller's mappings stay (valgrind redirects the new
+# program's malloc into the copy it preloaded first): the program runs.
+if have valgrind; then
+	out=$(valgrind -q "$nc" exec /bin/echo under valgrind 2>/dev/null)
+	s=$?
+	[ $s -eq 0 ] && [ "$out" = "under valgrind" ]
+	ok $? "under valgrind: the program runs (status $s, \"$out\")"
+else
+	skip "valgrind is not installed"
+fi
+# Two descriptors free beyond stdio: the program's and its interpreter's
+# or the maps' (execve needs none; ncb_exec(3) NOTES).
+for mode in auto off; do
+	out=$(sh -c 'ulimit -n 5 && exec "$@"' sh "$nc" exec --exe=$mode \
+		/bin/echo few 2>&1)
+	[ "$out" = few ]
+	ok $? "ulimit -n 5, --exe=$mode: the program runs ($out)"
+done
 # --exe=interp: any program through its interpreter, as run directly.
 cmd='echo "$0 $#"; tr "\0" " " </proc/$$/cmdline'
 sh -c "$cmd" a b >"$tmp/o1" 2>&1
@@ -377,7 +395,7 @@ other() {
 	arch=$1 tool=$top/build/$1/noclobber
 	target_how "$top" "$arch"
 	if [ "$t_how" = skip ]; then
-		for i in 1 2 3 4 5 6 7; do
+		for i in 1 2 3 4 5 6 7 8; do
 			skip "$arch: $t_why"
 		done
 		return
@@ -396,6 +414,19 @@ other() {
 	}
 	same "$arch static program ($t_how)" "$runner" "$tool" \
 		"$tmp/$arch-static" c 6
+	# A caller with mappings far apart: each unmapped alone (progs/far.c).
+	if $gcc -static -O1 -pthread -I"$top/include" -o "$tmp/$arch-far" \
+		"$top/tests/progs/far.c" "$top/build/$arch/libnoclobber.a"; then
+		NCB_HELLO=yes $runner "$tmp/$arch-static" c 6 >"$tmp/o1" 2>&1
+		NCB_HELLO=yes $runner "$tmp/$arch-far" "$tmp/$arch-static" c 6 \
+			>"$tmp/o2" 2>&1
+		s=$?
+		[ $s -eq 6 ] && cmp -s "$tmp/o1" "$tmp/o2"
+		ok $? "$arch: a caller with mappings far apart (status $s)"
+		sed 's/^/# /' "$tmp/o2" | grep "far:"
+	else
+		ok 1 "$arch: build a caller of the library"
+	fi
 	if $gcc -static-pie -O1 -pthread -o "$tmp/$arch-spie" "$src" \
 		2>/dev/null; then
 		same "$arch static-pie program" "$runner" "$tool" \

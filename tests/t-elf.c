@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/auxv.h>
@@ -554,14 +555,116 @@ static void *sleeper(void *arg)
 /* Another thread would run on in the new program: refused. */
 TEST(exec_with_threads_refused)
 {
-	char *argv[] = { "true", NULL }, why[256];
+	char *argv[] = { "false", NULL }, why[256];
 	pthread_t t;
 
+	/* false: were it run, this case would fail with its status. */
 	ASSERT_EQ(pthread_create(&t, NULL, sleeper, NULL), 0);
-	ASSERT_EQ(ncb_exec("/bin/true", argv, NULL, NULL, why, sizeof(why)),
+	ASSERT_EQ(ncb_exec("/bin/false", argv, NULL, NULL, why, sizeof(why)),
 		  -EBUSY);
 	if (!strstr(why, "threads: the caller must be the only one"))
 		FAIL("%s", why);
+}
+
+/*
+ * The same with the caller in 2,000 groups: /proc/self/status then has a
+ * Groups: line of some 10 kB before its Threads: line.
+ */
+TEST(exec_threads_seen_past_long_status)
+{
+	char *argv[] = { "false", NULL }, why[256];
+	static gid_t groups[2000];
+	pthread_t t;
+	int i;
+
+	for (i = 0; i < 2000; i++)
+		groups[i] = (gid_t)(100000 + i);
+	if (setgroups(2000, groups))
+		SKIP("setgroups: %s", strerror(errno));
+	ASSERT_EQ(pthread_create(&t, NULL, sleeper, NULL), 0);
+	ASSERT_EQ(ncb_exec("/bin/false", argv, NULL, NULL, why, sizeof(why)),
+		  -EBUSY);
+}
+
+/* A status line of this process ("SigCgt:"), or "" */
+static void status_line(const char *name, char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, strlen(name)))
+			snprintf(buf, len, "%s", line);
+	fclose(f);
+}
+
+static void no_handler(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * What grep sees of its signal dispositions, started by execve (how 0) or
+ * by ncb_exec (1) from a process that catches SIGUSR1, glibc's own signal
+ * 33 (set raw: glibc's sigaction refuses it) and SIGTERM, and ignores
+ * SIGUSR2.
+ */
+static void dispositions(int how, char *out, size_t len)
+{
+	char *argv[] = { "grep", "-E", "^Sig(Cgt|Ign)", "/proc/self/status",
+			 NULL }, why[256];
+	unsigned long k[8] = { (unsigned long)no_handler };
+	int fds[2], st;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	ASSERT_EQ(pipe(fds), 0);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (dup2(fds[1], 1) < 0 ||
+		    signal(SIGUSR1, no_handler) == SIG_ERR ||
+		    signal(SIGTERM, no_handler) == SIG_ERR ||
+		    signal(SIGUSR2, SIG_IGN) == SIG_ERR ||
+		    syscall(SYS_rt_sigaction, 33, k, NULL, 8))
+			_exit(90);
+		if (how)
+			ncb_exec("/bin/grep", argv, environ, NULL, why,
+				 sizeof(why));
+		else
+			execv("/bin/grep", argv);
+		_exit(91);
+	}
+	close(fds[1]);
+	while (got < (ssize_t)len - 1 &&
+	       (n = read(fds[0], out + got, len - 1 - got)) > 0)
+		got += n;
+	out[got] = '\0';
+	close(fds[0]);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(WEXITSTATUS(st), 0);
+}
+
+/* Caught signals are reset, ignored ones stay ignored: as execve. */
+TEST(exec_signals_reset)
+{
+	char own[256], direct[256], via[256];
+
+	if (getenv("NCB_TEST_VALGRIND"))
+		SKIP("valgrind does not follow a program loaded in-process");
+	status_line("SigCgt:", own, sizeof(own));
+	if (strcmp(own, "SigCgt:\t0000000000000000\n"))
+		SKIP("this process's runtime catches signals (an emulator): "
+		     "%s", own);
+	dispositions(0, direct, sizeof(direct));
+	dispositions(1, via, sizeof(via));
+	/* grep catches SIGSEGV itself: the same both ways, nothing else. */
+	if (strcmp(direct, via))
+		FAIL("execve gave\n%s, ncb_exec\n%s", direct, via);
 }
 
 /*
@@ -1279,7 +1382,8 @@ TEST(exec_empty_argv)
 
 		if (null < 0 || dup2(null, 1) < 0 || chdir(dir))
 			_exit(90);
-		err = ncb_exec("/bin/ls", argv, environ, NULL, why, sizeof(why));
+		err = ncb_exec("/bin/ls", argv, environ, NULL, why,
+			       sizeof(why));
 		_exit(91);
 	}
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
@@ -1362,7 +1466,7 @@ TEST(exe_link_refused_without_capability)
 	struct __user_cap_data_struct d[2];
 	struct ncb_exec_identity id = { .size = sizeof(id) };
 	struct ncb_exec_opts o = { .size = sizeof(o), .exe = NCB_EXE_SET };
-	char *const argv[] = { "true", NULL };
+	char *const argv[] = { "false", NULL };
 	unsigned int size;
 	char why[256];
 
@@ -1375,10 +1479,10 @@ TEST(exe_link_refused_without_capability)
 	ASSERT_EQ(ncb_exec_identity(&id), 0);
 	ASSERT_EQ(id.exe, -EPERM);
 	snapshot(0);
-	ASSERT_EQ(ncb_exec("/bin/true", argv, environ, &o, why, sizeof(why)),
-		  -EPERM);
+	ASSERT_EQ(ncb_exec("/bin/false", argv, environ, &o, why,
+			   sizeof(why)), -EPERM);
 	ASSERT_TRUE(strstr(why, "CAP_SYS_ADMIN") != NULL);
-	/* Nothing loaded: under valgrind or ASan no range is left to compare. */
+	/* Nothing loaded: under valgrind or ASan no range is left to see. */
 	expect_same_maps(0, 0);
 }
 
@@ -1468,6 +1572,7 @@ TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(span_over_the_stack), T(failure_after_mapping_began),
 	  T(file_cut_short_after_check), T(exec_refusals),
 	  T(exec_with_threads_refused),
+	  T(exec_threads_seen_past_long_status), T(exec_signals_reset),
 	  T(segments_sharing_a_page), T(load_every_program),
 	  T(load_a_real_program), T(other_machines_checked),
 	  T(page_sizes_per_machine), T(impossible_and_unknown_machines),

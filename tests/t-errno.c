@@ -184,8 +184,8 @@ static void occupant_past_first_page(int mode)
 	size_t pg = test_page();
 	char *w = free_window(4 * pg), *o;
 
-	o = mmap(w + 2 * pg, pg, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+	o = mmap(w + 2 * pg, pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		 MAP_NORESERVE | MAP_FIXED, -1, 0);
 	ASSERT_PTR_EQ(o, w + 2 * pg);
 	expect(mode, w, 4 * pg, PROT_READ, anon, -1, 0, EEXIST);
 	munmap(o, pg);
