@@ -874,13 +874,21 @@ static int by_interp(const struct ncb_elf *e, const struct ncb_exec_opts *o,
  * mmap would, as for a program without an interpreter.
  */
 static int load_program(struct ncb_elf *e, const struct ncb_exec_opts *o,
-			struct ncb_elf_image *img, char *why, size_t wl)
+			struct ncb_elf_image *img, uint64_t *brk, char *why,
+			size_t wl)
 {
 	struct ncb_exec_layout l = { .size = sizeof(l) };
+	int err;
 
 	if (o->base || e->eh.e_type != ET_DYN || ncb_exec_layout(e, &l) ||
-	    !l.base || ncb_elf_load(e, l.base, img, why, wl))
-		return ncb_elf_load(e, o->base, img, why, wl);
+	    !l.base || ncb_elf_load(e, l.base, img, why, wl)) {
+		err = ncb_elf_load(e, o->base, img, why, wl);
+		if (!err)
+			*brk = ncb__exec_brk(e, img->brk);
+		return err;
+	}
+	/* Drawn with the base, as the kernel draws both for one exec. */
+	*brk = l.brk;
 	return 0;
 }
 
@@ -915,6 +923,7 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	struct ncb_elf *e = NULL, *ie = NULL;
 	struct ncb__handover ho = { .id.execfn = execfn, .exe_fd = -1 };
 	struct stack s = { 0 };
+	uint64_t brk = 0;
 	int err, set_exe;
 
 	err = ncb_elf_open(&e, path, why, wl);
@@ -956,7 +965,7 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 			       "in no segment", path);
 		goto out;
 	}
-	err = load_program(e, opts, &prog, why, wl);
+	err = load_program(e, opts, &prog, &brk, why, wl);
 	if (!err && ie)
 		err = ncb_elf_load(ie, 0, &interp, why, wl);
 	if (err)
@@ -983,7 +992,7 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	}
 	ho.entry = ie ? (uintptr_t)interp.entry : (uintptr_t)prog.entry;
 	ncb__identity_image(&ho.id, e, &prog);
-	ho.id.brk = ncb__exec_brk(e, prog.brk);
+	ho.id.brk = brk;
 	ho.id.start_stack = ho.sp;
 	ho.id.arg_start = s.arg_start;
 	ho.id.arg_end = s.arg_end;

@@ -147,10 +147,10 @@ static int moves_brk_always(void)
  * image (not when moved) and then up by up to 1 GiB (32 MiB for a 32-bit
  * process).
  */
-uint64_t ncb__exec_brk(const struct ncb_elf *e, uint64_t end)
+static uint64_t exec_brk(const struct ncb_elf *e, uint64_t end,
+			 unsigned long rnd)
 {
 	uint64_t page = ncb__probe()->page_size;
-	unsigned long rnd = randomizing();
 	int moved = e->eh.e_type == ET_DYN && !e->interp && have_dyn_base() &&
 		    (rnd > 1 || moves_brk_always());
 
@@ -164,6 +164,11 @@ uint64_t ncb__exec_brk(const struct ncb_elf *e, uint64_t end)
 						       : 1ULL << 30, page);
 }
 
+uint64_t ncb__exec_brk(const struct ncb_elf *e, uint64_t end)
+{
+	return exec_brk(e, end, randomizing());
+}
+
 int ncb_exec_layout(const struct ncb_elf *e, struct ncb_exec_layout *l)
 {
 	struct ncb_exec_layout r = { .size = sizeof(r) };
@@ -175,11 +180,11 @@ int ncb_exec_layout(const struct ncb_elf *e, struct ncb_exec_layout *l)
 	rnd = randomizing();
 	r.base = dyn_base(e, rnd, page);
 	if (e->eh.e_type == ET_EXEC)
-		r.brk = ncb__exec_brk(e, e->hi);
+		r.brk = exec_brk(e, e->hi, rnd);
 	else if (r.base)
-		r.brk = ncb__exec_brk(e, r.base + e->hi - e->lo);
+		r.brk = exec_brk(e, r.base + e->hi - e->lo, rnd);
 	else if (e->eh.e_type == ET_DYN && !e->interp && have_dyn_base())
-		r.brk = ncb__exec_brk(e, 0);
+		r.brk = exec_brk(e, 0, rnd);
 	memcpy((char *)l + sizeof(size_t), (char *)&r + sizeof(size_t),
 	       (l->size < sizeof(r) ? l->size : sizeof(r)) - sizeof(size_t));
 	return 0;
