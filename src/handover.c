@@ -276,7 +276,8 @@ struct call {
 struct handover {
 	char *base;
 	size_t size;
-	struct prctl_mm_map *map;	/* [0] with the exe link, [1] without */
+	/* PR_SET_MM_MAP's struct: [0] with the exe link, [1] without */
+	unsigned char (*map)[NCB__MM_MAP_MAX];
 	struct call *calls;
 	unsigned int n, max;
 	int exe_fd;
@@ -419,31 +420,12 @@ static unsigned int count_mappings(struct ncb_maps *m)
 	return n;
 }
 
-static void fill_map(struct prctl_mm_map *m, const struct ncb__identity *id,
-		     int exe_fd)
-{
-	memset(m, 0, sizeof(*m));
-	m->start_code = id->start_code;
-	m->end_code = id->end_code;
-	m->start_data = id->start_data;
-	m->end_data = id->end_data;
-	m->start_brk = id->brk;
-	m->brk = id->brk;
-	m->start_stack = id->start_stack;
-	m->arg_start = id->arg_start;
-	m->arg_end = id->arg_end;
-	m->env_start = id->env_start;
-	m->env_end = id->env_end;
-	m->auxv = (__u64 *)(void *)id->auxv;
-	m->auxv_size = (__u32)id->auxv_size;
-	m->exe_fd = (__u32)exe_fd;
-}
-
 /* The calls after the unmapping: exec_mm_release's, then the identity. */
 static void queue_identity(struct handover *h, const struct ncb__identity *id)
 {
-	fill_map(&h->map[0], id, h->exe_fd);
-	fill_map(&h->map[1], id, -1);
+	size_t size = ncb__mm_map_fill(h->map[0], id, h->exe_fd);
+
+	ncb__mm_map_fill(h->map[1], id, -1);
 	/* The caller's thread block is gone: nothing may be written there. */
 	add(h, SYS_set_tid_address, 0, 0, 0, 0, 0);
 	add(h, SYS_set_robust_list, 0, 3 * sizeof(void *), 0, 0, 0);
@@ -453,9 +435,9 @@ static void queue_identity(struct handover *h, const struct ncb__identity *id)
 	 */
 	if (h->exe_fd >= 0)
 		add(h, SYS_prctl, PR_SET_MM, PR_SET_MM_MAP,
-		    (uintptr_t)&h->map[0], sizeof(h->map[0]), 0);
-	add(h, SYS_prctl, PR_SET_MM, PR_SET_MM_MAP, (uintptr_t)&h->map[1],
-	    sizeof(h->map[1]), 0);
+		    (uintptr_t)h->map[0], size, 0);
+	add(h, SYS_prctl, PR_SET_MM, PR_SET_MM_MAP, (uintptr_t)h->map[1],
+	    size, 0);
 	if (h->exe_fd >= 0)
 		add(h, SYS_close, (uintptr_t)h->exe_fd, 0, 0, 0, 0);
 }
@@ -490,7 +472,8 @@ static int handover_map(struct handover *h, unsigned int n)
 #ifdef NCB_STUB
 	memcpy(h->base, ncb__stub_start, ncb__stub_end - ncb__stub_start);
 #endif
-	h->map = (struct prctl_mm_map *)(void *)(h->base + CODE_ROOM);
+	h->map = (unsigned char (*)[NCB__MM_MAP_MAX])(void *)(h->base +
+							      CODE_ROOM);
 	h->calls = (struct call *)(void *)(h->map + 2);
 	h->n = 0;
 	return 0;
@@ -627,7 +610,7 @@ int ncb__exe_settable(void)
 
 	if (prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0))
 		return -errno;
-	if (size != sizeof(struct prctl_mm_map))
+	if (size != ncb__mm_map_size())
 		return -EINVAL;
 	memset(d, 0, sizeof(d));
 	if (syscall(SYS_capget, &hd, d))

@@ -13,9 +13,89 @@
  */
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/utsname.h>
 #include <linux/prctl.h>
 #include "loader.h"
+
+/*
+ * struct prctl_mm_map as a 64-bit kernel reads it from any process.  Its
+ * auxv is a pointer, 8 bytes in the kernel's own struct, and kernel/sys.c
+ * has no compat form: a 32-bit process under a 64-bit kernel must give
+ * this layout, not its own uapi struct (100 bytes on i386, where a u64
+ * is 4-byte aligned; auxv_size at 92 instead of 96 on armhf).
+ */
+struct mm_map64 {
+	uint64_t start_code, end_code, start_data, end_data;
+	uint64_t start_brk, brk, start_stack;
+	uint64_t arg_start, arg_end, env_start, env_end;
+	uint64_t auxv;
+	uint32_t auxv_size, exe_fd;
+};
+
+_Static_assert(sizeof(struct mm_map64) == 104, "the kernel's 64-bit size");
+_Static_assert(sizeof(struct mm_map64) <= NCB__MM_MAP_MAX &&
+	       sizeof(struct prctl_mm_map) <= NCB__MM_MAP_MAX,
+	       "room for either layout");
+
+/*
+ * Whether the kernel is 64-bit.  Only 64-bit kernels keep a separate
+ * randomization for 32-bit processes (mmap_rnd_compat_bits, on x86 and
+ * arm64 wherever they run 32-bit programs at all); without /proc/sys,
+ * uname, which says i686 or armv8l only under a PER_LINUX32 personality.
+ */
+static int kernel_64(void)
+{
+	struct utsname u;
+
+	if (sizeof(void *) == 8 ||
+	    !access("/proc/sys/vm/mmap_rnd_compat_bits", F_OK))
+		return 1;
+	return !uname(&u) && strstr(u.machine, "64");
+}
+
+size_t ncb__mm_map_size(void)
+{
+	return kernel_64() ? sizeof(struct mm_map64)
+			   : sizeof(struct prctl_mm_map);
+}
+
+/* Fields in the order both layouts share, up to auxv. */
+#define MM_MAP_FILL(m, id)						\
+	do {								\
+		(m)->start_code = (id)->start_code;			\
+		(m)->end_code = (id)->end_code;				\
+		(m)->start_data = (id)->start_data;			\
+		(m)->end_data = (id)->end_data;				\
+		(m)->start_brk = (id)->brk;				\
+		(m)->brk = (id)->brk;					\
+		(m)->start_stack = (id)->start_stack;			\
+		(m)->arg_start = (id)->arg_start;			\
+		(m)->arg_end = (id)->arg_end;				\
+		(m)->env_start = (id)->env_start;			\
+		(m)->env_end = (id)->env_end;				\
+		(m)->auxv_size = (__u32)(id)->auxv_size;		\
+	} while (0)
+
+size_t ncb__mm_map_fill(void *buf, const struct ncb__identity *id,
+			int exe_fd)
+{
+	struct prctl_mm_map *n = buf;
+	struct mm_map64 *w = buf;
+
+	memset(buf, 0, NCB__MM_MAP_MAX);
+	if (kernel_64()) {
+		MM_MAP_FILL(w, id);
+		w->auxv = (uintptr_t)id->auxv;
+		w->exe_fd = (uint32_t)exe_fd;
+		return sizeof(*w);
+	}
+	MM_MAP_FILL(n, id);
+	n->auxv = (__u64 *)(void *)id->auxv;
+	n->exe_fd = (__u32)exe_fd;
+	return sizeof(*n);
+}
 
 /*
  * The image's bounds as load_elf_binary computes them: code over the
@@ -81,7 +161,7 @@ int ncb_exec_identity(struct ncb_exec_identity *id)
 	/* Answers with the struct's size where PR_SET_MM_MAP exists. */
 	if (prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0))
 		r.mm_map = -errno;
-	else if (size != sizeof(struct prctl_mm_map))
+	else if (size != ncb__mm_map_size())
 		r.mm_map = -EINVAL;
 	r.exe = r.mm_map ? r.mm_map : ncb__exe_settable();
 	/* Setting comm to what it is changes nothing. */

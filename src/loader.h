@@ -153,6 +153,16 @@ NCB_HIDDEN void ncb__identity_image(struct ncb__identity *id,
 /* comm as execve sets it; 0 or -errno. */
 NCB_HIDDEN int ncb__identity_comm(const struct ncb__identity *id);
 
+/*
+ * PR_SET_MM_MAP's struct in the layout this kernel reads: its size, and
+ * the struct for id written to buf (NCB__MM_MAP_MAX bytes), its size
+ * returned.
+ */
+#define NCB__MM_MAP_MAX 112
+NCB_HIDDEN size_t ncb__mm_map_size(void);
+NCB_HIDDEN size_t ncb__mm_map_fill(void *buf, const struct ncb__identity *id,
+				   int exe_fd);
+
 /* The break execve gives an image ending at end (layout.c). */
 NCB_HIDDEN uint64_t ncb__exec_brk(const struct ncb_elf *e, uint64_t end);
 

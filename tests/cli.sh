@@ -39,14 +39,19 @@ status 2 "who: no address" "$nc" who
 status 2 "who: not an address" "$nc" who no-such-mapping-here
 status 2 "who: bad length" "$nc" who 0x1000 12Q
 status 2 "who: bad pid" "$nc" who --pid x 0x1000
-sleep 30 &
-pid=$!
-# The child may not have become sleep yet: wait until it has.
-i=0
-while [ $i -lt 100 ] && ! grep -q /sleep "/proc/$pid/maps" 2>/dev/null; do
-	sleep 0.05
-	i=$((i + 1))
-done
+# sleeper: start sleep 30 in the background, its pid in $pid, and wait
+# until the child has become sleep (a fork may not have run execve yet).
+sleeper() {
+	sleep 30 &
+	pid=$!
+	i=0
+	while [ $i -lt 600 ] &&
+		! grep -q /sleep "/proc/$pid/maps" 2>/dev/null; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+sleeper
 "$nc" who --pid "$pid" /sleep | grep -q "process $pid"
 ok $? "who --pid reads another process"
 kill "$pid"
@@ -62,8 +67,7 @@ if [ $have_py = 1 ]; then
 	"$nc" maps --json | json
 	ok $? "maps --json is JSON"
 fi
-sleep 30 &
-pid=$!
+sleeper
 "$nc" maps --json "$pid" | grep -q '"path":"/usr/bin/sleep"\|"path":"/bin/sleep"'
 ok $? "maps PID reads another process"
 kill "$pid"

@@ -395,7 +395,7 @@ other() {
 	arch=$1 tool=$top/build/$1/noclobber
 	target_how "$top" "$arch"
 	if [ "$t_how" = skip ]; then
-		for i in 1 2 3 4 5 6 7 8; do
+		for i in 1 2 3 4 5 6 7 8 9; do
 			skip "$arch: $t_why"
 		done
 		return
@@ -414,6 +414,17 @@ other() {
 	}
 	same "$arch static program ($t_how)" "$runner" "$tool" \
 		"$tmp/$arch-static" c 6
+	# The identity PR_SET_MM_MAP gives, in this architecture's layout
+	# (a 32-bit process under a 64-bit kernel gives the 64-bit one).
+	if [ "$t_how" != native ]; then
+		skip "$arch: qemu-user passes no PR_SET_MM on"
+	elif $gcc -static -O1 -Wl,-Ttext-segment=0x30000000 \
+		-o "$tmp/$arch-ident" "$top/tests/progs/ident.c"; then
+		same "$arch: cmdline, comm and auxv as execve's" "" "$tool" \
+			"$tmp/$arch-ident" a b
+	else
+		ok 1 "$arch: build progs/ident.c"
+	fi
 	# A caller with mappings far apart: each unmapped alone (progs/far.c).
 	if $gcc -static -O1 -pthread -I"$top/include" -o "$tmp/$arch-far" \
 		"$top/tests/progs/far.c" "$top/build/$arch/libnoclobber.a"; then
