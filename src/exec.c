@@ -263,7 +263,6 @@ static int build_stack(struct stack *s, char *const argv[],
 		err = -ENOMEM;
 		goto out;
 	}
-	s->nkern = read_own_auxv(s->kern, AUXV_MAX);
 	p = push(s, execfn, strlen(execfn) + 1);
 	/*
 	 * The interpreter's own arguments go above the environment, so that
@@ -364,34 +363,36 @@ out:
 	return v;
 }
 
-/* The signals with a handler (one read, not 64 sigaction calls). */
-static uint64_t caught_signals(void)
-{
-	return status_field("SigCgt:", 16, ~0ULL);
-}
-
 /*
- * What execve resets: every caught signal to SIG_DFL (ignored ones stay
- * ignored), the alternate stack.  Raw rt_sigaction: libc's sigaction
- * refuses the signals it keeps for itself (glibc's 32 and 33), whose
- * handlers the program must not inherit either.  A zeroed kernel
- * sigaction is SIG_DFL with no flags and an empty mask on every
- * architecture; its sigset is 64 signals wide on all we build for.
+ * What execve resets (flush_signal_handlers): every caught signal to
+ * SIG_DFL, and the flags and mask of every action, ignored ones staying
+ * ignored (SA_NOCLDWAIT on a default SIGCHLD would otherwise reap the
+ * program's children for it).  Raw rt_sigaction: libc's sigaction
+ * refuses the signals it keeps for itself (glibc's 32 and 33).  A
+ * zeroed kernel sigaction is SIG_DFL with no flags and an empty mask on
+ * every architecture, the handler its first word; the sigset is 64
+ * signals wide on all we build for.
  */
 static void reset_signals(void)
 {
-	uint64_t caught = caught_signals();
-	unsigned long old[8], dfl[8] = { 0 };
+	unsigned long old[8], clean[8];
 	stack_t ss = { .ss_flags = SS_DISABLE };
 	int sig;
+	size_t i;
 
 	for (sig = 1; sig <= 64; sig++) {
-		if (!(caught >> (sig - 1) & 1) ||
-		    syscall(SYS_rt_sigaction, sig, NULL, old, 8) ||
-		    old[0] == (unsigned long)SIG_DFL ||
-		    old[0] == (unsigned long)SIG_IGN)
+		if (sig == SIGKILL || sig == SIGSTOP)
 			continue;
-		syscall(SYS_rt_sigaction, sig, dfl, NULL, 8);
+		memset(old, 0, sizeof(old));
+		if (syscall(SYS_rt_sigaction, sig, NULL, old, 8))
+			continue;
+		memset(clean, 0, sizeof(clean));
+		if (old[0] == (unsigned long)SIG_IGN)
+			clean[0] = old[0];
+		for (i = 0; i < 8 && old[i] == clean[i]; i++)
+			;
+		if (i < 8)
+			syscall(SYS_rt_sigaction, sig, clean, NULL, 8);
 	}
 	sigaltstack(&ss, NULL);
 }
@@ -874,17 +875,17 @@ static int by_interp(const struct ncb_elf *e, const struct ncb_exec_opts *o,
  * mmap would, as for a program without an interpreter.
  */
 static int load_program(struct ncb_elf *e, const struct ncb_exec_opts *o,
-			struct ncb_elf_image *img, uint64_t *brk, char *why,
-			size_t wl)
+			const struct ncb__sys *sys, struct ncb_elf_image *img,
+			uint64_t *brk, char *why, size_t wl)
 {
 	struct ncb_exec_layout l = { .size = sizeof(l) };
 	int err;
 
-	if (o->base || e->eh.e_type != ET_DYN || ncb_exec_layout(e, &l) ||
+	if (o->base || e->eh.e_type != ET_DYN || ncb__layout(e, sys, &l) ||
 	    !l.base || ncb_elf_load(e, l.base, img, why, wl)) {
 		err = ncb_elf_load(e, o->base, img, why, wl);
 		if (!err)
-			*brk = ncb__exec_brk(e, img->brk);
+			*brk = ncb__exec_brk(e, img->brk, sys);
 		return err;
 	}
 	/* Drawn with the base, as the kernel draws both for one exec. */
@@ -923,9 +924,13 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	struct ncb_elf *e = NULL, *ie = NULL;
 	struct ncb__handover ho = { .id.execfn = execfn, .exe_fd = -1 };
 	struct stack s = { 0 };
+	struct ncb__sys sys;
 	uint64_t brk = 0;
 	int err, set_exe;
 
+	/* Read first: the program's descriptors may be the last allowed. */
+	ncb__sys_read(&sys);
+	s.nkern = read_own_auxv(s.kern, AUXV_MAX);
 	err = ncb_elf_open(&e, path, why, wl);
 	if (err)
 		return err;
@@ -965,7 +970,7 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 			       "in no segment", path);
 		goto out;
 	}
-	err = load_program(e, opts, &prog, &brk, why, wl);
+	err = load_program(e, opts, &sys, &prog, &brk, why, wl);
 	if (!err && ie)
 		err = ncb_elf_load(ie, 0, &interp, why, wl);
 	if (err)

@@ -352,19 +352,6 @@ static int unmap_around(struct handover *h, uint64_t start, uint64_t end,
 	return 0;
 }
 
-/*
- * Whether valgrind runs this process: it preloads its vgpreload_ objects
- * and redirects the new program's malloc and the like into the copies it
- * saw first, and its own memory shares the maps.  There nothing is
- * unmapped: the caller's mappings stay, as valgrind needs them.
- */
-static int under_valgrind(void)
-{
-	const char *p = getenv("LD_PRELOAD");
-
-	return p && strstr(p, "/vgpreload_");
-}
-
 static int by_start(const void *a, const void *b)
 {
 	const struct ncb__range *x = a, *y = b;
@@ -390,8 +377,6 @@ static int queue_unmaps(struct handover *h, struct ncb_maps *m,
 	struct ncb_mapping mp;
 	int err, anon;
 
-	if (under_valgrind())
-		return 0;
 	anon = !prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0);
 	qsort(keep, nkeep, sizeof(*keep), by_start);
 	while ((err = ncb_maps_next(m, &mp)) > 0) {
@@ -410,13 +395,24 @@ static int queue_unmaps(struct handover *h, struct ncb_maps *m,
 	return err;
 }
 
-static unsigned int count_mappings(struct ncb_maps *m)
+/*
+ * The mappings in the snapshot, and whether valgrind runs this process:
+ * its vgpreload_ objects are mapped, it redirects the new program's
+ * malloc and the like into the copies it saw first, and its own memory
+ * shares the maps.  There nothing is unmapped: the caller's mappings
+ * stay, as valgrind needs them.
+ */
+static unsigned int count_mappings(struct ncb_maps *m, int *valgrind)
 {
 	struct ncb_mapping mp;
 	unsigned int n = 0;
 
-	while (ncb_maps_next(m, &mp) > 0)
+	*valgrind = 0;
+	while (ncb_maps_next(m, &mp) > 0) {
+		if (strstr(mp.path, "/vgpreload_"))
+			*valgrind = 1;
 		n++;
+	}
 	return n;
 }
 
@@ -492,13 +488,14 @@ static int handover_build(struct handover *h, struct ncb__range *keep,
 	struct call *end;
 	unsigned int n;
 	size_t used;
-	int err;
+	int err, valgrind;
 
 	err = ncb__maps_open_text(&m, 0);
 	if (err)
 		return err;
 	/* A line cut in pieces around every span, and its brk. */
-	if (__builtin_mul_overflow(count_mappings(m), nkeep + 3, &n))
+	if (__builtin_mul_overflow(count_mappings(m, &valgrind), nkeep + 3,
+				   &n))
 		err = -ENOMEM;
 	else
 		err = handover_map(h, n);
@@ -507,7 +504,7 @@ static int handover_build(struct handover *h, struct ncb__range *keep,
 		keep[nkeep].end = (uintptr_t)h->base + h->size;
 		err = ncb_maps_seek(m, 0);
 	}
-	if (!err)
+	if (!err && !valgrind)
 		err = queue_unmaps(h, m, keep, nkeep + 1);
 	ncb_maps_close(m);
 	if (err)

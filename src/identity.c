@@ -13,9 +13,7 @@
  */
 #include <stddef.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/prctl.h>
-#include <sys/utsname.h>
 #include <linux/prctl.h>
 #include "loader.h"
 
@@ -39,25 +37,9 @@ _Static_assert(sizeof(struct mm_map64) <= NCB__MM_MAP_MAX &&
 	       sizeof(struct prctl_mm_map) <= NCB__MM_MAP_MAX,
 	       "room for either layout");
 
-/*
- * Whether the kernel is 64-bit.  Only 64-bit kernels keep a separate
- * randomization for 32-bit processes (mmap_rnd_compat_bits, on x86 and
- * arm64 wherever they run 32-bit programs at all); without /proc/sys,
- * uname, which says i686 or armv8l only under a PER_LINUX32 personality.
- */
-static int kernel_64(void)
-{
-	struct utsname u;
-
-	if (sizeof(void *) == 8 ||
-	    !access("/proc/sys/vm/mmap_rnd_compat_bits", F_OK))
-		return 1;
-	return !uname(&u) && strstr(u.machine, "64");
-}
-
 size_t ncb__mm_map_size(void)
 {
-	return kernel_64() ? sizeof(struct mm_map64)
+	return ncb__kernel_64() ? sizeof(struct mm_map64)
 			   : sizeof(struct prctl_mm_map);
 }
 
@@ -85,7 +67,7 @@ size_t ncb__mm_map_fill(void *buf, const struct ncb__identity *id,
 	struct mm_map64 *w = buf;
 
 	memset(buf, 0, NCB__MM_MAP_MAX);
-	if (kernel_64()) {
+	if (ncb__kernel_64()) {
 		MM_MAP_FILL(w, id);
 		w->auxv = (uintptr_t)id->auxv;
 		w->exe_fd = (uint32_t)exe_fd;

@@ -6,9 +6,10 @@
  * architecture's ELF_ET_DYN_BASE plus arch_mmap_rnd(), aligned to its
  * largest segment alignment: far below the libraries, with room above for
  * the break.  One without (static-pie, or ld.so run as the program) goes
- * where mmap would put it, and its break moves to ELF_ET_DYN_BASE (since
- * Linux 5.18 when randomizing, since 6.15 always).  The break starts at the image's end, moved up by
- * arch_randomize_brk() when randomize_va_space is 2.
+ * where mmap would put it, and its break moves to ELF_ET_DYN_BASE (when
+ * randomizing since Linux 5.18, always since 6.15).  The break starts at
+ * the image's end, moved up by arch_randomize_brk() when
+ * randomize_va_space is 2.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,14 +26,21 @@
 /* DEFAULT_MAP_WINDOW / 3 * 2, the window being 47 bits less a page */
 #define DYN_BASE ((((1ULL << 47) - 4096) / 3) * 2)
 #elif defined(__i386__)
-/* mmap_is_ia32(): 0x400000, on 64-bit kernels since 4.13 */
-#define DYN_BASE 0x400000ULL
+/*
+ * A 64-bit kernel: COMPAT_ELF_ET_DYN_BASE, TASK_UNMAPPED_BASE (a third of
+ * 4 GiB less a page, page-aligned) + 16 MiB.  A 32-bit one: 0x400000.
+ */
+#define DYN_BASE (kernel_64 ? 0x56555000ULL : 0x400000ULL)
 #elif defined(__aarch64__)
 /* 2 * DEFAULT_MAP_WINDOW_64 / 3, 48 bits */
 #define DYN_BASE ((2 * (1ULL << 48)) / 3)
 #elif defined(__arm__)
-/* COMPAT_ELF_ET_DYN_BASE, 2 * TASK_SIZE_32 / 3 under a 64-bit kernel */
-#define DYN_BASE ((2 * ((1ULL << 32) - 4096)) / 3)
+/*
+ * COMPAT_ELF_ET_DYN_BASE, 2 * TASK_SIZE_32 / 3, under a 64-bit kernel;
+ * TASK_SIZE / 3 * 2 under a 32-bit one with the usual 3G/1G split.
+ */
+#define DYN_BASE (kernel_64 ? (2 * ((1ULL << 32) - 4096)) / 3 :	\
+		  0xbf000000ULL / 3 * 2)
 #elif defined(__riscv)
 /* DEFAULT_MAP_WINDOW / 3 * 2 with Sv39's 38-bit window */
 #define DYN_BASE (((1ULL << 38) / 3) * 2)
@@ -45,10 +53,13 @@
 #define DYN_BASE 0ULL
 #endif
 
-/* A function, not a constant operand: clang warns of && with those. */
-static int have_dyn_base(void)
+/* ELF_ET_DYN_BASE, 0 where unknown. */
+static uint64_t dyn_base_of(const struct ncb__sys *sys)
 {
-	return DYN_BASE != 0;
+	int kernel_64 = sys->kernel_64;
+
+	(void)kernel_64;
+	return DYN_BASE;
 }
 
 static unsigned long read_ulong(const char *path, unsigned long dflt)
@@ -76,28 +87,91 @@ static uint64_t random_u64(void)
 	return r;
 }
 
-/* 0: none; 1: mmap and stack; 2: the break too (randomize_va_space). */
-static unsigned long randomizing(void)
+/*
+ * Whether the kernel is 64-bit.  Only 64-bit kernels keep a separate
+ * randomization for 32-bit processes (mmap_rnd_compat_bits, on x86 and
+ * arm64 wherever they run 32-bit programs at all); without /proc/sys,
+ * uname, which says i686 or armv8l only under a PER_LINUX32 personality.
+ */
+int ncb__kernel_64(void)
+{
+	struct utsname u;
+
+	if (sizeof(void *) == 8 ||
+	    !access("/proc/sys/vm/mmap_rnd_compat_bits", F_OK))
+		return 1;
+	return !uname(&u) && strstr(u.machine, "64");
+}
+
+/*
+ * The version the kernel gives itself: osrelease, which a personality
+ * does not change (UNAME26 makes uname say 2.6.x); major << 16 | minor
+ * << 8 | patch (patch at most 255), 0 if unknown.
+ */
+static unsigned int kernel_version(void)
+{
+	unsigned int maj = 0, min = 0, pat = 0;
+	char buf[64];
+	ssize_t n;
+	int fd = open("/proc/sys/kernel/osrelease", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (sscanf(buf, "%u.%u.%u", &maj, &min, &pat) < 2)
+		return 0;
+	return maj << 16 | min << 8 | (pat > 255 ? 255 : pat);
+}
+
+/*
+ * When a static PIE's break moves to ELF_ET_DYN_BASE: never before 5.18
+ * (bbdc6076d2e5), when randomizing from then on, always since
+ * 11854fe263eb ("binfmt_elf: Move brk for static PIE even if ASLR
+ * disabled"): 6.15, and the stable releases it went back to (6.12.30,
+ * 6.6.92, 6.1.140).  Unknown: as the running kernel most likely is.
+ */
+static int brk_moves(unsigned int v)
+{
+	static const unsigned int fixed[] = {
+		6 << 16 | 12 << 8 | 30, 6 << 16 | 6 << 8 | 92,
+		6 << 16 | 1 << 8 | 140,
+	};
+	unsigned int i;
+
+	if (!v || v >= (6 << 16 | 15 << 8))
+		return NCB__BRK_MOVES_ALWAYS;
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if ((v & ~0xffu) == (fixed[i] & ~0xffu) && v >= fixed[i])
+			return NCB__BRK_MOVES_ALWAYS;
+	return v >= (5 << 16 | 18 << 8) ? NCB__BRK_MOVES_RANDOM : 0;
+}
+
+void ncb__sys_read(struct ncb__sys *sys)
 {
 	int pers = personality(0xffffffff);
 
+	sys->rnd = read_ulong("/proc/sys/kernel/randomize_va_space", 2);
 	if (pers != -1 && (pers & ADDR_NO_RANDOMIZE))
-		return 0;
-	return read_ulong("/proc/sys/kernel/randomize_va_space", 2);
+		sys->rnd = 0;
+	if (sizeof(void *) == 4)
+		sys->rnd_bits = read_ulong("/proc/sys/vm/mmap_rnd_compat_bits",
+					   8);
+	else
+		sys->rnd_bits = read_ulong("/proc/sys/vm/mmap_rnd_bits", 28);
+	if (sys->rnd_bits > 40)
+		sys->rnd_bits = 40;
+	sys->kernel_64 = ncb__kernel_64();
+	sys->brk_moves = brk_moves(kernel_version());
 }
 
-/* arch_mmap_rnd(): mmap_rnd_bits (compat bits for 32-bit) random pages. */
-static uint64_t mmap_rnd(uint64_t page)
+/* arch_mmap_rnd(): rnd_bits random pages. */
+static uint64_t mmap_rnd(const struct ncb__sys *sys, uint64_t page)
 {
-	unsigned long bits;
-
-	if (sizeof(void *) == 4)
-		bits = read_ulong("/proc/sys/vm/mmap_rnd_compat_bits", 8);
-	else
-		bits = read_ulong("/proc/sys/vm/mmap_rnd_bits", 28);
-	if (bits > 40)
-		bits = 40;
-	return (random_u64() & ((1ULL << bits) - 1)) * page;
+	return (random_u64() & ((1ULL << sys->rnd_bits) - 1)) * page;
 }
 
 /* randomize_page(): start, page-aligned, moved up by less than range. */
@@ -114,31 +188,16 @@ static uint64_t randomize_page(uint64_t start, uint64_t range,
 }
 
 /* Where the program goes: 0 for where mmap puts it. */
-static uint64_t dyn_base(const struct ncb_elf *e, unsigned long rnd,
+static uint64_t dyn_base(const struct ncb_elf *e, const struct ncb__sys *sys,
 			 uint64_t page)
 {
 	uint64_t align = e->align > page ? e->align : page, base;
 
-	if (e->eh.e_type != ET_DYN || !e->interp || !have_dyn_base())
+	if (e->eh.e_type != ET_DYN || !e->interp || !dyn_base_of(sys))
 		return 0;
 	/* The bias is aligned; the span starts at its first page. */
-	base = DYN_BASE + (rnd ? mmap_rnd(page) : 0);
+	base = dyn_base_of(sys) + (sys->rnd ? mmap_rnd(sys, page) : 0);
 	return base & ~(align - 1);
-}
-
-/*
- * Whether the kernel moves a static PIE's break to ELF_ET_DYN_BASE with
- * randomization off as well: since Linux 6.15 ("binfmt_elf: Move brk for
- * static PIE even if ASLR disabled"); from 5.18 only when randomizing.
- */
-static int moves_brk_always(void)
-{
-	struct utsname u;
-	unsigned int major = 0, minor = 0;
-
-	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
-		return 1;
-	return major > 6 || (major == 6 && minor >= 15);
 }
 
 /*
@@ -147,16 +206,22 @@ static int moves_brk_always(void)
  * image (not when moved) and then up by up to 1 GiB (32 MiB for a 32-bit
  * process).
  */
-static uint64_t exec_brk(const struct ncb_elf *e, uint64_t end,
-			 unsigned long rnd)
+static int brk_moved(const struct ncb_elf *e, const struct ncb__sys *sys)
 {
-	uint64_t page = ncb__probe()->page_size;
-	int moved = e->eh.e_type == ET_DYN && !e->interp && have_dyn_base() &&
-		    (rnd > 1 || moves_brk_always());
+	return e->eh.e_type == ET_DYN && !e->interp && dyn_base_of(sys) &&
+	       (sys->brk_moves == NCB__BRK_MOVES_ALWAYS ||
+		(sys->brk_moves && sys->rnd > 1));
+}
+
+uint64_t ncb__exec_brk(const struct ncb_elf *e, uint64_t end,
+		       const struct ncb__sys *sys)
+{
+	uint64_t page = ncb__probe()->page_size, base = dyn_base_of(sys);
+	int moved = brk_moved(e, sys);
 
 	if (moved)
-		end = (DYN_BASE + page - 1) & ~(page - 1);
-	if (rnd < 2)
+		end = (base + page - 1) & ~(page - 1);
+	if (sys->rnd < 2)
 		return end;
 	if (!moved)
 		end += page;
@@ -164,28 +229,30 @@ static uint64_t exec_brk(const struct ncb_elf *e, uint64_t end,
 						       : 1ULL << 30, page);
 }
 
-uint64_t ncb__exec_brk(const struct ncb_elf *e, uint64_t end)
+int ncb__layout(const struct ncb_elf *e, const struct ncb__sys *sys,
+		struct ncb_exec_layout *l)
 {
-	return exec_brk(e, end, randomizing());
+	struct ncb_exec_layout r = { .size = sizeof(r) };
+	uint64_t page = ncb__probe()->page_size;
+
+	if (!e || !l || l->size < sizeof(size_t) + sizeof(uint64_t))
+		return -EINVAL;
+	r.base = dyn_base(e, sys, page);
+	if (e->eh.e_type == ET_EXEC)
+		r.brk = ncb__exec_brk(e, e->hi, sys);
+	else if (r.base)
+		r.brk = ncb__exec_brk(e, r.base + e->hi - e->lo, sys);
+	else if (brk_moved(e, sys))
+		r.brk = ncb__exec_brk(e, 0, sys);
+	memcpy((char *)l + sizeof(size_t), (char *)&r + sizeof(size_t),
+	       (l->size < sizeof(r) ? l->size : sizeof(r)) - sizeof(size_t));
+	return 0;
 }
 
 int ncb_exec_layout(const struct ncb_elf *e, struct ncb_exec_layout *l)
 {
-	struct ncb_exec_layout r = { .size = sizeof(r) };
-	uint64_t page = ncb__probe()->page_size;
-	unsigned long rnd;
+	struct ncb__sys sys;
 
-	if (!e || !l || l->size < sizeof(size_t) + sizeof(uint64_t))
-		return -EINVAL;
-	rnd = randomizing();
-	r.base = dyn_base(e, rnd, page);
-	if (e->eh.e_type == ET_EXEC)
-		r.brk = exec_brk(e, e->hi, rnd);
-	else if (r.base)
-		r.brk = exec_brk(e, r.base + e->hi - e->lo, rnd);
-	else if (e->eh.e_type == ET_DYN && !e->interp && have_dyn_base())
-		r.brk = exec_brk(e, 0, rnd);
-	memcpy((char *)l + sizeof(size_t), (char *)&r + sizeof(size_t),
-	       (l->size < sizeof(r) ? l->size : sizeof(r)) - sizeof(size_t));
-	return 0;
+	ncb__sys_read(&sys);
+	return ncb__layout(e, &sys, l);
 }

@@ -164,7 +164,26 @@ NCB_HIDDEN size_t ncb__mm_map_fill(void *buf, const struct ncb__identity *id,
 				   int exe_fd);
 
 /* The break execve gives an image ending at end (layout.c). */
-NCB_HIDDEN uint64_t ncb__exec_brk(const struct ncb_elf *e, uint64_t end);
+/*
+ * What of the system decides where execve puts a program, read at once
+ * (before ncb_exec opens the program: a low RLIMIT_NOFILE leaves no
+ * descriptor for it later).
+ */
+struct ncb__sys {
+	unsigned long rnd;	/* randomize_va_space; 0 if ADDR_NO_RANDOMIZE */
+	unsigned long rnd_bits;	/* arch_mmap_rnd()'s bits */
+	int kernel_64;		/* a 64-bit kernel, whatever this process */
+	int brk_moves;		/* a static PIE's break: 0 stays, or: */
+#define NCB__BRK_MOVES_RANDOM 1	/* moves when randomizing (5.18) */
+#define NCB__BRK_MOVES_ALWAYS 2	/* always moves (6.15) */
+};
+
+NCB_HIDDEN void ncb__sys_read(struct ncb__sys *sys);
+NCB_HIDDEN int ncb__kernel_64(void);
+NCB_HIDDEN int ncb__layout(const struct ncb_elf *e, const struct ncb__sys *sys,
+			   struct ncb_exec_layout *l);
+NCB_HIDDEN uint64_t ncb__exec_brk(const struct ncb_elf *e, uint64_t end,
+				  const struct ncb__sys *sys);
 
 /* An address range [start, end). */
 struct ncb__range {

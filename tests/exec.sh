@@ -207,11 +207,20 @@ end=$(awk -v p="$(readlink -f /bin/sh)" "\$6 == p { e = \$1; f = 1; next }
 e=$(printf %d 0x$end)
 [ "$brk" -ge "$e" ] && [ "$brk" -lt $((e + 1073741824 + 4096)) ] && echo ok'
 	same "the break after the program's image" "" "$nc" sh -c "$brk"
+	# Without an interpreter it starts at ELF_ET_DYN_BASE, and --plan
+	# says so.
+	ldso=$(awk '$6 ~ /\/ld-linux/ { print $6; exit }' /proc/self/maps)
+	heap='grep -m1 "\[heap\]" /proc/$$/maps | cut -d- -f1'
+	same "setarch -R: the break of a program without an interpreter" \
+		"setarch -R" "$nc" "$ldso" /bin/sh -c "$heap"
+	want=$(setarch -R "$ldso" /bin/sh -c "$heap")
+	setarch -R "$nc" exec --plan "$ldso" | grep -q "^brk  *0x$want\$"
+	ok $? "setarch -R: --plan gives that break (0x$want)"
 	heap='x=$(seq 1 30000); grep -c "\[heap\]" /proc/$$/maps'
 	same "the break grows: a [heap] as under execve" "" "$nc" \
 		sh -c "$heap"
 else
-	for i in 1 2 3 4 5 6; do
+	for i in 1 2 3 4 5 6 7 8; do
 		skip "this kernel refuses PR_SET_MM_MAP or PR_SET_NAME"
 	done
 fi
@@ -366,6 +375,20 @@ print(os.path.realpath("/proc/self/exe"), sys.executable)'
 	fi
 fi
 
+# Signal actions as execve leaves them: handlers reset, flags and masks
+# cleared, ignored signals still ignored (progs/sigs.c, a caller of the
+# library: the tool itself starts from an execve).
+if ${CC:-cc} -O1 -I"$top/include" -o "$tmp/sigs" "$top/tests/progs/sigs.c" \
+	"$b/libnoclobber.a" -pthread; then
+	"$tmp/sigs" execve "$tmp/sigs" show >"$tmp/o1" 2>&1
+	"$tmp/sigs" ncb_exec "$tmp/sigs" show >"$tmp/o2" 2>&1
+	cmp -s "$tmp/o1" "$tmp/o2" && grep -q "^12: ignored flags 0$" "$tmp/o2"
+	ok $? "signal actions as execve leaves them"
+	diff "$tmp/o1" "$tmp/o2" | sed 's/^/# /'
+else
+	ok 1 "build progs/sigs.c"
+fi
+
 # Programs built here, in every shape.
 cc=${CC:-cc}
 src=$top/tests/progs/hello.c
@@ -395,7 +418,7 @@ other() {
 	arch=$1 tool=$top/build/$1/noclobber
 	target_how "$top" "$arch"
 	if [ "$t_how" = skip ]; then
-		for i in 1 2 3 4 5 6 7 8 9; do
+		for i in 1 2 3 4 5 6 7 8 9 10; do
 			skip "$arch: $t_why"
 		done
 		return
@@ -424,6 +447,17 @@ other() {
 			"$tmp/$arch-ident" a b
 	else
 		ok 1 "$arch: build progs/ident.c"
+	fi
+	# A static PIE's break goes to ELF_ET_DYN_BASE: the kernel's, for a
+	# 32-bit process the 64-bit kernel's compat one.
+	if [ "$t_how" != native ]; then
+		skip "$arch: qemu-user places the break its own way"
+	elif $gcc -static-pie -O1 -o "$tmp/$arch-identpie" \
+		"$top/tests/progs/ident.c" 2>/dev/null; then
+		same "$arch: setarch -R, a static PIE's break" "setarch -R" \
+			"$tool" "$tmp/$arch-identpie" heap
+	else
+		skip "$arch: $t_gcc cannot link static-pie (no rcrt1.o)"
 	fi
 	# A caller with mappings far apart: each unmapped alone (progs/far.c).
 	if $gcc -static -O1 -pthread -I"$top/include" -o "$tmp/$arch-far" \

@@ -146,18 +146,27 @@ static void collisions(struct plan *pl, const char *what, uint64_t addr,
 }
 
 /*
- * A position-independent program where execve would put it, if that is
- * free (ncb_exec does the same); 1 if placed.
+ * Where execve would put the program's break, and a position-independent
+ * program itself if that is free (ncb_exec does the same); 1 if placed.
+ * The break of a program at its own address, or of one without an
+ * interpreter (set apart at ELF_ET_DYN_BASE), is known wherever the image
+ * lands.
  */
 static int layout(struct plan *pl, const struct ncb_elf *e, uint64_t len,
-		  uint64_t *at)
+		  int fixed, uint64_t *at)
 {
 	struct ncb_exec_layout l = { .size = sizeof(l) };
 	uint64_t got;
 
-	if (ncb_exec_layout(e, &l) || !l.base ||
-	    ncb_as_mmap(pl->as, l.base, len, PROT_NONE, MAP_PRIVATE |
-			MAP_ANONYMOUS | NCB_MAP_FIXED_NOREPLACE, 0, 0, &got))
+	if (ncb_exec_layout(e, &l))
+		return 0;
+	if (!l.base) {
+		pl->brk = l.brk;
+		return 0;
+	}
+	if (fixed || ncb_as_mmap(pl->as, l.base, len, PROT_NONE, MAP_PRIVATE |
+				 MAP_ANONYMOUS | NCB_MAP_FIXED_NOREPLACE, 0, 0,
+				 &got))
 		return 0;
 	*at = l.base;
 	pl->brk = l.brk;
@@ -172,7 +181,7 @@ static int place(struct plan *pl, const char *what, const struct ncb_elf *e,
 	uint64_t align = in->align > pl->pg ? in->align : pl->pg;
 	int fixed = in->type == ET_EXEC || base;
 
-	if (!fixed && !strcmp(what, "program") && layout(pl, e, len, at))
+	if (!strcmp(what, "program") && layout(pl, e, len, fixed, at))
 		return 0;
 	if (fixed) {
 		*at = in->type == ET_EXEC ? in->lo : base;
