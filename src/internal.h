@@ -18,6 +18,13 @@
 
 /* The probe's verdict, computed once per process. */
 NCB_HIDDEN const struct ncb_probe *ncb__probe(void);
+/*
+ * A small file of /proc or /proc/sys (one read), NUL-terminated in buf;
+ * its length, or -errno.  A number from one: dflt if unreadable.
+ */
+NCB_HIDDEN ssize_t ncb__read_small(const char *path, char *buf, size_t len);
+NCB_HIDDEN unsigned long ncb__read_ulong(const char *path,
+					 unsigned long dflt);
 
 /* ncb_mmap with the kernel behaviour given rather than probed. */
 NCB_HIDDEN void *ncb__mmap_mode(void *addr, size_t len, int prot, int flags,

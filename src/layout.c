@@ -53,6 +53,8 @@
 #define DYN_BASE 0ULL
 #endif
 
+#define SYSCTL "/proc/sys/"
+
 /* ELF_ET_DYN_BASE, 0 where unknown. */
 static uint64_t dyn_base_of(const struct ncb__sys *sys)
 {
@@ -60,22 +62,6 @@ static uint64_t dyn_base_of(const struct ncb__sys *sys)
 
 	(void)kernel_64;
 	return DYN_BASE;
-}
-
-static unsigned long read_ulong(const char *path, unsigned long dflt)
-{
-	char buf[32];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return dflt;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0 || buf[0] < '0' || buf[0] > '9')
-		return dflt;
-	buf[n] = '\0';
-	return strtoul(buf, NULL, 10);
 }
 
 static uint64_t random_u64(void)
@@ -112,17 +98,10 @@ static unsigned int kernel_version(void)
 {
 	unsigned int maj = 0, min = 0, pat = 0;
 	char buf[64];
-	ssize_t n;
-	int fd = open("/proc/sys/kernel/osrelease", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	if (sscanf(buf, "%u.%u.%u", &maj, &min, &pat) < 2)
+	if (ncb__read_small("/proc/sys/kernel/osrelease", buf,
+			    sizeof(buf)) <= 0 ||
+	    sscanf(buf, "%u.%u.%u", &maj, &min, &pat) < 2)
 		return 0;
 	return maj << 16 | min << 8 | (pat > 255 ? 255 : pat);
 }
@@ -154,14 +133,12 @@ void ncb__sys_read(struct ncb__sys *sys)
 {
 	int pers = personality(0xffffffff);
 
-	sys->rnd = read_ulong("/proc/sys/kernel/randomize_va_space", 2);
+	sys->rnd = ncb__read_ulong(SYSCTL "kernel/randomize_va_space", 2);
 	if (pers != -1 && (pers & ADDR_NO_RANDOMIZE))
 		sys->rnd = 0;
-	if (sizeof(void *) == 4)
-		sys->rnd_bits = read_ulong("/proc/sys/vm/mmap_rnd_compat_bits",
-					   8);
-	else
-		sys->rnd_bits = read_ulong("/proc/sys/vm/mmap_rnd_bits", 28);
+	sys->rnd_bits = sizeof(void *) == 4 ?
+		ncb__read_ulong(SYSCTL "vm/mmap_rnd_compat_bits", 8) :
+		ncb__read_ulong(SYSCTL "vm/mmap_rnd_bits", 28);
 	if (sys->rnd_bits > 40)
 		sys->rnd_bits = 40;
 	sys->kernel_64 = ncb__kernel_64();

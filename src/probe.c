@@ -107,20 +107,28 @@ static int probe_noreplace(size_t pg)
 	return NCB_NOREPLACE_PARTIAL;
 }
 
-static unsigned long read_mmap_min_addr(void)
+ssize_t ncb__read_small(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+unsigned long ncb__read_ulong(const char *path, unsigned long dflt)
 {
 	char buf[32];
-	ssize_t n;
-	int fd;
 
-	fd = open("/proc/sys/vm/mmap_min_addr", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
+	if (ncb__read_small(path, buf, sizeof(buf)) <= 0 ||
+	    buf[0] < '0' || buf[0] > '9')
+		return dflt;
 	return strtoul(buf, NULL, 10);
 }
 
@@ -150,7 +158,8 @@ static void run_probe(void)
 
 	probe_result.size = sizeof(probe_result);
 	probe_result.page_size = pg > 0 ? (unsigned long)pg : 4096;
-	probe_result.mmap_min_addr = read_mmap_min_addr();
+	probe_result.mmap_min_addr =
+		ncb__read_ulong("/proc/sys/vm/mmap_min_addr", 0);
 	probe_result.noreplace = probe_noreplace(probe_result.page_size);
 	probe_result.procmap_query = ncb__procmap_query_works();
 }
