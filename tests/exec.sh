@@ -350,7 +350,15 @@ status 2 "--exe with a bad mode" "$nc" exec --exe=bad true
 # Runtimes that find their libraries through $ORIGIN or their own path.
 if have java; then
 	same "java -version" "" "$nc" java -version
+	# Without the exe link: libjli.so through $ORIGIN, by the interpreter.
+	if [ "$user" ]; then
+		same "java -version as an ordinary user" "$user" "$nc" \
+			java -version
+	else
+		skip "no ordinary user to run java as"
+	fi
 else
+	skip "java is not installed"
 	skip "java is not installed"
 fi
 # Where the exe link is set, their own path is what execve gives them.
