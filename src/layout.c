@@ -96,14 +96,21 @@ int ncb__kernel_64(void)
  */
 static unsigned int kernel_version(void)
 {
-	unsigned int maj = 0, min = 0, pat = 0;
+	/* It never changes while the machine runs: read once. */
+	static unsigned int known;
+	unsigned int maj = 0, min = 0, pat = 0, v;
 	char buf[64];
 
+	v = __atomic_load_n(&known, __ATOMIC_RELAXED);
+	if (v)
+		return v;
 	if (ncb__read_small("/proc/sys/kernel/osrelease", buf,
 			    sizeof(buf)) <= 0 ||
 	    sscanf(buf, "%u.%u.%u", &maj, &min, &pat) < 2)
 		return 0;
-	return maj << 16 | min << 8 | (pat > 255 ? 255 : pat);
+	v = maj << 16 | min << 8 | (pat > 255 ? 255 : pat);
+	__atomic_store_n(&known, v, __ATOMIC_RELAXED);
+	return v;
 }
 
 /*
