@@ -24,7 +24,7 @@ NCB_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 LIB_CFLAGS := $(NCB_CFLAGS) -fPIC -fvisibility=hidden
 LDLIBS_NCB := -pthread
 
-LIB_SRC := src/probe.c src/mmap.c src/mremap.c src/maps.c src/space.c \
+LIB_SRC := src/core.c src/probe.c src/mmap.c src/mremap.c src/maps.c src/space.c \
 	src/resv.c src/model.c src/model-tree.c \
 	src/elf.c src/elf-dyn.c src/elf-load.c src/exec.c src/identity.c \
 	src/handover.c src/layout.c
@@ -43,8 +43,8 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
 all: $(SHLIB) $(STLIB) $(TOOL)
 
-$(O)/src/%.o: src/%.c include/noclobber.h src/internal.h src/model.h \
-		src/loader.h
+$(O)/src/%.o: src/%.c include/noclobber.h include/noclobber_core.h \
+		src/internal.h src/model.h src/loader.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c -o $@ $<
 
@@ -145,7 +145,8 @@ install: all
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libnoclobber.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libnoclobber.so
-	install -m 644 include/noclobber.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 include/noclobber.h include/noclobber_core.h \
+		$(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(TOOL) $(DESTDIR)$(BINDIR)/
 	install -m 644 man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/

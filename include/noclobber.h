@@ -46,16 +46,10 @@ extern "C" {
 #define MAP_FIXED_SAFE MAP_FIXED_NOREPLACE
 #endif
 
-/* What the running kernel (or emulator) does with MAP_FIXED_NOREPLACE. */
-enum ncb_noreplace {
-	NCB_NOREPLACE_HONOURED = 1,	/* exact: maps at addr or EEXIST */
-	NCB_NOREPLACE_IGNORED = 2,	/* treated as a hint: < 4.17, qemu-user,
-					   valgrind */
-	NCB_NOREPLACE_PARTIAL = 3,	/* 4.17, 4.18: misses a mapping that
-					   starts inside the range */
-	NCB_NOREPLACE_REJECTED = 4,	/* mmap fails when given the flag */
-	NCB_NOREPLACE_REPLACES = 5,	/* behaves like MAP_FIXED */
-};
+/* enum ncb_noreplace: defined once, in the single-file core's header. */
+#define NCB_CORE_ENUM_ONLY
+#include "noclobber_core.h"
+#undef NCB_CORE_ENUM_ONLY
 
 /* Result of ncb_kernel_probe(); size is set by the caller (sizeof). */
 struct ncb_probe {

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include "noclobber.h"
+#include "noclobber_core.h"
 
 #define NCB_HIDDEN __attribute__((visibility("hidden")))
 
@@ -34,12 +35,6 @@ NCB_HIDDEN void *ncb__mremap_mode(void *old_addr, size_t old_len,
 				  size_t new_len, int flags, void *new_addr,
 				  int mode);
 
-/*
- * Make [addr, addr+len) a PROT_NONE placeholder owned by the caller without
- * touching anything else.  0, or -EEXIST, -EADDRNOTAVAIL, -ENOMEM, ...
- */
-NCB_HIDDEN int ncb__claim(uintptr_t addr, size_t len, int mode);
-
 /* 1 if some page of [start, end) is mapped, 0 if none, -errno. */
 NCB_HIDDEN int ncb__range_occupied(uint64_t start, uint64_t end);
 
@@ -48,17 +43,6 @@ NCB_HIDDEN int ncb__maps_open_text(struct ncb_maps **maps, pid_t pid);
 NCB_HIDDEN int ncb__maps_from_text(struct ncb_maps **maps, const char *text,
 				   size_t len);
 
-/*
- * 1 if this process's maps omit PROT_NONE mappings (qemu-user's 32-bit
- * guests): there a hint refused for a range the maps call free was
- * refused for an occupant.
- */
-NCB_HIDDEN int ncb__maps_hide_prot_none(void);
-/* 1 if the PROCMAP_QUERY ioctl answers for this process. */
-NCB_HIDDEN int ncb__procmap_query_works(void);
-
-/* [addr, addr+len) lies inside a single mapping: 1 yes, 0 no, -errno. */
-NCB_HIDDEN int ncb__range_in_one_mapping(uint64_t start, uint64_t end);
 
 /* The model's flags of the area at or after addr, for tests. */
 struct ncb_as;

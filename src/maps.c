@@ -746,41 +746,16 @@ static int stop_at_first(const struct ncb_mapping *m, void *arg)
 	return 1;
 }
 
-/* Only whether anything is there: one look-up, not one per occupant. */
+/*
+ * Only whether anything is there: one look-up, not one per occupant.  The
+ * whole reader's, which knows the gate area ([vsyscall]) too: the core's
+ * look-up (for placements) has no use for it, as nothing can be mapped
+ * there.
+ */
 int ncb__range_occupied(uint64_t start, uint64_t end)
 {
 	int n = ncb_occupants(0, (const void *)(uintptr_t)start,
 			      (size_t)(end - start), stop_at_first, NULL);
 
 	return n < 0 ? n : n > 0;
-}
-
-int ncb__range_in_one_mapping(uint64_t start, uint64_t end)
-{
-	struct ncb_mapping e;
-	struct ncb_maps *m;
-	int ret;
-
-	ret = ncb_maps_open(&m, 0);
-	if (ret)
-		return ret;
-	ret = ncb_maps_seek(m, start);
-	if (!ret)
-		ret = ncb_maps_next(m, &e);
-	ncb_maps_close(m);
-	if (ret < 0)
-		return ret;
-	return ret == 1 && e.start <= start && e.end >= end;
-}
-
-int ncb__procmap_query_works(void)
-{
-	struct ncb_maps *m;
-	int query;
-
-	if (ncb_maps_open(&m, 0))
-		return 0;
-	query = m->query;
-	ncb_maps_close(m);
-	return query;
 }

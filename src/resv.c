@@ -109,7 +109,8 @@ static int reserve_in_window(size_t len, const struct ncb_reserve_opts *o,
 		err = ncb_find_free(lo, hi, len, align, o->place, &a);
 		if (err)
 			return err;
-		err = ncb__claim((uintptr_t)a, len, ncb__probe()->noreplace);
+		err = ncb_core_claim((uintptr_t)a, len,
+				     ncb__probe()->noreplace);
 		if (!err) {
 			*out = (uintptr_t)a;
 			return 0;
@@ -121,7 +122,7 @@ static int reserve_in_window(size_t len, const struct ncb_reserve_opts *o,
 		 * guests), a candidate they call free may be taken, and will
 		 * be found again: step over it as over a refused one.
 		 */
-		if (err == -EADDRNOTAVAIL || ncb__maps_hide_prot_none()) {
+		if (err == -EADDRNOTAVAIL || ncb_core_maps_hide_prot_none()) {
 			if (o->place == NCB_PLACE_HIGHEST)
 				hi = a + len - align;
 			else if (o->place != NCB_PLACE_RANDOM)
@@ -156,7 +157,7 @@ static int place(void *addr, size_t len, const struct ncb_reserve_opts *o,
 		if (a & (align - 1) || a < o->lo ||
 		    (o->hi && (a + len > o->hi || a + len < a)))
 			return -EINVAL;
-		err = ncb__claim(a, len, ncb__probe()->noreplace);
+		err = ncb_core_claim(a, len, ncb__probe()->noreplace);
 		*out = a;
 		return err;
 	}

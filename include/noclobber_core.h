@@ -1,0 +1,1097 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * noclobber core: mmap and mremap at a fixed address that never replace
+ * what is there, exact on every Linux kernel and emulator, in one file.
+ *
+ * Copyright (c) the noclobber authors.  Permission is hereby granted, free
+ * of charge, to any person obtaining a copy of this software and associated
+ * documentation files (the "Software"), to deal in the Software without
+ * restriction, including without limitation the rights to use, copy,
+ * modify, merge, publish, distribute, sublicense, and/or sell copies of the
+ * Software, and to permit persons to whom the Software is furnished to do
+ * so, subject to the following conditions: the above copyright notice and
+ * this permission notice shall be included in all copies or substantial
+ * portions of the Software.  THE SOFTWARE IS PROVIDED "AS IS", WITHOUT
+ * WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING BUT NOT LIMITED TO THE
+ * WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND
+ * NONINFRINGEMENT.  IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE
+ * LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF
+ * CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH
+ * THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
+ *
+ * Use: include it anywhere for the declarations; in exactly one
+ * translation unit define NCB_CORE_IMPLEMENTATION first for the
+ * definitions.  Define NCB_CORE_DEF as static there (and only include it
+ * there) to keep every symbol private.  Nothing else is needed: no libc
+ * (it compiles with -ffreestanding -nostdlib), no malloc, no locks, no
+ * thread-local storage.  Every call is async-signal-safe and may be made
+ * after fork in a threaded process, in a static -nostdlib program and
+ * inside an allocator.  x86_64, i386, aarch64, armhf, riscv64, ppc64le
+ * and s390x.
+ *
+ * Each call returns what the system call would: an address, or -errno.
+ * An error is a value in [-4095, -1]; on 32-bit systems an address may
+ * look negative as a long, so test with NCB_CORE_FAILED(ret).
+ *
+ * Where the kernel honours MAP_FIXED_NOREPLACE (Linux 4.19 and later)
+ * ncb_core_mmap is that one system call.  Elsewhere (Linux before 4.17,
+ * where the flag is a hint; 4.17 and 4.18, which miss a mapping that
+ * starts inside the range; qemu-user and valgrind, which ignore it) the
+ * range is first claimed with operations the kernel performs atomically
+ * and that cannot replace anything (a plain hint, which the kernel takes
+ * only if the range is free, and mremap growing in place), then mapped
+ * with MAP_FIXED over that claim alone.  EEXIST is returned exactly when
+ * something occupies the range, as /proc/self/maps says.
+ */
+#ifndef NCB_NOREPLACE_DEFINED
+#define NCB_NOREPLACE_DEFINED
+/* What the running kernel (or emulator) does with MAP_FIXED_NOREPLACE. */
+enum ncb_noreplace {
+	NCB_NOREPLACE_HONOURED = 1,	/* exact: maps at addr or EEXIST */
+	NCB_NOREPLACE_IGNORED = 2,	/* treated as a hint: < 4.17, qemu-user,
+					   valgrind */
+	NCB_NOREPLACE_PARTIAL = 3,	/* 4.17, 4.18: misses a mapping that
+					   starts inside the range */
+	NCB_NOREPLACE_REJECTED = 4,	/* mmap fails when given the flag */
+	NCB_NOREPLACE_REPLACES = 5,	/* behaves like MAP_FIXED */
+};
+#endif
+
+/* noclobber.h takes the enum alone from here. */
+#if !defined(NOCLOBBER_CORE_H) && !defined(NCB_CORE_ENUM_ONLY)
+#define NOCLOBBER_CORE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef NCB_CORE_DEF
+#define NCB_CORE_DEF extern
+#endif
+
+/* An error returned by a call of this file (the kernel's convention). */
+#define NCB_CORE_FAILED(ret) ((unsigned long)(ret) >= -4095UL)
+
+/*
+ * mmap(addr, len, prot, flags | MAP_FIXED_NOREPLACE, fd, off) with the
+ * flag's promise kept: mapped exactly at addr, or -EEXIST if anything is
+ * there, or the error the kernel gives with the flag.  MAP_FIXED and
+ * MAP_FIXED_NOREPLACE in flags are ignored: the placement is always
+ * fixed and never replaces.  off is in bytes.
+ */
+NCB_CORE_DEF long ncb_core_mmap(void *addr, unsigned long len, int prot,
+				int flags, int fd, long long off);
+
+/*
+ * mremap(old_addr, old_len, new_len, MREMAP_MAYMOVE | MREMAP_FIXED |
+ * (flags & MREMAP_DONTUNMAP), new_addr), but -EEXIST instead of replacing
+ * anything at new_addr.
+ */
+NCB_CORE_DEF long ncb_core_mremap(void *old_addr, unsigned long old_len,
+				  unsigned long new_len, int flags,
+				  void *new_addr);
+
+/*
+ * What this kernel does with MAP_FIXED_NOREPLACE (enum ncb_noreplace),
+ * found by experiment on memory of its own the first time, then
+ * remembered.
+ */
+NCB_CORE_DEF int ncb_core_probe(void);
+
+/*
+ * The pieces, for callers that need them: the calls above as if the
+ * kernel behaved as mode says (a test of the fallback paths on a new
+ * kernel); claim [addr, addr + len) as a PROT_NONE placeholder without
+ * replacing anything (0 or -errno); whether anything is mapped in
+ * [start, end) (1, 0 or -errno) or [start, end) lies in one mapping; the
+ * page size; /proc/sys/vm/mmap_min_addr (0 if unreadable); whether the
+ * PROCMAP_QUERY ioctl answers (Linux 6.11); whether the maps leave out
+ * PROT_NONE mappings (qemu-user's 32-bit guests).
+ */
+NCB_CORE_DEF long ncb_core_mmap_mode(void *addr, unsigned long len, int prot,
+				     int flags, int fd, long long off,
+				     int mode);
+NCB_CORE_DEF long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,
+				       unsigned long new_len, int flags,
+				       void *new_addr, int mode);
+NCB_CORE_DEF int ncb_core_claim(unsigned long addr, unsigned long len,
+				int mode);
+NCB_CORE_DEF int ncb_core_occupied(unsigned long start, unsigned long end);
+NCB_CORE_DEF int ncb_core_in_one_mapping(unsigned long start,
+					 unsigned long end);
+NCB_CORE_DEF unsigned long ncb_core_page_size(void);
+NCB_CORE_DEF unsigned long ncb_core_mmap_min_addr(void);
+NCB_CORE_DEF int ncb_core_procmap_query(void);
+NCB_CORE_DEF int ncb_core_maps_hide_prot_none(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NOCLOBBER_CORE_H */
+
+#if defined(NCB_CORE_IMPLEMENTATION) && !defined(NCB_CORE_ENUM_ONLY)
+#ifndef NCB_CORE_IMPLEMENTED
+#define NCB_CORE_IMPLEMENTED
+
+/* Unused in a vendor's file when NCB_CORE_DEF is static: no warning. */
+#define NCB__FN NCB_CORE_DEF __attribute__((unused))
+
+/* System call numbers only: the uapi header every libc uses itself. */
+#include <asm/unistd.h>
+#include <linux/ioctl.h>
+
+/*
+ * The ABI values this file needs, the same on every architecture it
+ * supports (asm-generic/mman-common.h, errno-base.h, errno.h, fcntl.h),
+ * under names of its own: a caller's libc headers define the usual ones,
+ * spelled differently.  ppc64le alone moves MAP_NORESERVE.
+ */
+#define NCB__MAP_SHARED		0x01
+#define NCB__MAP_PRIVATE	0x02
+#define NCB__MAP_SHARED_VALIDATE 0x03
+#define NCB__MAP_TYPE		0x0f
+#define NCB__MAP_FIXED		0x10
+#define NCB__MAP_ANONYMOUS	0x20
+#if defined(__powerpc__)
+#define NCB__MAP_NORESERVE	0x40
+#else
+#define NCB__MAP_NORESERVE	0x4000
+#endif
+#define NCB__MAP_NOREPLACE	0x100000
+#define NCB__MREMAP_MAYMOVE	1
+#define NCB__MREMAP_FIXED	2
+#define NCB__MREMAP_DONTUNMAP	4
+#define NCB__EPERM		1
+#define NCB__ENOENT		2
+#define NCB__EBADF		9
+#define NCB__EAGAIN		11
+#define NCB__ENOMEM		12
+#define NCB__EACCES		13
+#define NCB__EFAULT		14
+#define NCB__EEXIST		17
+#define NCB__ENODEV		19
+#define NCB__EINVAL		22
+#define NCB__ENOTTY		25
+#define NCB__ETXTBSY		26
+#define NCB__EOVERFLOW		75
+#define NCB__EOPNOTSUPP		95
+#define NCB__EADDRNOTAVAIL	99
+#define NCB__O_RDONLY		0
+#define NCB__O_CLOEXEC		02000000
+#define NCB__AT_FDCWD		(-100)
+#define NCB__F_GETFD		1
+
+#if !defined(__x86_64__) && !defined(__i386__) && !defined(__aarch64__) && \
+	!defined(__arm__) && !(defined(__riscv) && __riscv_xlen == 64) && \
+	!(defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)) && \
+	!defined(__s390x__)
+#error "noclobber_core.h: no system calls for this architecture"
+#endif
+
+/* ---- Raw system calls: six arguments, -errno on failure. ---- */
+
+#if defined(__x86_64__)
+static inline long ncb__sc(long n, long a, long b, long c, long d, long e,
+			   long f)
+{
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8),
+			   "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#elif defined(__i386__)
+/*
+ * int $0x80 takes the sixth argument in %ebp, which may be the frame
+ * pointer: it is saved around the call, and the number and sixth
+ * argument come through memory %eax points at.
+ */
+static inline long ncb__sc(long n, long a, long b, long c, long d, long e,
+			   long f)
+{
+	long nf[2] = { n, f }, ret;
+
+	__asm__ volatile("push %%ebp\n\t"
+			 "mov 4(%%eax), %%ebp\n\t"
+			 "mov (%%eax), %%eax\n\t"
+			 "int $0x80\n\t"
+			 "pop %%ebp"
+			 : "=a"(ret)
+			 : "a"(nf), "b"(a), "c"(b), "d"(c), "S"(d), "D"(e)
+			 : "memory");
+	return ret;
+}
+#elif defined(__aarch64__)
+static inline long ncb__sc(long n, long a, long b, long c, long d, long e,
+			   long f)
+{
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+	register long x5 __asm__("x5") = f;
+
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4),
+			   "r"(x5)
+			 : "memory");
+	return x0;
+}
+#elif defined(__arm__)
+/*
+ * EABI: the number in r7, which Thumb code may use as its frame pointer:
+ * it is saved in ip, which the call list marks as clobbered.
+ */
+static inline long ncb__sc(long n, long a, long b, long c, long d, long e,
+			   long f)
+{
+	register long r0 __asm__("r0") = a;
+	register long r1 __asm__("r1") = b;
+	register long r2 __asm__("r2") = c;
+	register long r3 __asm__("r3") = d;
+	register long r4 __asm__("r4") = e;
+	register long r5 __asm__("r5") = f;
+
+	__asm__ volatile("mov ip, r7\n\t"
+			 "mov r7, %[n]\n\t"
+			 "svc 0\n\t"
+			 "mov r7, ip"
+			 : "+r"(r0)
+			 : [n] "r"(n), "r"(r1), "r"(r2), "r"(r3), "r"(r4),
+			   "r"(r5)
+			 : "ip", "memory");
+	return r0;
+}
+#elif defined(__riscv)
+static inline long ncb__sc(long n, long a, long b, long c, long d, long e,
+			   long f)
+{
+	register long a7 __asm__("a7") = n;
+	register long a0 __asm__("a0") = a;
+	register long a1 __asm__("a1") = b;
+	register long a2 __asm__("a2") = c;
+	register long a3 __asm__("a3") = d;
+	register long a4 __asm__("a4") = e;
+	register long a5 __asm__("a5") = f;
+
+	__asm__ volatile("ecall"
+			 : "+r"(a0)
+			 : "r"(a7), "r"(a1), "r"(a2), "r"(a3), "r"(a4),
+			   "r"(a5)
+			 : "memory");
+	return a0;
+}
+#elif defined(__powerpc64__)
+/* sc reports failure in cr0's summary-overflow bit, errno positive. */
+static inline long ncb__sc(long n, long a, long b, long c, long d, long e,
+			   long f)
+{
+	register long r0 __asm__("r0") = n;
+	register long r3 __asm__("r3") = a;
+	register long r4 __asm__("r4") = b;
+	register long r5 __asm__("r5") = c;
+	register long r6 __asm__("r6") = d;
+	register long r7 __asm__("r7") = e;
+	register long r8 __asm__("r8") = f;
+
+	__asm__ volatile("sc\n\t"
+			 "bns+ 1f\n\t"
+			 "neg %1, %1\n"
+			 "1:"
+			 : "+r"(r0), "+r"(r3), "+r"(r4), "+r"(r5), "+r"(r6),
+			   "+r"(r7), "+r"(r8)
+			 :
+			 : "r9", "r10", "r11", "r12", "cr0", "ctr", "xer",
+			   "memory");
+	return r3;
+}
+#elif defined(__s390x__)
+static inline long ncb__sc(long n, long a, long b, long c, long d, long e,
+			   long f)
+{
+	register long r1 __asm__("r1") = n;
+	register long r2 __asm__("r2") = a;
+	register long r3 __asm__("r3") = b;
+	register long r4 __asm__("r4") = c;
+	register long r5 __asm__("r5") = d;
+	register long r6 __asm__("r6") = e;
+	register long r7 __asm__("r7") = f;
+
+	__asm__ volatile("svc 0"
+			 : "+r"(r2)
+			 : "r"(r1), "r"(r3), "r"(r4), "r"(r5), "r"(r6),
+			   "r"(r7)
+			 : "memory");
+	return r2;
+}
+#endif
+
+#define NCB__SC1(n, a) ncb__sc((n), (long)(a), 0, 0, 0, 0, 0)
+#define NCB__SC2(n, a, b) ncb__sc((n), (long)(a), (long)(b), 0, 0, 0, 0)
+#define NCB__SC3(n, a, b, c)						\
+	ncb__sc((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define NCB__SC4(n, a, b, c, d)						\
+	ncb__sc((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+#define NCB__SC5(n, a, b, c, d, e)					\
+	ncb__sc((n), (long)(a), (long)(b), (long)(c), (long)(d),	\
+		(long)(e), 0)
+
+static long ncb__mmap_raw(unsigned long addr, unsigned long len, int prot,
+			  int flags, int fd, long long off)
+{
+#if defined(__i386__) || defined(__arm__)
+	/* mmap2: the offset in 4096-byte units, whatever the page size. */
+	if ((off & 4095) || off < 0 || (unsigned long long)off >> 12 > ~0UL)
+		return -NCB__EINVAL;
+	return ncb__sc(__NR_mmap2, (long)addr, (long)len, prot, flags, fd,
+		       (long)(off >> 12));
+#elif defined(__s390x__)
+	/* old_mmap: the arguments in memory. */
+	unsigned long args[6] = { addr, len, (unsigned long)prot,
+				  (unsigned long)flags, (unsigned long)fd,
+				  (unsigned long)off };
+
+	return NCB__SC1(__NR_mmap, args);
+#else
+	return ncb__sc(__NR_mmap, (long)addr, (long)len, prot, flags, fd,
+		       (long)off);
+#endif
+}
+
+static long ncb__munmap(unsigned long addr, unsigned long len)
+{
+	return NCB__SC2(__NR_munmap, addr, len);
+}
+
+static long ncb__mremap_raw(unsigned long old, unsigned long old_len,
+			    unsigned long new_len, int flags,
+			    unsigned long new_addr)
+{
+	return NCB__SC5(__NR_mremap, old, old_len, new_len, flags, new_addr);
+}
+
+static long ncb__mincore(unsigned long addr, unsigned long len,
+			 unsigned char *vec)
+{
+	return NCB__SC3(__NR_mincore, addr, len, vec);
+}
+
+static long ncb__open(const char *path)
+{
+	return NCB__SC4(__NR_openat, NCB__AT_FDCWD, path,
+			NCB__O_RDONLY | NCB__O_CLOEXEC, 0);
+}
+
+static long ncb__read(int fd, void *buf, unsigned long n)
+{
+	return NCB__SC3(__NR_read, fd, buf, n);
+}
+
+static void ncb__close(int fd)
+{
+	(void)NCB__SC1(__NR_close, fd);
+}
+
+static long ncb__fd_valid(int fd)
+{
+	return NCB__SC3(__NR_fcntl, fd, NCB__F_GETFD, 0);
+}
+
+/* ---- What the process and kernel are like: found once, kept. ---- */
+
+/* 0 until known.  Racing callers find the same answers: no lock. */
+static unsigned long ncb__page;
+static unsigned long ncb__min_addr;
+static int ncb__min_addr_known;
+static int ncb__mode;
+static int ncb__query;		/* 0 unknown, 1 works, 2 does not */
+static int ncb__hide;		/* 0 unknown, 1 hides, 2 does not */
+
+#define NCB__GET(v) __atomic_load_n(&(v), __ATOMIC_RELAXED)
+#define NCB__SET(v, x) __atomic_store_n(&(v), (x), __ATOMIC_RELAXED)
+
+/*
+ * mincore fails with EINVAL for an address that is not page-aligned and
+ * never changes anything: the page size is the first power of two from
+ * 4 KiB at which it does not, measured beside a page of our own.
+ */
+NCB__FN unsigned long ncb_core_page_size(void)
+{
+	unsigned long pg = NCB__GET(ncb__page), p;
+	unsigned char vec;
+	long r;
+
+	if (pg)
+		return pg;
+	p = (unsigned long)ncb__mmap_raw(0, 1, 0, NCB__MAP_PRIVATE |
+					 NCB__MAP_ANONYMOUS, -1, 0);
+	if (NCB_CORE_FAILED(p))
+		return 4096;
+	for (pg = 4096; pg < (1UL << 24); pg <<= 1) {
+		r = ncb__mincore(p + pg, 1, &vec);
+		if (r != -NCB__EINVAL)
+			break;
+	}
+	ncb__munmap(p, 1);
+	NCB__SET(ncb__page, pg);
+	return pg;
+}
+
+static unsigned long ncb__align(unsigned long len)
+{
+	unsigned long pg = ncb_core_page_size();
+
+	return (len + pg - 1) & ~(pg - 1);
+}
+
+NCB__FN unsigned long ncb_core_mmap_min_addr(void)
+{
+	char buf[32];
+	unsigned long v = 0;
+	long n, i;
+	int fd;
+
+	if (NCB__GET(ncb__min_addr_known))
+		return NCB__GET(ncb__min_addr);
+	fd = (int)ncb__open("/proc/sys/vm/mmap_min_addr");
+	if (fd >= 0) {
+		n = ncb__read(fd, buf, sizeof(buf));
+		for (i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+			v = v * 10 + (unsigned long)(buf[i] - '0');
+		ncb__close(fd);
+	}
+	NCB__SET(ncb__min_addr, v);
+	NCB__SET(ncb__min_addr_known, 1);
+	return v;
+}
+
+/* ---- Occupancy: PROCMAP_QUERY, else the text through the stack. ---- */
+
+/* The ioctl's argument (fs/proc/task_mmu.c, Linux 6.11 uapi). */
+struct ncb__pmq {
+	unsigned long long size, query_flags, query_addr;
+	unsigned long long vma_start, vma_end, vma_flags, vma_page_size;
+	unsigned long long vma_offset, inode;
+	unsigned int dev_major, dev_minor, vma_name_size, build_id_size;
+	unsigned long long vma_name_addr, build_id_addr;
+};
+
+#define NCB__PMQ _IOWR('f', 17, struct ncb__pmq)
+#define NCB__PMQ_COVERING_OR_NEXT 0x10
+
+/* qemu-user fakes the file, and its open fails now and then: EAGAIN. */
+static int ncb__open_maps(void)
+{
+	long fd = -NCB__EAGAIN;
+	int i;
+
+	for (i = 0; i < 16 && fd == -NCB__EAGAIN; i++)
+		fd = ncb__open("/proc/self/maps");
+	return (int)fd;
+}
+
+/*
+ * The mapping covering addr, or with next the first above it: 1 with
+ * [*s, *e), 0 if none, -ENOTTY where the ioctl is unknown.
+ */
+static int ncb__query_at(int fd, unsigned long addr, int next,
+			 unsigned long long *s, unsigned long long *e)
+{
+	struct ncb__pmq q;
+	long r;
+
+	/* Field by field: an aggregate's zeroing may become a memset call. */
+	q.size = sizeof(q);
+	q.query_flags = next ? NCB__PMQ_COVERING_OR_NEXT : 0;
+	q.query_addr = addr;
+	q.vma_start = q.vma_end = q.vma_flags = q.vma_page_size = 0;
+	q.vma_offset = q.inode = 0;
+	q.dev_major = q.dev_minor = q.vma_name_size = q.build_id_size = 0;
+	q.vma_name_addr = q.build_id_addr = 0;
+	r = NCB__SC3(__NR_ioctl, fd, NCB__PMQ, &q);
+	if (r == -NCB__ENOENT)
+		return 0;
+	if (r < 0)
+		return r == -NCB__EINVAL ? -NCB__ENOTTY : (int)r;
+	*s = q.vma_start;
+	*e = q.vma_end;
+	return 1;
+}
+
+/*
+ * The text, a line at a time through a buffer on the stack: only each
+ * line's range is read, so a path of any length passes.  Calls fn with
+ * each range until it answers other than -1.
+ */
+static int ncb__walk_text(int fd, int (*fn)(unsigned long long,
+					    unsigned long long, void *),
+			  void *arg)
+{
+	unsigned long long v[2] = { 0, 0 };
+	char buf[512];
+	int state = 0, d, ret;
+	long n, i;
+
+	while ((n = ncb__read(fd, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n; i++) {
+			char c = buf[i];
+
+			if (state == 2) {
+				if (c == '\n') {
+					state = 0;
+					v[0] = v[1] = 0;
+				}
+				continue;
+			}
+			d = c >= '0' && c <= '9' ? c - '0' :
+			    c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+			if (d >= 0) {
+				v[state] = v[state] << 4 | (unsigned)d;
+				continue;
+			}
+			if (state == 0 && c == '-') {
+				state = 1;
+				continue;
+			}
+			state = 2;
+			if (c != ' ')
+				continue;
+			ret = fn(v[0], v[1], arg);
+			if (ret != -1)
+				return ret;
+		}
+	}
+	return n < 0 ? (int)n : fn(0, 0, arg);
+}
+
+struct ncb__range {
+	unsigned long long start, end;
+};
+
+/* A range meeting [start, end): 1; one wholly above: 0; the end: 0. */
+static int ncb__meets(unsigned long long s, unsigned long long e, void *arg)
+{
+	struct ncb__range *r = arg;
+
+	if (!s && !e)
+		return 0;
+	if (s >= r->end)
+		return 0;
+	return e > r->start ? 1 : -1;
+}
+
+/* The line covering start: whether it reaches end. */
+static int ncb__covers(unsigned long long s, unsigned long long e, void *arg)
+{
+	struct ncb__range *r = arg;
+
+	if ((!s && !e) || s > r->start)
+		return 0;
+	if (e <= r->start)
+		return -1;
+	return e >= r->end;
+}
+
+NCB__FN int ncb_core_procmap_query(void)
+{
+	unsigned long long s, e;
+	int q = NCB__GET(ncb__query), fd, r;
+
+	if (q)
+		return q == 1;
+	fd = ncb__open_maps();
+	if (fd < 0)
+		return 0;
+	r = ncb__query_at(fd, 0, 1, &s, &e);
+	ncb__close(fd);
+	NCB__SET(ncb__query, r >= 0 ? 1 : 2);
+	return r >= 0;
+}
+
+NCB__FN int ncb_core_occupied(unsigned long start, unsigned long end)
+{
+	struct ncb__range rg = { start, end };
+	unsigned long long s, e;
+	int fd, r = -NCB__ENOTTY;
+
+	fd = ncb__open_maps();
+	if (fd < 0)
+		return fd;
+	if (ncb_core_procmap_query())
+		r = ncb__query_at(fd, start, 1, &s, &e);
+	if (r == 1)
+		r = s < end;
+	else if (r == -NCB__ENOTTY)
+		r = ncb__walk_text(fd, ncb__meets, &rg);
+	ncb__close(fd);
+	return r;
+}
+
+NCB__FN int ncb_core_in_one_mapping(unsigned long start,
+					 unsigned long end)
+{
+	struct ncb__range rg = { start, end };
+	unsigned long long s, e;
+	int fd, r = -NCB__ENOTTY;
+
+	fd = ncb__open_maps();
+	if (fd < 0)
+		return fd;
+	if (ncb_core_procmap_query())
+		r = ncb__query_at(fd, start, 0, &s, &e);
+	if (r == 1)
+		r = e >= end;
+	else if (r == -NCB__ENOTTY)
+		r = ncb__walk_text(fd, ncb__covers, &rg);
+	ncb__close(fd);
+	return r;
+}
+
+/* ---- The probe: experiments on memory of its own. ---- */
+
+#define NCB__PLACEHOLDER (NCB__MAP_PRIVATE | NCB__MAP_ANONYMOUS |	\
+			  NCB__MAP_NORESERVE)
+#define NCB__PROBE_TRIES 8
+
+static int ncb__page_mapped(unsigned long page, unsigned long pg)
+{
+	unsigned char vec;
+
+	/* mincore fails with ENOMEM exactly when the page is unmapped. */
+	return ncb__mincore(page, pg, &vec) != -NCB__ENOMEM;
+}
+
+/*
+ * The 4.17/4.18 bug: only a mapping containing addr was detected, so one
+ * that starts inside the range was replaced (fixed by 7aa867dd8952, "mm:
+ * don't clobber partially overlapping VMA with MAP_FIXED_NOREPLACE").
+ * Layout: [hole][ours][ours]; ask for [hole, hole + 2 pages).
+ */
+static int ncb__probe_partial(unsigned long r, unsigned long pg, int *retry)
+{
+	long p;
+	int mode;
+
+	/* From here on the first page is not ours: never unmap it. */
+	if (ncb__munmap(r, pg))
+		return 0;
+	p = ncb__mmap_raw(r, 2 * pg, 0, NCB__PLACEHOLDER | NCB__MAP_NOREPLACE,
+			  -1, 0);
+	if (NCB_CORE_FAILED(p)) {
+		/*
+		 * EEXIST is only conclusive if the hole was still empty: a
+		 * concurrent mmap may have landed in it.  Try elsewhere.
+		 */
+		if (p == -NCB__EEXIST && ncb__page_mapped(r, pg))
+			*retry = 1;
+		mode = p == -NCB__EEXIST ? NCB_NOREPLACE_HONOURED
+					 : NCB_NOREPLACE_PARTIAL;
+	} else if ((unsigned long)p == r) {
+		/* Mapped over our own second page: the bug. */
+		mode = NCB_NOREPLACE_PARTIAL;
+		ncb__munmap(r, pg);
+	} else {
+		mode = NCB_NOREPLACE_IGNORED;
+		ncb__munmap((unsigned long)p, 2 * pg);
+	}
+	ncb__munmap(r + pg, 2 * pg);
+	return mode;
+}
+
+static int ncb__probe_once(unsigned long pg, int *retry)
+{
+	long r, p;
+
+	r = ncb__mmap_raw(0, 3 * pg, 0, NCB__PLACEHOLDER, -1, 0);
+	if (NCB_CORE_FAILED(r))
+		return 0;
+	/* An exact overlap with our own first page. */
+	p = ncb__mmap_raw((unsigned long)r, pg, 0,
+			  NCB__PLACEHOLDER | NCB__MAP_NOREPLACE, -1, 0);
+	if (NCB_CORE_FAILED(p)) {
+		if (p == -NCB__EEXIST)
+			return ncb__probe_partial((unsigned long)r, pg, retry);
+		ncb__munmap((unsigned long)r, 3 * pg);
+		return NCB_NOREPLACE_REJECTED;
+	}
+	if (p != r)
+		ncb__munmap((unsigned long)p, pg);
+	ncb__munmap((unsigned long)r, 3 * pg);
+	return p == r ? NCB_NOREPLACE_REPLACES : NCB_NOREPLACE_IGNORED;
+}
+
+NCB__FN int ncb_core_probe(void)
+{
+	unsigned long pg;
+	int i, mode = NCB__GET(ncb__mode), retry;
+
+	if (mode)
+		return mode;
+	pg = ncb_core_page_size();
+	for (i = 0; i < NCB__PROBE_TRIES; i++) {
+		retry = 0;
+		mode = ncb__probe_once(pg, &retry);
+		if (!retry && mode)
+			break;
+		mode = 0;
+	}
+	/*
+	 * Could not tell (no memory, or always raced): assume the worst
+	 * kernel that still honours exact overlaps.  The paths used then are
+	 * correct everywhere, only slower.
+	 */
+	if (!mode)
+		mode = NCB_NOREPLACE_PARTIAL;
+	NCB__SET(ncb__mode, mode);
+	return mode;
+}
+
+/*
+ * qemu-user keeps a 32-bit guest's whole address space reserved on the
+ * host and derives the guest's maps from the host's: a PROT_NONE mapping
+ * merges into that reservation and is not listed.  Look for a lone
+ * PROT_NONE page of our own.
+ */
+NCB__FN int ncb_core_maps_hide_prot_none(void)
+{
+	unsigned long pg = ncb_core_page_size();
+	int h = NCB__GET(ncb__hide), n;
+	long r;
+
+	if (h)
+		return h == 1;
+	r = ncb__mmap_raw(0, 3 * pg, 0, NCB__PLACEHOLDER, -1, 0);
+	if (NCB_CORE_FAILED(r))
+		return 0;
+	ncb__munmap((unsigned long)r, pg);
+	ncb__munmap((unsigned long)r + 2 * pg, pg);
+	n = ncb_core_occupied((unsigned long)r + pg, (unsigned long)r + 2 * pg);
+	ncb__munmap((unsigned long)r + pg, pg);
+	if (n < 0)
+		return 0;
+	NCB__SET(ncb__hide, n == 0 ? 1 : 2);
+	return n == 0;
+}
+
+/* ---- The claim: a placeholder taken without replacing anything. ---- */
+
+/* Claiming retries this often when the range was freed meanwhile. */
+#define NCB__CLAIM_TRIES 4
+
+/* -EEXIST if the range is occupied now, else the error the call gave. */
+static int ncb__classify(unsigned long addr, unsigned long len,
+			 int err_if_free)
+{
+	int r = ncb_core_occupied(addr, addr + len);
+
+	if (r < 0)
+		return r;
+	/*
+	 * Where the maps hide PROT_NONE mappings, the emulator's placement
+	 * has no guard gap: a refused hint was refused for an occupant.
+	 */
+	if (!r && err_if_free == -NCB__EADDRNOTAVAIL &&
+	    ncb_core_maps_hide_prot_none())
+		r = 1;
+	return r ? -NCB__EEXIST : err_if_free;
+}
+
+/*
+ * The placeholder's first len bytes, taken without replacing anything:
+ * with the flag only where it is exact for one page, else as a hint.
+ */
+static int ncb__claim_first(unsigned long addr, unsigned long len, int mode)
+{
+	int fl = NCB__PLACEHOLDER;
+	long p;
+
+	/* One page is exact even on 4.17: a mapping inside it contains addr. */
+	if (mode == NCB_NOREPLACE_PARTIAL && len == ncb_core_page_size())
+		fl |= NCB__MAP_NOREPLACE;
+	p = ncb__mmap_raw(addr, len, 0, fl, -1, 0);
+	if (NCB_CORE_FAILED(p))
+		return (int)p;
+	if ((unsigned long)p == addr)
+		return 0;
+	ncb__munmap((unsigned long)p, len);
+	return -NCB__EADDRNOTAVAIL;
+}
+
+/* The whole range as one hint first, then a page grown in place. */
+static int ncb__claim_slow(unsigned long addr, unsigned long len, int mode)
+{
+	unsigned long pg = ncb_core_page_size();
+	int i, err = 0;
+
+	for (i = 0; i < NCB__CLAIM_TRIES; i++) {
+		/*
+		 * One step where the range is free and the hint rules allow
+		 * it, and the only one that works where growing in place
+		 * never does (qemu-user's 32-bit guests keep their whole
+		 * space reserved).
+		 */
+		if (len > pg) {
+			err = ncb__claim_first(addr, len, mode);
+			if (!err)
+				return 0;
+			/*
+			 * Where the maps hide PROT_NONE mappings, growing in
+			 * place never works either: this refusal is the only
+			 * word on an occupant past the first page.
+			 */
+			if (err == -NCB__EADDRNOTAVAIL &&
+			    ncb_core_maps_hide_prot_none()) {
+				err = ncb__classify(addr, len, err);
+				if (err != -NCB__EADDRNOTAVAIL)
+					return err;
+			}
+		}
+		err = ncb__claim_first(addr, pg, mode);
+		/* A placeholder is never locked: EAGAIN is qemu-user's. */
+		if (err == -NCB__EAGAIN)
+			continue;
+		if (err == -NCB__EADDRNOTAVAIL) {
+			err = ncb__classify(addr, len, err);
+			if (err != -NCB__EADDRNOTAVAIL)
+				return err;
+			continue;
+		}
+		if (err || len == pg)
+			return err;
+		if (!NCB_CORE_FAILED(ncb__mremap_raw(addr, pg, len, 0, 0)))
+			return 0;
+		/* ENOMEM: some page after the first is taken, or no memory. */
+		ncb__munmap(addr, pg);
+		err = ncb__classify(addr, len, -NCB__ENOMEM);
+		if (err != -NCB__ENOMEM)
+			return err;
+	}
+	return err;
+}
+
+NCB__FN int ncb_core_claim(unsigned long addr, unsigned long len,
+				int mode)
+{
+	long p;
+
+	if (mode == NCB_NOREPLACE_HONOURED) {
+		p = ncb__mmap_raw(addr, len, 0,
+				  NCB__PLACEHOLDER | NCB__MAP_NOREPLACE, -1, 0);
+		if ((unsigned long)p == addr)
+			return 0;
+		if (NCB_CORE_FAILED(p))
+			return (int)p;
+		ncb__munmap((unsigned long)p, len);
+	}
+	return ncb__claim_slow(addr, len, mode);
+}
+
+/* ---- mmap ---- */
+
+/*
+ * The checks the kernel makes before it looks for a collision, in its
+ * order (arch sys_mmap, ksys_mmap_pgoff, do_mmap, __get_unmapped_area), so
+ * that the emulated paths fail like the real flag would.
+ */
+static int ncb__mmap_precheck(unsigned long addr, unsigned long len,
+			      int flags, int fd, long long off)
+{
+	unsigned long pg = ncb_core_page_size(), alen;
+	unsigned long long pgoff;
+	int shift = 0;
+
+	/* Shifts, not division: no libgcc helper on 32-bit machines. */
+	while ((1UL << shift) < pg)
+		shift++;
+	pgoff = (unsigned long long)off >> shift;
+	if ((unsigned long long)off & (pg - 1))
+		return -NCB__EINVAL;
+	if (!(flags & NCB__MAP_ANONYMOUS) && ncb__fd_valid(fd) < 0)
+		return -NCB__EBADF;
+	if (!len)
+		return -NCB__EINVAL;
+	alen = ncb__align(len);
+	if (!alen)
+		return -NCB__ENOMEM;
+	if (pgoff + (alen >> shift) < pgoff)
+		return -NCB__EOVERFLOW;
+	if (addr + alen < addr)
+		return -NCB__ENOMEM;
+	if (addr & (pg - 1))
+		return -NCB__EINVAL;
+	if (addr < ncb_core_mmap_min_addr())
+		return -NCB__EPERM;
+	return 0;
+}
+
+/*
+ * Errors the kernel reports only after its collision check (do_mmap: lock
+ * limits, then the file's mode and type): an occupied range wins over them.
+ */
+static int ncb__after_collision_check(long err)
+{
+	return err == -NCB__EACCES || err == -NCB__EPERM ||
+	       err == -NCB__EAGAIN || err == -NCB__ETXTBSY ||
+	       err == -NCB__ENODEV || err == -NCB__EOPNOTSUPP;
+}
+
+/*
+ * A plain hint: if the range is free the kernel places the mapping there
+ * itself, atomically.  The mapping, 0 to go on, or -errno.
+ */
+static long ncb__try_hint(unsigned long addr, unsigned long len, int prot,
+			  int flags, int fd, long long off)
+{
+	long p = ncb__mmap_raw(addr, len, prot, flags, fd, off);
+
+	if ((unsigned long)p == addr)
+		return p;
+	if (!NCB_CORE_FAILED(p)) {
+		ncb__munmap((unsigned long)p, len);
+		return 0;
+	}
+	/*
+	 * qemu-user fails a hint now and then with EAGAIN; a real kernel
+	 * reports EAGAIN only after the collision check (locked memory
+	 * limits), and the claimed path reports it in that order.
+	 */
+	if (p == -NCB__EAGAIN)
+		return 0;
+	/* If the range cannot be checked, the kernel's own error stands. */
+	if (ncb__after_collision_check(p) &&
+	    ncb__classify(addr, ncb__align(len), 0) == -NCB__EEXIST)
+		return -NCB__EEXIST;
+	return p;
+}
+
+NCB__FN long ncb_core_mmap_mode(void *addr, unsigned long len, int prot,
+				     int flags, int fd, long long off,
+				     int mode)
+{
+	unsigned long a = (unsigned long)addr, alen;
+	long p;
+	int err;
+
+	flags &= ~(NCB__MAP_FIXED | NCB__MAP_NOREPLACE);
+	/* The kernel refuses MAP_SHARED_VALIDATE with the flag (EOPNOTSUPP). */
+	if (mode == NCB_NOREPLACE_HONOURED &&
+	    (flags & NCB__MAP_TYPE) != NCB__MAP_SHARED_VALIDATE) {
+		p = ncb__mmap_raw(a, len, prot, flags | NCB__MAP_NOREPLACE, fd,
+				  off);
+		if ((unsigned long)p == a || NCB_CORE_FAILED(p))
+			return p;
+		/* Not honoured after all: treat it as the hint it was. */
+		ncb__munmap((unsigned long)p, len);
+		mode = NCB_NOREPLACE_IGNORED;
+	}
+	err = ncb__mmap_precheck(a, len, flags, fd, off);
+	if (err)
+		return err;
+	alen = ncb__align(len);
+	if (mode != NCB_NOREPLACE_HONOURED) {
+		p = ncb__try_hint(a, len, prot, flags, fd, off);
+		if (p)
+			return p;
+		/* Usually the range is taken: say so without claiming. */
+		if (ncb_core_occupied(a, a + alen) == 1)
+			return -NCB__EEXIST;
+	}
+	err = ncb_core_claim(a, alen, mode);
+	if (err)
+		return err;
+	/* The range is ours: MAP_FIXED replaces only our placeholder. */
+	p = ncb__mmap_raw(a, len, prot, flags | NCB__MAP_FIXED, fd, off);
+	if (NCB_CORE_FAILED(p))
+		ncb__munmap(a, alen);
+	return p;
+}
+
+NCB__FN long ncb_core_mmap(void *addr, unsigned long len, int prot,
+				int flags, int fd, long long off)
+{
+	return ncb_core_mmap_mode(addr, len, prot, flags, fd, off,
+				  ncb_core_probe());
+}
+
+/* ---- mremap ---- */
+
+#define NCB__MREMAP_FLAGS (NCB__MREMAP_MAYMOVE | NCB__MREMAP_FIXED |	\
+			   NCB__MREMAP_DONTUNMAP)
+
+/* The argument checks of mremap(2) and mremap_to(), in the kernel's order. */
+static int ncb__mremap_precheck(unsigned long old, unsigned long old_len,
+				unsigned long new_len, int flags,
+				unsigned long new)
+{
+	unsigned long mask = ncb_core_page_size() - 1;
+	unsigned long ol = ncb__align(old_len), nl = ncb__align(new_len);
+
+	if (flags & ~NCB__MREMAP_FLAGS)
+		return -NCB__EINVAL;
+	if ((flags & NCB__MREMAP_DONTUNMAP) && old_len != new_len)
+		return -NCB__EINVAL;
+	if (old & mask)
+		return -NCB__EINVAL;
+	if (!nl || (old_len && !ol))
+		return -NCB__EINVAL;
+	if (new & mask)
+		return -NCB__EINVAL;
+	if (new + nl < new || old + ol < old)
+		return -NCB__EINVAL;
+	if (old + ol > new && new + nl > old)
+		return -NCB__EINVAL;
+	return 0;
+}
+
+NCB__FN long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,
+				       unsigned long new_len, int flags,
+				       void *new_addr, int mode)
+{
+	unsigned long old = (unsigned long)old_addr;
+	unsigned long new = (unsigned long)new_addr;
+	unsigned long ol = ncb__align(old_len), nl = ncb__align(new_len);
+	long p;
+	int err;
+
+	err = ncb__mremap_precheck(old, old_len, new_len, flags, new);
+	if (err)
+		return err;
+	/*
+	 * The kernel discards the destination before it looks at the source;
+	 * check the source first so that the claim below is not given up for
+	 * a mistake the kernel would report anyway.
+	 */
+	err = ncb_core_in_one_mapping(old, old + (ol ? ol : 1));
+	if (err <= 0)
+		return err < 0 ? err : -NCB__EFAULT;
+	err = ncb_core_claim(new, nl, mode);
+	if (err)
+		return err;
+	p = ncb__mremap_raw(old, old_len, new_len, NCB__MREMAP_MAYMOVE |
+			    NCB__MREMAP_FIXED |
+			    (flags & NCB__MREMAP_DONTUNMAP), new);
+	if (NCB_CORE_FAILED(p))
+		ncb__munmap(new, nl);
+	return p;
+}
+
+NCB__FN long ncb_core_mremap(void *old_addr, unsigned long old_len,
+				  unsigned long new_len, int flags,
+				  void *new_addr)
+{
+	return ncb_core_mremap_mode(old_addr, old_len, new_len, flags,
+				    new_addr, ncb_core_probe());
+}
+
+#endif /* NCB_CORE_IMPLEMENTED */
+#endif /* NCB_CORE_IMPLEMENTATION */
