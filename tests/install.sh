@@ -11,7 +11,8 @@ cc=${CC:-cc}
 
 check "make install" make -s -C "$top" O="$b" DESTDIR="$t/root" \
 	PREFIX=/usr install
-for f in usr/include/noclobber.h usr/lib/libnoclobber.so.0 \
+for f in usr/include/noclobber.h usr/include/noclobber_core.h \
+	 usr/lib/libnoclobber.so.0 \
 	 usr/lib/libnoclobber.a usr/lib/pkgconfig/noclobber.pc \
 	 usr/bin/noclobber usr/share/man/man3/ncb_mmap.3 \
 	 usr/share/man/man1/noclobber.1 usr/share/man/man7/noclobber.7; do
@@ -32,9 +33,12 @@ ok $? "and really used it"
 # Every example, built against the installed library and run.
 for src in "$top"/examples/*.c; do
 	ex=$(basename "$src" .c)
-	# shellcheck disable=SC2046
+	# vendor-core carries the core itself: the header and nothing else.
+	libs=$(pkg-config --libs noclobber)
+	[ "$ex" = vendor-core ] && libs=
+	# shellcheck disable=SC2046,SC2086
 	check "examples/$ex builds" "$cc" -Wall -Wextra -Werror \
-		-o "$t/$ex" "$src" $(pkg-config --cflags --libs noclobber)
+		-o "$t/$ex" "$src" $(pkg-config --cflags noclobber) $libs
 	case $ex in
 	map-at) args=0x200000000 ;;
 	load-span) args=/usr/bin/true ;;
@@ -47,6 +51,8 @@ for src in "$top"/examples/*.c; do
 done
 grep -qx "run through the loader" "$t/run-elf.out"
 ok $? "examples/run-elf ran echo"
+grep -q "^arena at " "$t/vendor-core.out"
+ok $? "examples/vendor-core placed its arena"
 # shellcheck disable=SC2046
 check "example links statically" \
 	"$cc" -static -o "$t/map-at-static" "$top/examples/map-at.c" \
