@@ -77,9 +77,9 @@ $(O)/tests/t-%: tests/t-%.c tests/harness.h tests/ncbtest.h tests/elfgen.h \
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS_NCB)
 
-$(O)/tests/t-%-core: tests/t-%.c tests/core/shim.c tests/harness.h \
-		tests/ncbtest.h include/noclobber_core.h src/internal.h \
-		$(STLIB)
+$(O)/tests/t-%-core: tests/t-%.c tests/core/shim.c src/mmap.c src/mremap.c \
+		tests/harness.h tests/ncbtest.h include/noclobber_core.h \
+		src/internal.h $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< tests/core/shim.c \
 		$(STLIB) $(LDLIBS_NCB)
