@@ -159,6 +159,8 @@ NCB_CORE_DEF int ncb_core_maps_hide_prot_none(void);
 #define NCB__MAP_NORESERVE	0x4000
 #endif
 #define NCB__MAP_NOREPLACE	0x100000
+#define NCB__MAP_HUGETLB	0x40000
+#define NCB__MAP_HUGE_SHIFT	26
 #define NCB__MREMAP_MAYMOVE	1
 #define NCB__MREMAP_FIXED	2
 #define NCB__MREMAP_DONTUNMAP	4
@@ -898,6 +900,115 @@ NCB__FN int ncb_core_claim(unsigned long addr, unsigned long len,
 
 /* ---- mmap ---- */
 
+static unsigned long ncb__huge_default;	/* bytes; 1: unknown */
+
+/*
+ * The default huge page size, from /proc/meminfo's "Hugepagesize:" line
+ * (kB), streamed through the stack; 0 if unknown.
+ */
+static unsigned long ncb__hugepagesize(void)
+{
+	static const char key[] = "Hugepagesize:";
+	unsigned long v = NCB__GET(ncb__huge_default);
+	char buf[256];
+	int fd, m = 0;
+	long n, i;
+
+	if (v)
+		return v == 1 ? 0 : v;
+	fd = (int)ncb__open("/proc/meminfo");
+	if (fd < 0)
+		return 0;
+	/* m: the key's bytes matched on this line; -1: not this line. */
+	while ((n = ncb__read(fd, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n; i++) {
+			char c = buf[i];
+
+			if (c == '\n') {
+				m = 0;
+				continue;
+			}
+			if (m < 0)
+				continue;
+			if (m < (int)sizeof(key) - 1) {
+				m = c == key[m] ? m + 1 : -1;
+				continue;
+			}
+			if (c >= '0' && c <= '9')
+				v = v * 10 + (unsigned long)(c - '0');
+			else if (v)
+				goto out;
+		}
+	}
+out:
+	ncb__close(fd);
+	v <<= 10;
+	NCB__SET(ncb__huge_default, v ? v : 1);
+	return v;
+}
+
+/*
+ * The alignment a mapping needs: an anonymous MAP_HUGETLB one's huge page
+ * size (MAP_HUGE_SHIFT's log2, else the default), else a page.
+ */
+static unsigned long ncb__granule(int flags)
+{
+	unsigned int lg = (unsigned int)flags >> NCB__MAP_HUGE_SHIFT & 0x3f;
+	unsigned long pg = ncb_core_page_size(), h;
+
+	if ((flags & (NCB__MAP_HUGETLB | NCB__MAP_ANONYMOUS)) !=
+	    (NCB__MAP_HUGETLB | NCB__MAP_ANONYMOUS))
+		return pg;
+	if (lg)
+		h = lg < 8 * sizeof(long) ? 1UL << lg : 0;
+	else
+		h = ncb__hugepagesize();
+	return h > pg ? h : pg;
+}
+
+/*
+ * Whether the kernel has huge pages of size h (hstate_sizelog: EINVAL
+ * before the collision check if not): their sysfs directory is there.
+ * Without sysfs, assumed so.  Decimal by subtraction: no division helper
+ * on 32-bit machines.
+ */
+static int ncb__huge_size_known(unsigned long h)
+{
+	static const char dir[] = "/sys/kernel/mm/hugepages/hugepages-";
+	unsigned long long kb = h >> 10, p = 1;
+	char path[sizeof(dir) + 24];
+	int i, n = 0, digit;
+
+	for (i = 0; dir[i]; i++)
+		path[i] = dir[i];
+	/* The largest power of ten in kb, then a digit per power. */
+	while (p * 10 <= kb && p < 1000000000000000000ULL) {
+		p *= 10;
+		n++;
+	}
+	for (; n >= 0; n--) {
+		for (digit = 0; kb >= p; digit++)
+			kb -= p;
+		path[i++] = (char)('0' + digit);
+		/* The next power down, found upwards: no division. */
+		for (p = 1, digit = 0; digit < n - 1; digit++)
+			p *= 10;
+	}
+	path[i++] = 'k';
+	path[i++] = 'B';
+	path[i] = '\0';
+	if (!NCB__SC4(__NR_faccessat, NCB__AT_FDCWD, path, 0, 0))
+		return 1;
+	path[sizeof(dir) - 12] = '\0';
+	return NCB__SC4(__NR_faccessat, NCB__AT_FDCWD, path, 0, 0) < 0;
+}
+
+/* len rounded up to g (a power of two); 0 if that overflows. */
+static unsigned long ncb__round(unsigned long len, unsigned long g)
+{
+	return len > -g ? 0 : (len + g - 1) & ~(g - 1);
+}
+
 /*
  * The checks the kernel makes before it looks for a collision, in its
  * order (arch sys_mmap, ksys_mmap_pgoff, do_mmap, __get_unmapped_area), so
@@ -906,7 +1017,7 @@ NCB__FN int ncb_core_claim(unsigned long addr, unsigned long len,
 static int ncb__mmap_precheck(unsigned long addr, unsigned long len,
 			      int flags, int fd, long long off)
 {
-	unsigned long pg = ncb_core_page_size(), alen;
+	unsigned long pg = ncb_core_page_size(), g = ncb__granule(flags), alen;
 	unsigned long long pgoff;
 	int shift = 0;
 
@@ -918,13 +1029,18 @@ static int ncb__mmap_precheck(unsigned long addr, unsigned long len,
 		return -NCB__EINVAL;
 	if (!(flags & NCB__MAP_ANONYMOUS) && ncb__fd_valid(fd) < 0)
 		return -NCB__EBADF;
+	if (g > pg && !ncb__huge_size_known(g))
+		return -NCB__EINVAL;
 	if (!len)
 		return -NCB__EINVAL;
-	alen = ncb__align(len);
+	alen = ncb__round(len, g);
 	if (!alen)
 		return -NCB__ENOMEM;
 	if (pgoff + (alen >> shift) < pgoff)
 		return -NCB__EOVERFLOW;
+	/* hugetlb_get_unmapped_area: a huge page's alignment, first. */
+	if (addr & (g - 1) & ~(pg - 1))
+		return -NCB__EINVAL;
 	if (addr + alen < addr)
 		return -NCB__ENOMEM;
 	if (addr & (pg - 1))
@@ -935,29 +1051,52 @@ static int ncb__mmap_precheck(unsigned long addr, unsigned long len,
 }
 
 /*
- * Errors the kernel reports only after its collision check (do_mmap: lock
- * limits, then the file's mode and type): an occupied range wins over them.
+ * Errors the kernel reports only after its collision check, so that an
+ * occupied range wins over them: do_mmap's lock limits, file_mmap_ok's
+ * EOVERFLOW, the mapping type's checks (EINVAL for no type or a shared
+ * stack, the file's mode and operations), and a huge page reservation
+ * (ENOMEM).  The checks made before it are made here first
+ * (ncb__mmap_precheck), except a MAP_HUGETLB's: there EINVAL (a file not
+ * on hugetlbfs, an unknown size) comes first.
  */
-static int ncb__after_collision_check(long err)
+static int ncb__after_collision_check(long err, int flags)
 {
+	if (err == -NCB__EINVAL)
+		return !(flags & NCB__MAP_HUGETLB);
+	if (err == -NCB__ENOMEM)
+		return !!(flags & NCB__MAP_HUGETLB);
 	return err == -NCB__EACCES || err == -NCB__EPERM ||
 	       err == -NCB__EAGAIN || err == -NCB__ETXTBSY ||
-	       err == -NCB__ENODEV || err == -NCB__EOPNOTSUPP;
+	       err == -NCB__ENODEV || err == -NCB__EOPNOTSUPP ||
+	       err == -NCB__EOVERFLOW;
+}
+
+/*
+ * Unmap a mapping just made elsewhere than asked: len bytes, or where the
+ * kernel refuses (a huge page mapping is unmapped in whole huge pages)
+ * the rounded alen.  Never alen first: where an emulator made an ordinary
+ * mapping of len bytes, alen would reach past it into others'.
+ */
+static void ncb__unmap_stray(long p, unsigned long len, unsigned long alen)
+{
+	if (ncb__munmap((unsigned long)p, len) == -NCB__EINVAL && alen > len)
+		ncb__munmap((unsigned long)p, alen);
 }
 
 /*
  * A plain hint: if the range is free the kernel places the mapping there
  * itself, atomically.  The mapping, 0 to go on, or -errno.
  */
-static long ncb__try_hint(unsigned long addr, unsigned long len, int prot,
-			  int flags, int fd, long long off)
+static long ncb__try_hint(unsigned long addr, unsigned long len,
+			  unsigned long alen, int prot, int flags, int fd,
+			  long long off)
 {
 	long p = ncb__mmap_raw(addr, len, prot, flags, fd, off);
 
 	if ((unsigned long)p == addr)
 		return p;
 	if (!NCB_CORE_FAILED(p)) {
-		ncb__munmap((unsigned long)p, len);
+		ncb__unmap_stray(p, len, alen);
 		return 0;
 	}
 	/*
@@ -968,8 +1107,8 @@ static long ncb__try_hint(unsigned long addr, unsigned long len, int prot,
 	if (p == -NCB__EAGAIN)
 		return 0;
 	/* If the range cannot be checked, the kernel's own error stands. */
-	if (ncb__after_collision_check(p) &&
-	    ncb__classify(addr, ncb__align(len), 0) == -NCB__EEXIST)
+	if (ncb__after_collision_check(p, flags) &&
+	    ncb__classify(addr, alen, 0) == -NCB__EEXIST)
 		return -NCB__EEXIST;
 	return p;
 }
@@ -991,18 +1130,28 @@ NCB__FN long ncb_core_mmap_mode(void *addr, unsigned long len, int prot,
 		if ((unsigned long)p == a || NCB_CORE_FAILED(p))
 			return p;
 		/* Not honoured after all: treat it as the hint it was. */
-		ncb__munmap((unsigned long)p, len);
+		ncb__unmap_stray(p, len, ncb__round(len, ncb__granule(flags)));
 		mode = NCB_NOREPLACE_IGNORED;
 	}
 	err = ncb__mmap_precheck(a, len, flags, fd, off);
 	if (err)
 		return err;
-	alen = ncb__align(len);
+	alen = ncb__round(len, ncb__granule(flags));
 	if (mode != NCB_NOREPLACE_HONOURED) {
-		p = ncb__try_hint(a, len, prot, flags, fd, off);
+		/*
+		 * An occupied range first, as the flag would: one look-up,
+		 * not a mapping made and unmapped.  (It also spares the
+		 * occupant from valgrind, which meets a failing MAP_HUGETLB
+		 * hint by unmapping what is there.)  A file's MAP_HUGETLB
+		 * is refused before the collision check unless the file is
+		 * on hugetlbfs: the hint says which.
+		 */
+		if ((flags & (NCB__MAP_HUGETLB | NCB__MAP_ANONYMOUS)) !=
+		    NCB__MAP_HUGETLB && ncb_core_occupied(a, a + alen) == 1)
+			return -NCB__EEXIST;
+		p = ncb__try_hint(a, len, alen, prot, flags, fd, off);
 		if (p)
 			return p;
-		/* Usually the range is taken: say so without claiming. */
 		if (ncb_core_occupied(a, a + alen) == 1)
 			return -NCB__EEXIST;
 	}

@@ -28,19 +28,25 @@ static void expect(int mode, void *addr, size_t len, int prot, int flags,
 	ASSERT_ERRNO(want);
 }
 
-static int tmpfile_rdonly(size_t len)
+/* A temporary file of len bytes, opened with flags (O_RDONLY, O_RDWR). */
+static int tmpfile_open(size_t len, int flags)
 {
 	char path[] = "/tmp/ncb-errno-XXXXXX";
 	int fd = mkstemp(path), ro;
 
 	if (fd < 0 || ftruncate(fd, (off_t)len))
 		FAIL("temporary file: %s", errname(errno));
-	ro = open(path, O_RDONLY);
+	ro = open(path, flags);
 	unlink(path);
 	close(fd);
 	if (ro < 0)
 		FAIL("open: %s", errname(errno));
 	return ro;
+}
+
+static int tmpfile_rdonly(size_t len)
+{
+	return tmpfile_open(len, O_RDONLY);
 }
 
 static void zero_length(int mode)
@@ -192,8 +198,284 @@ static void occupant_past_first_page(int mode)
 }
 FOR_MODES(occupant_past_first_page)
 
+/*
+ * A table of cases, kind of descriptor x flags x protection x offset x
+ * occupancy, each answered as the kernel answers with the flag (do_mmap's
+ * rules in their order: oracle() below), and put to the kernel itself
+ * where it honours the flag: the rules are checked against the kernel,
+ * and every path of ncb_mmap against the rules.
+ */
+enum fd_kind { FD_ANON, FD_RO, FD_RW, FD_DIR, FD_PIPE, FD_ZERO, FD_CLOSED,
+	       FD_KINDS };
+
+static const char *const kind_name[FD_KINDS] = {
+	"anonymous", "read-only file", "read-write file", "directory",
+	"pipe", "/dev/zero", "closed descriptor",
+};
+
+/* A descriptor of that kind (a pipe's other end in *other), or -1. */
+static int open_kind(int kind, size_t len, int *other)
+{
+	int fds[2], fd = -1;
+
+	*other = -1;
+	switch (kind) {
+	case FD_RO:
+		fd = tmpfile_open(len, O_RDONLY);
+		break;
+	case FD_RW:
+		fd = tmpfile_open(len, O_RDWR);
+		break;
+	case FD_DIR:
+		fd = open("/", O_RDONLY | O_DIRECTORY);
+		break;
+	case FD_PIPE:
+		if (pipe(fds))
+			FAIL("pipe: %s", errname(errno));
+		*other = fds[1];
+		fd = fds[0];
+		break;
+	case FD_ZERO:
+		fd = open("/dev/zero", O_RDWR);
+		break;
+	case FD_CLOSED:
+		fd = open("/dev/null", O_RDONLY);
+		close(fd);
+		return fd;
+	default:
+		return -1;
+	}
+	if (fd < 0)
+		FAIL("%s: %s", kind_name[kind], errname(errno));
+	return fd;
+}
+
+/*
+ * The kernel's answer for a page at a free or occupied address (0:
+ * mapped): ksys_mmap_pgoff's descriptor, the collision, then do_mmap's
+ * checks after it (file_mmap_ok, then the switch on the mapping type).
+ */
+static int oracle(int kind, int flags, int prot, off_t off, int occupied)
+{
+	int type = flags & MAP_TYPE, writable = kind == FD_RW ||
+						kind == FD_ZERO;
+
+	if (kind == FD_CLOSED)
+		return EBADF;
+	if (occupied)
+		return EEXIST;
+	if (kind == FD_ANON) {
+		if (type == MAP_SHARED)
+			return flags & MAP_GROWSDOWN ? EINVAL : 0;
+		return type == MAP_PRIVATE ? 0 : EINVAL;
+	}
+	/* A regular file's pages end at MAX_LFS_FILESIZE. */
+	if (off && (kind == FD_RO || kind == FD_RW))
+		return EOVERFLOW;
+	if (type != MAP_SHARED && type != MAP_SHARED_VALIDATE &&
+	    type != MAP_PRIVATE)
+		return EINVAL;
+	if (type != MAP_PRIVATE && (prot & PROT_WRITE) && !writable)
+		return EACCES;
+	if (kind == FD_DIR || kind == FD_PIPE)
+		return ENODEV;
+	return flags & MAP_GROWSDOWN ? EINVAL : 0;
+}
+
+/* The error of the same mapping where the kernel chooses; 0 if none. */
+static int plain_error(int prot, int flags, int fd, off_t off)
+{
+	void *p = mmap(NULL, test_page(), prot, flags, fd, off);
+	int err = errno;
+
+	if (p == MAP_FAILED)
+		return err;
+	munmap(p, test_page());
+	return 0;
+}
+
+/* One case, put to ncb_mmap in mode and to the kernel with the flag. */
+static void table_case(int mode, char *addr, int kind, int flags, int prot,
+		       off_t off, int occupied)
+{
+	size_t pg = test_page();
+	int other, fd = open_kind(kind, pg, &other), honoured, i, want;
+	void *p;
+
+	want = oracle(kind, flags, prot, off, occupied);
+	if (kind == FD_ANON)
+		flags |= MAP_ANONYMOUS;
+	honoured = ncb__probe()->noreplace == NCB_NOREPLACE_HONOURED &&
+		   (flags & MAP_TYPE) != MAP_SHARED_VALIDATE;
+	for (i = 0; i < 1 + honoured; i++) {
+		p = i ? mmap(addr, pg, prot, flags | MAP_FIXED_NOREPLACE, fd,
+			     off)
+		      : mmap_in(mode, addr, pg, prot, flags, fd, off);
+		if (p != MAP_FAILED)
+			munmap(p, pg);
+		if (want ? p == MAP_FAILED && errno == want : p == addr)
+			continue;
+		/*
+		 * Where the flag is emulated a free range may be one the
+		 * emulator will not place (qemu-user, a stack's flags):
+		 * EADDRNOTAVAIL, the range left free.
+		 */
+		if (!want && !i && mode != NCB_NOREPLACE_HONOURED &&
+		    ncb__probe()->noreplace != NCB_NOREPLACE_HONOURED &&
+		    p == MAP_FAILED && errno == EADDRNOTAVAIL &&
+		    !occupants(addr, pg))
+			continue;
+		/*
+		 * An emulator checks a free range's mapping in an order of
+		 * its own (qemu-user: the type before the offset or the
+		 * file's mode): there its own answer to the same call
+		 * without an address stands.
+		 */
+		if (want && !occupied && p == MAP_FAILED &&
+		    errno == plain_error(prot, flags, fd, off))
+			continue;
+		FAIL("%s: %s, flags %#x, prot %d, offset %#llx, %s: %s %s "
+		     "where %s", i ? "the kernel" : "ncb_mmap",
+		     kind_name[kind], flags, prot, (unsigned long long)off,
+		     occupied ? "occupied" : "free",
+		     p == MAP_FAILED ? "failed with" : "mapped, not",
+		     p == MAP_FAILED ? errname(errno) : "at addr",
+		     want ? errname(want) : "it maps");
+	}
+	if (fd >= 0 && kind != FD_CLOSED)
+		close(fd);
+	if (other >= 0)
+		close(other);
+}
+
+/*
+ * Whether MAP_SHARED_VALIDATE maps a file here: qemu-user 7.2 knows no
+ * such type and fails it with EINVAL, on every path alike.
+ */
+static int shared_validate_known(void)
+{
+	int fd = tmpfile_rdonly(test_page());
+	void *p = mmap(NULL, test_page(), PROT_READ, MAP_SHARED_VALIDATE, fd,
+		       0);
+
+	close(fd);
+	if (p == MAP_FAILED) {
+		printf("# MAP_SHARED_VALIDATE: %s here, its cases left out\n",
+		       errname(errno));
+		return 0;
+	}
+	munmap(p, test_page());
+	return 1;
+}
+
+static void table(int mode)
+{
+	static const int types[] = {
+		MAP_PRIVATE, MAP_SHARED, MAP_SHARED_VALIDATE, 0,
+		MAP_PRIVATE | MAP_GROWSDOWN, MAP_SHARED | MAP_GROWSDOWN,
+	};
+	static const int prots[] = { PROT_READ, PROT_READ | PROT_WRITE };
+	size_t pg = test_page(), t, r, o;
+	/* The last page a 64-bit off_t can name: past any regular file. */
+	off_t offs[2] = { 0, sizeof(off_t) == 8 ?
+			  (off_t)(INT64_MAX & ~(int64_t)(pg - 1)) : 0 };
+	char *w = free_window(2 * pg);
+	int kind, occ, n = 0, validate = shared_validate_known();
+
+	map_sentinel(w + pg, pg, 1);
+	for (kind = 0; kind < FD_KINDS; kind++)
+		for (t = 0; t < sizeof(types) / sizeof(types[0]); t++)
+			for (r = 0; r < 2 && (validate || (types[t] &
+					  MAP_TYPE) != MAP_SHARED_VALIDATE);
+			     r++)
+				for (o = 0; o < 1 + !!offs[1]; o++)
+					for (occ = 0; occ < 2; occ++, n++)
+						table_case(mode, w + occ * pg,
+							   kind, types[t],
+							   prots[r], offs[o],
+							   occ);
+	check_sentinel(w + pg, pg, 1);
+	ASSERT_EQ(occupants(w, pg), 0);
+	printf("# %d cases, each as the kernel's rules say%s\n", n,
+	       ncb__probe()->noreplace == NCB_NOREPLACE_HONOURED ?
+	       " and as the kernel does" : "");
+}
+FOR_MODES(table)
+
+/*
+ * Anonymous MAP_HUGETLB: its address aligned to the huge page size (else
+ * EINVAL, before any collision), its length rounded up to it, and a huge
+ * page reserved after the collision check (ENOMEM where none is free:
+ * whether one is depends on the machine, and the kernel says).
+ */
+static void hugetlb_case(int mode, char *addr, size_t len, int flags,
+			 int want)
+{
+	int honoured = ncb__probe()->noreplace == NCB_NOREPLACE_HONOURED, i;
+	void *p, *got[2] = { NULL, NULL };
+	int err[2] = { 0, 0 };
+
+	flags |= MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB;
+	for (i = 0; i < 1 + honoured; i++) {
+		p = i ? mmap(addr, len, PROT_READ, flags | MAP_FIXED_NOREPLACE,
+			     -1, 0)
+		      : mmap_in(mode, addr, len, PROT_READ, flags, -1, 0);
+		err[i] = p == MAP_FAILED ? errno : 0;
+		got[i] = p;
+		if (p != MAP_FAILED)
+			munmap(p, len);
+	}
+	/* Either maps or finds no huge page: as the kernel did, if asked. */
+	if (want == ENOMEM && (honoured ? err[0] == err[1] :
+			       !err[0] || err[0] == ENOMEM) &&
+	    (err[0] || got[0] == addr))
+		return;
+	if (err[0] == want && (!honoured || err[1] == want))
+		return;
+	FAIL("MAP_HUGETLB flags %#x at %p, %zu bytes: ncb_mmap %s, the kernel "
+	     "%s, where %s", flags, (void *)addr, len,
+	     err[0] ? errname(err[0]) : "mapped",
+	     !honoured ? "not asked" : err[1] ? errname(err[1]) : "mapped",
+	     errname(want));
+}
+
+static void hugetlb(int mode)
+{
+	const size_t huge = 2UL << 20;
+	char *w = free_window(4 * huge), *a;
+
+	void *p;
+
+	if (!access("/proc/meminfo", R_OK) &&
+	    system("grep -q '^Hugepagesize: *2048 kB' /proc/meminfo"))
+		SKIP("the default huge page size here is not 2 MiB");
+	/* qemu-user refuses every MAP_HUGETLB: nothing to compare. */
+	p = mmap(NULL, huge, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
+		 MAP_HUGETLB, -1, 0);
+	if (p != MAP_FAILED)
+		munmap(p, huge);
+	else if (errno == EINVAL)
+		SKIP("MAP_HUGETLB is refused here (EINVAL)");
+	/* 2 MiB-aligned inside the window, and not 1 GiB-aligned. */
+	a = (char *)(((uintptr_t)w + huge - 1) & ~(uintptr_t)(huge - 1));
+	if (!((uintptr_t)a & ((1UL << 30) - 1)))
+		a += huge;
+	hugetlb_case(mode, a, huge, 0, ENOMEM);
+	hugetlb_case(mode, a, 4096, 0, ENOMEM);
+	hugetlb_case(mode, a + 4096, huge, 0, EINVAL);
+	hugetlb_case(mode, a, huge, 30 << MAP_HUGE_SHIFT, EINVAL);
+	map_sentinel(a + huge / 2, 4096, 1);
+	hugetlb_case(mode, a, huge, 0, EEXIST);
+	hugetlb_case(mode, a, 4096, 0, EEXIST);
+	hugetlb_case(mode, a + 4096, huge, 0, EINVAL);
+	hugetlb_case(mode, a, huge, 30 << MAP_HUGE_SHIFT, EINVAL);
+	check_sentinel(a + huge / 2, 4096, 1);
+}
+FOR_MODES(hugetlb)
+
 TEST_MAIN(T_MODES(zero_length), T_MODES(unaligned_address),
 	  T_MODES(unaligned_offset), T_MODES(bad_descriptor),
 	  T_MODES(absurd_lengths), T_MODES(collision_before_access),
 	  T_MODES(below_mmap_min_addr), T_MODES(stack_guard_gap),
-	  T_MODES(occupant_past_first_page))
+	  T_MODES(occupant_past_first_page), T_MODES(table),
+	  T_MODES(hugetlb))
