@@ -604,6 +604,136 @@ static int ncb__covers(unsigned long long s, unsigned long long e, void *arg)
 	return e >= r->end;
 }
 
+/*
+ * A descriptor of /proc/self/maps kept for PROCMAP_QUERY: opening the
+ * file costs several times the query itself.  Used only while it is
+ * known to be ours: in the process that opened it (a child after fork
+ * has its parent's, which describes the parent: the child closes its copy
+ * and keeps one of its own), and still the same open file (a program may
+ * close every descriptor and reuse the number), which statx's inode and
+ * device tell.  One per process, close-on-exec, never closed otherwise;
+ * where it cannot be kept, each look-up opens the file.  Define
+ * NCB_CORE_NO_KEPT_FD to open it every time (a checkpointer that must
+ * not carry a /proc descriptor, say).
+ */
+static int ncb__mfd_state;	/* 0 free, 1 being set up, 2 kept */
+static int ncb__mfd = -1;
+static long ncb__mfd_pid;
+static unsigned long long ncb__mfd_ino, ncb__mfd_dev;
+
+/*
+ * Compare and swap, acquiring.  aarch64 compilers call libgcc for it
+ * (outline atomics): here it is the exclusive pair itself.
+ */
+static int ncb__cas(int *p, int old, int new_value)
+{
+#if defined(__aarch64__)
+	int seen, failed;
+
+	__asm__ volatile("1:	ldaxr	%w0, %2\n"
+			 "	cmp	%w0, %w3\n"
+			 "	b.ne	2f\n"
+			 "	stlxr	%w1, %w4, %2\n"
+			 "	cbnz	%w1, 1b\n"
+			 "2:"
+			 : "=&r"(seen), "=&r"(failed), "+Q"(*p)
+			 : "r"(old), "r"(new_value)
+			 : "cc", "memory");
+	return seen == old;
+#else
+	return __atomic_compare_exchange_n(p, &old, new_value, 0,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+#endif
+}
+
+#define NCB__AT_EMPTY_PATH 0x1000
+#define NCB__STATX_INO 0x100
+
+/* The inode and device of fd (statx, Linux 4.11): 0, or -errno. */
+static int ncb__fd_id(int fd, unsigned long long *ino,
+		      unsigned long long *dev)
+{
+	/* struct statx: stx_ino at byte 32, stx_dev_major/minor at 136. */
+	unsigned long long stx[32];
+	long r;
+
+	stx[4] = stx[17] = 0;
+	r = NCB__SC5(__NR_statx, fd, "", NCB__AT_EMPTY_PATH, NCB__STATX_INO,
+		     stx);
+	if (r < 0)
+		return (int)r;
+	*ino = stx[4];
+	*dev = stx[17];
+	return 0;
+}
+
+/*
+ * The kept descriptor if it is still this process's maps; else -1.  In a
+ * child of the process that kept it, the inherited copy is closed and
+ * the place freed for the child's own.
+ */
+static int ncb__kept_maps(void)
+{
+	unsigned long long ino = 0, dev = 0;
+	int fd;
+
+#ifdef NCB_CORE_NO_KEPT_FD
+	return -1;
+#endif
+	if (__atomic_load_n(&ncb__mfd_state, __ATOMIC_ACQUIRE) != 2)
+		return -1;
+	fd = ncb__mfd;
+	if (ncb__fd_id(fd, &ino, &dev) || ino != ncb__mfd_ino ||
+	    dev != ncb__mfd_dev) {
+		/* The number is another file's now: forget it, not close. */
+		if (ncb__cas(&ncb__mfd_state, 2, 1))
+			__atomic_store_n(&ncb__mfd_state, 0, __ATOMIC_RELEASE);
+		return -1;
+	}
+	if (ncb__mfd_pid == NCB__SC1(__NR_getpid, 0))
+		return fd;
+	if (ncb__cas(&ncb__mfd_state, 2, 1)) {
+		ncb__close(fd);
+		__atomic_store_n(&ncb__mfd_state, 0, __ATOMIC_RELEASE);
+	}
+	return -1;
+}
+
+/* Keep fd, just opened, if nothing is kept yet: 1 if it was kept. */
+static int ncb__keep_maps(int fd)
+{
+#ifdef NCB_CORE_NO_KEPT_FD
+	return 0;
+#endif
+	if (!ncb__cas(&ncb__mfd_state, 0, 1))
+		return 0;
+	if (ncb__fd_id(fd, &ncb__mfd_ino, &ncb__mfd_dev)) {
+		__atomic_store_n(&ncb__mfd_state, 0, __ATOMIC_RELEASE);
+		return 0;
+	}
+	ncb__mfd = fd;
+	ncb__mfd_pid = NCB__SC1(__NR_getpid, 0);
+	__atomic_store_n(&ncb__mfd_state, 2, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/*
+ * The maps for one look-up: the kept descriptor where the ioctl works,
+ * else a fresh one; *fresh says whether to close it.
+ */
+static int ncb__maps_for_query(int *fresh)
+{
+	int fd = ncb_core_procmap_query() ? ncb__kept_maps() : -1;
+
+	*fresh = 0;
+	if (fd >= 0)
+		return fd;
+	fd = ncb__open_maps();
+	if (fd >= 0 && !(ncb_core_procmap_query() && ncb__keep_maps(fd)))
+		*fresh = 1;
+	return fd;
+}
+
 NCB__FN int ncb_core_procmap_query(void)
 {
 	unsigned long long s, e;
@@ -620,43 +750,50 @@ NCB__FN int ncb_core_procmap_query(void)
 	return r >= 0;
 }
 
-NCB__FN int ncb_core_occupied(unsigned long start, unsigned long end)
+/*
+ * The mapping covering rg->start (with next, or the first above it) asked
+ * of the ioctl, else the text walked, judged by fn: 1, 0 or -errno.  The
+ * kept descriptor is for the ioctl only: the text is read from a fresh one.
+ */
+static int ncb__look(struct ncb__range *rg, int next,
+		     int (*fn)(unsigned long long, unsigned long long, void *))
 {
-	struct ncb__range rg = { start, end };
 	unsigned long long s, e;
-	int fd, r = -NCB__ENOTTY;
+	int fd, fresh, r = -NCB__ENOTTY;
 
-	fd = ncb__open_maps();
+	fd = ncb__maps_for_query(&fresh);
 	if (fd < 0)
 		return fd;
 	if (ncb_core_procmap_query())
-		r = ncb__query_at(fd, start, 1, &s, &e);
+		r = ncb__query_at(fd, (unsigned long)rg->start, next, &s, &e);
 	if (r == 1)
-		r = s < end;
-	else if (r == -NCB__ENOTTY)
-		r = ncb__walk_text(fd, ncb__meets, &rg);
-	ncb__close(fd);
+		r = fn(s, e, rg) == 1;
+	if (r == -NCB__ENOTTY && !fresh) {
+		fd = ncb__open_maps();
+		if (fd < 0)
+			return fd;
+		fresh = 1;
+	}
+	if (r == -NCB__ENOTTY)
+		r = ncb__walk_text(fd, fn, rg);
+	if (fresh)
+		ncb__close(fd);
 	return r;
 }
 
-NCB__FN int ncb_core_in_one_mapping(unsigned long start,
-					 unsigned long end)
+NCB__FN int ncb_core_occupied(unsigned long start, unsigned long end)
 {
 	struct ncb__range rg = { start, end };
-	unsigned long long s, e;
-	int fd, r = -NCB__ENOTTY;
 
-	fd = ncb__open_maps();
-	if (fd < 0)
-		return fd;
-	if (ncb_core_procmap_query())
-		r = ncb__query_at(fd, start, 0, &s, &e);
-	if (r == 1)
-		r = e >= end;
-	else if (r == -NCB__ENOTTY)
-		r = ncb__walk_text(fd, ncb__covers, &rg);
-	ncb__close(fd);
-	return r;
+	return ncb__look(&rg, 1, ncb__meets);
+}
+
+NCB__FN int ncb_core_in_one_mapping(unsigned long start,
+				    unsigned long end)
+{
+	struct ncb__range rg = { start, end };
+
+	return ncb__look(&rg, 0, ncb__covers);
 }
 
 /* ---- The probe: experiments on memory of its own. ---- */
@@ -1113,6 +1250,25 @@ static long ncb__try_hint(unsigned long addr, unsigned long len,
 	return p;
 }
 
+/*
+ * Whether to look for an occupant before trying the mapping, as the flag
+ * would: where PROCMAP_QUERY answers in one call, it costs less than a
+ * mapping made and unmapped; where only the text can say, the hint is
+ * tried first, as it costs the same however many mappings there are.  A
+ * MAP_HUGETLB hint that fails is met by valgrind with the unmapping of
+ * what is there: an anonymous one is looked for first always.  A file's
+ * is refused before the collision check unless the file is on hugetlbfs:
+ * the hint says which.
+ */
+static int ncb__look_first(int flags)
+{
+	int huge = flags & NCB__MAP_HUGETLB, anon = flags & NCB__MAP_ANONYMOUS;
+
+	if (huge && !anon)
+		return 0;
+	return (huge && anon) || ncb_core_procmap_query();
+}
+
 NCB__FN long ncb_core_mmap_mode(void *addr, unsigned long len, int prot,
 				     int flags, int fd, long long off,
 				     int mode)
@@ -1138,16 +1294,8 @@ NCB__FN long ncb_core_mmap_mode(void *addr, unsigned long len, int prot,
 		return err;
 	alen = ncb__round(len, ncb__granule(flags));
 	if (mode != NCB_NOREPLACE_HONOURED) {
-		/*
-		 * An occupied range first, as the flag would: one look-up,
-		 * not a mapping made and unmapped.  (It also spares the
-		 * occupant from valgrind, which meets a failing MAP_HUGETLB
-		 * hint by unmapping what is there.)  A file's MAP_HUGETLB
-		 * is refused before the collision check unless the file is
-		 * on hugetlbfs: the hint says which.
-		 */
-		if ((flags & (NCB__MAP_HUGETLB | NCB__MAP_ANONYMOUS)) !=
-		    NCB__MAP_HUGETLB && ncb_core_occupied(a, a + alen) == 1)
+		if (ncb__look_first(flags) &&
+		    ncb_core_occupied(a, a + alen) == 1)
 			return -NCB__EEXIST;
 		p = ncb__try_hint(a, len, alen, prot, flags, fd, off);
 		if (p)

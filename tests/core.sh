@@ -42,6 +42,8 @@ run() {
 for o in -O0 -O2 -Os; do
 	build "x86_64$o" "${CC:-cc}" $o && run "x86_64$o"
 done
+build x86_64-nokeep "${CC:-cc}" -O2 -DNCB_CORE_NO_KEPT_FD &&
+	run x86_64-nokeep
 if have clang; then
 	build x86_64-clang clang -O2 && run x86_64-clang
 else

@@ -232,14 +232,19 @@ static inline int harness_run(const struct ncb_test *t, int n, int argc,
 		pid = fork();
 		if (pid == 0) {
 			/* A test closes what it opens: count before, after. */
-			int fds = harness_fds(), after;
+			int fds, after;
+
+#ifdef HARNESS_SETUP
+			HARNESS_SETUP();
+#endif
+			fds = harness_fds();
 
 			alarm(timeout);
 			t[i].fn();
 			after = harness_fds();
 			if (after != fds)
-				FAIL("%d file descriptors open before the test, "
-				     "%d after", fds, after);
+				FAIL("%d file descriptors open before the "
+				     "test, %d after", fds, after);
 			fflush(stdout);
 			_exit(0);
 		}

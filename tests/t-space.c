@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Free-space queries: is a range free, where does a range fit. */
+#include <fcntl.h>
 #include "ncbtest.h"
 
 #define PG test_page()
@@ -153,5 +154,76 @@ TEST(errors)
 				PG, 0, NCB_PLACE_RANDOM, &a), -ENOMEM);
 }
 
+/*
+ * The descriptors of this process's own maps, as /proc/self/fd lists
+ * them: how many, the last in *last.
+ */
+static int maps_fds(int *last)
+{
+	char link[64], want[64];
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+	ssize_t l;
+
+	ASSERT_TRUE(d != NULL);
+	snprintf(want, sizeof(want), "/proc/%d/maps", (int)getpid());
+	while ((de = readdir(d))) {
+		l = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+		if (l <= 0)
+			continue;
+		link[l] = '\0';
+		if (!strcmp(link, want)) {
+			n++;
+			*last = atoi(de->d_name);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * The core's kept descriptor of /proc/self/maps (where PROCMAP_QUERY
+ * answers): a child after fork looks at its own maps with one of its own,
+ * never its parent's; one whose number the program closed and reused is
+ * given up, not misread.
+ */
+TEST(kept_maps_descriptor)
+{
+	char *w = free_window(2 * PG), *p;
+	int st, kept = -1, null;
+	pid_t pid;
+
+	if (!ncb_core_procmap_query())
+		SKIP("no PROCMAP_QUERY here: nothing is kept");
+	p = map_sentinel(w, PG, 1);
+	ASSERT_EQ(ncb_core_occupied((uintptr_t)p, (uintptr_t)p + PG), 1);
+	ASSERT_EQ(maps_fds(&kept), 1);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		/* The child's page is gone; the parent's is not. */
+		munmap(p, PG);
+		if (ncb_core_occupied((uintptr_t)p, (uintptr_t)p + PG) != 0)
+			_exit(1);
+		_exit(maps_fds(&kept) == 1 ? 0 : 2);
+	}
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(WEXITSTATUS(st), 0);
+	ASSERT_EQ(ncb_core_occupied((uintptr_t)p, (uintptr_t)p + PG), 1);
+	/* Its number taken over by another file, as a daemon might. */
+	null = open("/dev/null", O_RDONLY);
+	ASSERT_TRUE(null >= 0);
+	ASSERT_EQ(dup2(null, kept), kept);
+	close(null);
+	munmap(p, PG);
+	ASSERT_EQ(ncb_core_occupied((uintptr_t)p, (uintptr_t)p + PG), 0);
+	ASSERT_EQ(maps_fds(&null), 1);
+	ASSERT_NE(null, kept);
+	close(kept);
+}
+
 TEST_MAIN(T(range_free), T(lowest_and_highest), T(alignment),
-	  T(random_spreads), T(keeps_below_stack_clear), T(errors))
+	  T(random_spreads), T(keeps_below_stack_clear), T(errors),
+	  T(kept_maps_descriptor))

@@ -11,3 +11,11 @@
 #include "noclobber_core.h"
 #include "../../src/mmap.c"
 #include "../../src/mremap.c"
+
+/* Its kept descriptor of /proc/self/maps, before the harness counts. */
+void ncb_test_core_warm(void);
+
+void ncb_test_core_warm(void)
+{
+	(void)ncb_core_occupied(0, 1);
+}
