@@ -28,8 +28,11 @@ uint64_t ncb__user_top(void)
 #endif
 }
 
-/* The kernel keeps this much below a stack free for it to grow into. */
-#define STACK_GUARD (256UL * 4096)
+/*
+ * The kernel keeps this much below a stack free for it to grow into:
+ * stack_guard_gap, 256 pages of the machine's size (mm/mmap.c).
+ */
+#define STACK_GUARD (256 * (uint64_t)ncb__probe()->page_size)
 
 int ncb_range_free(const void *addr, size_t len)
 {
