@@ -507,7 +507,8 @@ static int ncb__open_maps(void)
  * [*s, *e), 0 if none, -ENOTTY where the ioctl is unknown.
  */
 static int ncb__query_at(int fd, unsigned long addr, int next,
-			 unsigned long long *s, unsigned long long *e)
+			 unsigned long long *s, unsigned long long *e,
+			 unsigned long long *page)
 {
 	struct ncb__pmq q;
 	long r;
@@ -527,6 +528,8 @@ static int ncb__query_at(int fd, unsigned long addr, int next,
 		return r == -NCB__EINVAL ? -NCB__ENOTTY : (int)r;
 	*s = q.vma_start;
 	*e = q.vma_end;
+	if (page)
+		*page = q.vma_page_size;
 	return 1;
 }
 
@@ -539,11 +542,13 @@ static int ncb__walk_text(int fd, int (*fn)(unsigned long long,
 					    unsigned long long, void *),
 			  void *arg)
 {
-	unsigned long long v[2] = { 0, 0 };
+	unsigned long long v[2];
 	char buf[512];
 	int state = 0, d, ret;
 	long n, i;
 
+	/* Element by element: clang may make an initializer a memset. */
+	v[0] = v[1] = 0;
 	while ((n = ncb__read(fd, buf, sizeof(buf))) > 0) {
 		for (i = 0; i < n; i++) {
 			char c = buf[i];
@@ -578,6 +583,7 @@ static int ncb__walk_text(int fd, int (*fn)(unsigned long long,
 
 struct ncb__range {
 	unsigned long long start, end;
+	unsigned long long page;	/* the ioctl's answer: its page size */
 };
 
 /* A range meeting [start, end): 1; one wholly above: 0; the end: 0. */
@@ -606,15 +612,16 @@ static int ncb__covers(unsigned long long s, unsigned long long e, void *arg)
 
 /*
  * A descriptor of /proc/self/maps kept for PROCMAP_QUERY: opening the
- * file costs several times the query itself.  Used only while it is
- * known to be ours: in the process that opened it (a child after fork
- * has its parent's, which describes the parent: the child closes its copy
- * and keeps one of its own), and still the same open file (a program may
- * close every descriptor and reuse the number), which statx's inode and
- * device tell.  One per process, close-on-exec, never closed otherwise;
- * where it cannot be kept, each look-up opens the file.  Define
- * NCB_CORE_NO_KEPT_FD to open it every time (a checkpointer that must
- * not carry a /proc descriptor, say).
+ * file costs several times the query itself.  It describes the process
+ * that opened it, so only that process uses it: a child after fork or
+ * vfork (which shares this memory) finds another pid and opens the file
+ * for each look-up, touching nothing kept (its inherited copy goes at
+ * exec, being close-on-exec).  After each query statx says whether the
+ * number still names that open file (a program may close every
+ * descriptor, or dup2 over it): if not, it is forgotten, never closed,
+ * and the query asked again of a fresh one.  One per process.  Define
+ * NCB_CORE_NO_KEPT_FD to open the file for each look-up (a checkpointer
+ * that must not carry a /proc descriptor, say).
  */
 static int ncb__mfd_state;	/* 0 free, 1 being set up, 2 kept */
 static int ncb__mfd = -1;
@@ -667,36 +674,35 @@ static int ncb__fd_id(int fd, unsigned long long *ino,
 	return 0;
 }
 
-/*
- * The kept descriptor if it is still this process's maps; else -1.  In a
- * child of the process that kept it, the inherited copy is closed and
- * the place freed for the child's own.
- */
+/* Give the kept place up (the number is no longer ours: not closed). */
+static void ncb__forget_maps(void)
+{
+	if (ncb__cas(&ncb__mfd_state, 2, 1))
+		__atomic_store_n(&ncb__mfd_state, 0, __ATOMIC_RELEASE);
+}
+
+/* The kept descriptor if this process kept it; else -1. */
 static int ncb__kept_maps(void)
 {
-	unsigned long long ino = 0, dev = 0;
-	int fd;
-
 #ifdef NCB_CORE_NO_KEPT_FD
 	return -1;
 #endif
-	if (__atomic_load_n(&ncb__mfd_state, __ATOMIC_ACQUIRE) != 2)
+	if (__atomic_load_n(&ncb__mfd_state, __ATOMIC_ACQUIRE) != 2 ||
+	    ncb__mfd_pid != NCB__SC1(__NR_getpid, 0))
 		return -1;
-	fd = ncb__mfd;
-	if (ncb__fd_id(fd, &ino, &dev) || ino != ncb__mfd_ino ||
-	    dev != ncb__mfd_dev) {
-		/* The number is another file's now: forget it, not close. */
-		if (ncb__cas(&ncb__mfd_state, 2, 1))
-			__atomic_store_n(&ncb__mfd_state, 0, __ATOMIC_RELEASE);
-		return -1;
-	}
-	if (ncb__mfd_pid == NCB__SC1(__NR_getpid, 0))
-		return fd;
-	if (ncb__cas(&ncb__mfd_state, 2, 1)) {
-		ncb__close(fd);
-		__atomic_store_n(&ncb__mfd_state, 0, __ATOMIC_RELEASE);
-	}
-	return -1;
+	return ncb__mfd;
+}
+
+/* Whether fd, used as the kept one, still names the file kept. */
+static int ncb__kept_still(int fd)
+{
+	unsigned long long ino = 0, dev = 0;
+
+	if (!ncb__fd_id(fd, &ino, &dev) && ino == ncb__mfd_ino &&
+	    dev == ncb__mfd_dev)
+		return 1;
+	ncb__forget_maps();
+	return 0;
 }
 
 /* Keep fd, just opened, if nothing is kept yet: 1 if it was kept. */
@@ -719,11 +725,12 @@ static int ncb__keep_maps(int fd)
 
 /*
  * The maps for one look-up: the kept descriptor where the ioctl works,
- * else a fresh one; *fresh says whether to close it.
+ * else a fresh one; *fresh says whether to close it.  again: the kept
+ * one just failed, a fresh one is wanted.
  */
-static int ncb__maps_for_query(int *fresh)
+static int ncb__maps_for_query(int *fresh, int again)
 {
-	int fd = ncb_core_procmap_query() ? ncb__kept_maps() : -1;
+	int fd = !again && ncb_core_procmap_query() ? ncb__kept_maps() : -1;
 
 	*fresh = 0;
 	if (fd >= 0)
@@ -736,7 +743,7 @@ static int ncb__maps_for_query(int *fresh)
 
 NCB__FN int ncb_core_procmap_query(void)
 {
-	unsigned long long s, e;
+	unsigned long long s = 0, e = 0;
 	int q = NCB__GET(ncb__query), fd, r;
 
 	if (q)
@@ -744,7 +751,7 @@ NCB__FN int ncb_core_procmap_query(void)
 	fd = ncb__open_maps();
 	if (fd < 0)
 		return 0;
-	r = ncb__query_at(fd, 0, 1, &s, &e);
+	r = ncb__query_at(fd, 0, 1, &s, &e, 0);
 	ncb__close(fd);
 	NCB__SET(ncb__query, r >= 0 ? 1 : 2);
 	return r >= 0;
@@ -758,14 +765,22 @@ NCB__FN int ncb_core_procmap_query(void)
 static int ncb__look(struct ncb__range *rg, int next,
 		     int (*fn)(unsigned long long, unsigned long long, void *))
 {
-	unsigned long long s, e;
-	int fd, fresh, r = -NCB__ENOTTY;
+	unsigned long long s = 0, e = 0;
+	int fd, fresh, again = 0, r;
 
-	fd = ncb__maps_for_query(&fresh);
+retry:
+	r = -NCB__ENOTTY;
+	fd = ncb__maps_for_query(&fresh, again);
 	if (fd < 0)
 		return fd;
 	if (ncb_core_procmap_query())
-		r = ncb__query_at(fd, (unsigned long)rg->start, next, &s, &e);
+		r = ncb__query_at(fd, (unsigned long)rg->start, next, &s, &e,
+				  &rg->page);
+	/* The kept number taken over meanwhile: ask a fresh descriptor. */
+	if (!fresh && !again && !ncb__kept_still(fd)) {
+		again = 1;
+		goto retry;
+	}
 	if (r == 1)
 		r = fn(s, e, rg) == 1;
 	if (r == -NCB__ENOTTY && !fresh) {
@@ -783,7 +798,7 @@ static int ncb__look(struct ncb__range *rg, int next,
 
 NCB__FN int ncb_core_occupied(unsigned long start, unsigned long end)
 {
-	struct ncb__range rg = { start, end };
+	struct ncb__range rg = { start, end, 0 };
 
 	return ncb__look(&rg, 1, ncb__meets);
 }
@@ -791,9 +806,87 @@ NCB__FN int ncb_core_occupied(unsigned long start, unsigned long end)
 NCB__FN int ncb_core_in_one_mapping(unsigned long start,
 				    unsigned long end)
 {
-	struct ncb__range rg = { start, end };
+	struct ncb__range rg = { start, end, 0 };
 
 	return ncb__look(&rg, 0, ncb__covers);
+}
+
+/* A hexadecimal number at *p, advanced past it; -1 if none. */
+static int ncb__hex(const char **p, const char *end, unsigned long long *v)
+{
+	const char *q = *p;
+	int d;
+
+	for (*v = 0; q < end; q++) {
+		d = *q >= '0' && *q <= '9' ? *q - '0' :
+		    *q >= 'a' && *q <= 'f' ? *q - 'a' + 10 : -1;
+		if (d < 0)
+			break;
+		*v = *v << 4 | (unsigned)d;
+	}
+	if (q == *p)
+		return -1;
+	*p = q;
+	return 0;
+}
+
+/* Whether line (len bytes) is the field key; its number in *v. */
+static int ncb__field(const char *line, int len, const char *key,
+		      unsigned long long *v)
+{
+	int k;
+
+	for (k = 0; k < len && key[k] && line[k] == key[k]; k++)
+		;
+	if (key[k])
+		return 0;
+	for (*v = 0; k < len; k++)
+		if (line[k] >= '0' && line[k] <= '9')
+			*v = *v * 10 + (unsigned)(line[k] - '0');
+	return 1;
+}
+
+/*
+ * The page size of the mapping at addr as /proc/self/smaps gives it
+ * (KernelPageSize, for kernels without PROCMAP_QUERY): each line's first
+ * 64 bytes through the stack, enough for a range or a field.  0 if
+ * unknown.
+ */
+static unsigned long ncb__smaps_page(unsigned long addr)
+{
+	static const char key[] = "KernelPageSize:";
+	unsigned long long a, b, kb = 0;
+	char buf[256], line[64];
+	const char *p;
+	int fd, len = 0, in = 0;
+	long n, i;
+
+	fd = (int)ncb__open("/proc/self/smaps");
+	if (fd < 0)
+		return 0;
+	while ((n = ncb__read(fd, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n; i++) {
+			if (buf[i] != '\n') {
+				if (len < (int)sizeof(line))
+					line[len++] = buf[i];
+				continue;
+			}
+			p = line;
+			if (!ncb__hex(&p, line + len, &a) && p < line + len &&
+			    *p++ == '-' && !ncb__hex(&p, line + len, &b)) {
+				/* A mapping's first line: ours, or past it. */
+				if (in)
+					goto out;
+				in = a <= addr && addr < b;
+			} else if (in && ncb__field(line, len, key, &kb)) {
+				goto out;
+			}
+			len = 0;
+		}
+	}
+out:
+	ncb__close(fd);
+	return (unsigned long)(kb << 10);
 }
 
 /* ---- The probe: experiments on memory of its own. ---- */
@@ -829,9 +922,11 @@ static int ncb__probe_partial(unsigned long r, unsigned long pg, int *retry)
 	if (NCB_CORE_FAILED(p)) {
 		/*
 		 * EEXIST is only conclusive if the hole was still empty: a
-		 * concurrent mmap may have landed in it.  Try elsewhere.
+		 * concurrent mmap may have landed in it.  Try elsewhere.  No
+		 * memory or mappings left says nothing about the flag.
 		 */
-		if (p == -NCB__EEXIST && ncb__page_mapped(r, pg))
+		if ((p == -NCB__EEXIST && ncb__page_mapped(r, pg)) ||
+		    p == -NCB__ENOMEM || p == -NCB__EAGAIN)
 			*retry = 1;
 		mode = p == -NCB__EEXIST ? NCB_NOREPLACE_HONOURED
 					 : NCB_NOREPLACE_PARTIAL;
@@ -861,6 +956,9 @@ static int ncb__probe_once(unsigned long pg, int *retry)
 		if (p == -NCB__EEXIST)
 			return ncb__probe_partial((unsigned long)r, pg, retry);
 		ncb__munmap((unsigned long)r, 3 * pg);
+		/* Out of memory or mappings: no verdict, try again later. */
+		if (p == -NCB__ENOMEM || p == -NCB__EAGAIN)
+			return 0;
 		return NCB_NOREPLACE_REJECTED;
 	}
 	if (p != r)
@@ -886,11 +984,11 @@ NCB__FN int ncb_core_probe(void)
 	}
 	/*
 	 * Could not tell (no memory, or always raced): assume the worst
-	 * kernel that still honours exact overlaps.  The paths used then are
-	 * correct everywhere, only slower.
+	 * kernel that still honours exact overlaps, for this call only.  The
+	 * paths used then are correct everywhere, only slower.
 	 */
 	if (!mode)
-		mode = NCB_NOREPLACE_PARTIAL;
+		return NCB_NOREPLACE_PARTIAL;
 	NCB__SET(ncb__mode, mode);
 	return mode;
 }
@@ -1084,23 +1182,49 @@ out:
 	return v;
 }
 
+#define NCB__HUGETLBFS_MAGIC 0x958458f6
+
 /*
- * The alignment a mapping needs: an anonymous MAP_HUGETLB one's huge page
- * size (MAP_HUGE_SHIFT's log2, else the default), else a page.
+ * A file's huge page size if it lies on hugetlbfs (fstatfs: f_type and
+ * f_bsize lead the struct, two longs, or two 32-bit words on s390x and
+ * 32-bit machines), else 0.
  */
-static unsigned long ncb__granule(int flags)
+static unsigned long ncb__hugetlbfs_page(int fd)
+{
+	unsigned long buf[32];
+#if defined(__s390x__) || !defined(__LP64__)
+	unsigned int *w = (unsigned int *)(void *)buf;
+#else
+	unsigned long *w = buf;
+#endif
+
+	w[0] = w[1] = 0;
+	if (NCB__SC2(__NR_fstatfs, fd, buf) < 0 ||
+	    w[0] != NCB__HUGETLBFS_MAGIC)
+		return 0;
+	return w[1];
+}
+
+/*
+ * The alignment a mapping needs: a huge page's for a MAP_HUGETLB one
+ * (MAP_HUGE_SHIFT's log2, else the default from /proc/meminfo) or a file
+ * on hugetlbfs, else a page.  0 where a huge page size is asked for and
+ * cannot be known: never a small page's, which would claim too little.
+ */
+static unsigned long ncb__granule(int flags, int fd)
 {
 	unsigned int lg = (unsigned int)flags >> NCB__MAP_HUGE_SHIFT & 0x3f;
 	unsigned long pg = ncb_core_page_size(), h;
 
-	if ((flags & (NCB__MAP_HUGETLB | NCB__MAP_ANONYMOUS)) !=
-	    (NCB__MAP_HUGETLB | NCB__MAP_ANONYMOUS))
+	if (!(flags & NCB__MAP_ANONYMOUS)) {
+		h = ncb__hugetlbfs_page(fd);
+		return h > pg ? h : pg;
+	}
+	if (!(flags & NCB__MAP_HUGETLB))
 		return pg;
 	if (lg)
-		h = lg < 8 * sizeof(long) ? 1UL << lg : 0;
-	else
-		h = ncb__hugepagesize();
-	return h > pg ? h : pg;
+		return lg < 8 * sizeof(long) ? 1UL << lg : 0;
+	return ncb__hugepagesize();
 }
 
 /*
@@ -1147,6 +1271,22 @@ static unsigned long ncb__round(unsigned long len, unsigned long g)
 }
 
 /*
+ * v >> n (0 < n < 32) without a variable 64-bit shift, which 32-bit
+ * machines leave to a libgcc helper.
+ */
+static unsigned long long ncb__shr64(unsigned long long v, int n)
+{
+#if defined(__LP64__)
+	return v >> n;
+#else
+	unsigned long hi = (unsigned long)(v >> 32), lo = (unsigned long)v;
+
+	return (unsigned long long)(hi >> n) << 32 |
+	       (lo >> n | hi << (32 - n));
+#endif
+}
+
+/*
  * The checks the kernel makes before it looks for a collision, in its
  * order (arch sys_mmap, ksys_mmap_pgoff, do_mmap, __get_unmapped_area), so
  * that the emulated paths fail like the real flag would.
@@ -1154,25 +1294,34 @@ static unsigned long ncb__round(unsigned long len, unsigned long g)
 static int ncb__mmap_precheck(unsigned long addr, unsigned long len,
 			      int flags, int fd, long long off)
 {
-	unsigned long pg = ncb_core_page_size(), g = ncb__granule(flags), alen;
+	unsigned long pg = ncb_core_page_size(), g = ncb__granule(flags, fd);
+	unsigned long alen;
 	unsigned long long pgoff;
 	int shift = 0;
 
 	/* Shifts, not division: no libgcc helper on 32-bit machines. */
 	while ((1UL << shift) < pg)
 		shift++;
-	pgoff = (unsigned long long)off >> shift;
+	pgoff = ncb__shr64((unsigned long long)off, shift);
 	if ((unsigned long long)off & (pg - 1))
 		return -NCB__EINVAL;
+#if !defined(__LP64__)
+	/* mmap2's page offset is a long: the C library's EINVAL. */
+	if (off < 0 || (unsigned long long)off >> 32 >> 12)
+		return -NCB__EINVAL;
+#endif
 	if (!(flags & NCB__MAP_ANONYMOUS) && ncb__fd_valid(fd) < 0)
 		return -NCB__EBADF;
-	if (g > pg && !ncb__huge_size_known(g))
+	/* hstate_sizelog: a huge page size the kernel has, or EINVAL. */
+	if ((flags & NCB__MAP_ANONYMOUS) && (flags & NCB__MAP_HUGETLB) &&
+	    (g <= pg || !ncb__huge_size_known(g)))
 		return -NCB__EINVAL;
 	if (!len)
 		return -NCB__EINVAL;
 	alen = ncb__round(len, g);
+	/* A huge length rounds to nothing before do_mmap sees it. */
 	if (!alen)
-		return -NCB__ENOMEM;
+		return g > pg ? -NCB__EINVAL : -NCB__ENOMEM;
 	if (pgoff + (alen >> shift) < pgoff)
 		return -NCB__EOVERFLOW;
 	/* hugetlb_get_unmapped_area: a huge page's alignment, first. */
@@ -1225,10 +1374,15 @@ static void ncb__unmap_stray(long p, unsigned long len, unsigned long alen)
  * itself, atomically.  The mapping, 0 to go on, or -errno.
  */
 static long ncb__try_hint(unsigned long addr, unsigned long len,
-			  unsigned long alen, int prot, int flags, int fd,
-			  long long off)
+			  unsigned long alen, int huge, int prot, int flags,
+			  int fd, long long off)
 {
-	long p = ncb__mmap_raw(addr, len, prot, flags, fd, off);
+	/*
+	 * A huge page mapping is asked for whole: valgrind retries a refused
+	 * hint at a hole of its own with MAP_FIXED, and a shorter length
+	 * there lets the kernel tear down the rest of the huge page.
+	 */
+	long p = ncb__mmap_raw(addr, huge ? alen : len, prot, flags, fd, off);
 
 	if ((unsigned long)p == addr)
 		return p;
@@ -1273,7 +1427,7 @@ NCB__FN long ncb_core_mmap_mode(void *addr, unsigned long len, int prot,
 				     int flags, int fd, long long off,
 				     int mode)
 {
-	unsigned long a = (unsigned long)addr, alen;
+	unsigned long a = (unsigned long)addr, alen, g;
 	long p;
 	int err;
 
@@ -1286,18 +1440,21 @@ NCB__FN long ncb_core_mmap_mode(void *addr, unsigned long len, int prot,
 		if ((unsigned long)p == a || NCB_CORE_FAILED(p))
 			return p;
 		/* Not honoured after all: treat it as the hint it was. */
-		ncb__unmap_stray(p, len, ncb__round(len, ncb__granule(flags)));
+		ncb__unmap_stray(p, len,
+				 ncb__round(len, ncb__granule(flags, fd)));
 		mode = NCB_NOREPLACE_IGNORED;
 	}
 	err = ncb__mmap_precheck(a, len, flags, fd, off);
 	if (err)
 		return err;
-	alen = ncb__round(len, ncb__granule(flags));
+	g = ncb__granule(flags, fd);
+	alen = ncb__round(len, g);
 	if (mode != NCB_NOREPLACE_HONOURED) {
 		if (ncb__look_first(flags) &&
 		    ncb_core_occupied(a, a + alen) == 1)
 			return -NCB__EEXIST;
-		p = ncb__try_hint(a, len, alen, prot, flags, fd, off);
+		p = ncb__try_hint(a, len, alen, g > ncb_core_page_size(),
+				  prot, flags, fd, off);
 		if (p)
 			return p;
 		if (ncb_core_occupied(a, a + alen) == 1)
@@ -1360,6 +1517,9 @@ NCB__FN long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,
 	long p;
 	int err;
 
+	struct ncb__range rg;
+	unsigned long g;
+
 	err = ncb__mremap_precheck(old, old_len, new_len, flags, new);
 	if (err)
 		return err;
@@ -1368,9 +1528,27 @@ NCB__FN long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,
 	 * check the source first so that the claim below is not given up for
 	 * a mistake the kernel would report anyway.
 	 */
-	err = ncb_core_in_one_mapping(old, old + (ol ? ol : 1));
+	rg.start = old;
+	rg.end = old + (ol ? ol : 1);
+	rg.page = 0;
+	err = ncb__look(&rg, 0, ncb__covers);
 	if (err <= 0)
 		return err < 0 ? err : -NCB__EFAULT;
+	/*
+	 * A huge page mapping moves in whole huge pages: both lengths are
+	 * rounded up to them, and the destination must be aligned (mremap's
+	 * hugetlb checks).  The claim must cover all the kernel will take.
+	 */
+	g = rg.page ? (unsigned long)rg.page : ncb__smaps_page(old);
+	if (g > ncb_core_page_size()) {
+		if ((old | new) & (g - 1))
+			return -NCB__EINVAL;
+		ol = ncb__round(old_len, g);
+		nl = ncb__round(new_len, g);
+		if (!nl || (old_len && !ol) || new + nl < new ||
+		    (old + ol > new && new + nl > old))
+			return -NCB__EINVAL;
+	}
 	err = ncb_core_claim(new, nl, mode);
 	if (err)
 		return err;

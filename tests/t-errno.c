@@ -5,6 +5,7 @@
  * and both must agree.
  */
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
 #include "ncbtest.h"
@@ -473,9 +474,52 @@ static void hugetlb(int mode)
 }
 FOR_MODES(hugetlb)
 
+/*
+ * Huge page mappings take whole huge pages whatever length is asked:
+ * nothing in the rest of one may be replaced.  A hugetlbfs file (a
+ * MFD_HUGETLB memfd) mapped with a small length, and a MAP_HUGETLB
+ * mapping moved with a small new length, onto a huge page holding a
+ * sentinel: EEXIST, the sentinel intact.  MAP_NORESERVE: no huge page
+ * need be free.
+ */
+static void huge_whole(int mode)
+{
+	const size_t huge = 2UL << 20;
+	char *w = free_window(4 * huge), *a, *src;
+	int fd;
+	void *p;
+
+	if (system("grep -q '^Hugepagesize: *2048 kB' /proc/meminfo"))
+		SKIP("the default huge page size here is not 2 MiB");
+	src = mmap(NULL, huge, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+		   MAP_ANONYMOUS | MAP_HUGETLB | MAP_NORESERVE, -1, 0);
+	if (src == MAP_FAILED)
+		SKIP("MAP_HUGETLB: %s", errname(errno));
+	fd = memfd_create("ncb-huge", MFD_HUGETLB);
+	if (fd < 0)
+		SKIP("memfd_create(MFD_HUGETLB): %s", errname(errno));
+	ASSERT_EQ(ftruncate(fd, (off_t)huge), 0);
+	a = (char *)(((uintptr_t)w + huge - 1) & ~(uintptr_t)(huge - 1));
+	map_sentinel(a + huge / 2, 4096, 1);
+	p = mmap_in(mode, a, 4096, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd,
+		    0);
+	ASSERT_MAP_ERR(p, EEXIST);
+	p = mmap_in(mode, a, 4096, PROT_READ, MAP_SHARED_VALIDATE |
+		    MAP_NORESERVE, fd, 0);
+	ASSERT_MAP_ERR(p, EEXIST);
+	p = mode == MODE_PROBED ? ncb_mremap(src, huge, 4096, 0, a)
+				: ncb__mremap_mode(src, huge, 4096, 0, a,
+						   mode);
+	ASSERT_MAP_ERR(p, EEXIST);
+	check_sentinel(a + huge / 2, 4096, 1);
+	munmap(src, huge);
+	close(fd);
+}
+FOR_MODES(huge_whole)
+
 TEST_MAIN(T_MODES(zero_length), T_MODES(unaligned_address),
 	  T_MODES(unaligned_offset), T_MODES(bad_descriptor),
 	  T_MODES(absurd_lengths), T_MODES(collision_before_access),
 	  T_MODES(below_mmap_min_addr), T_MODES(stack_guard_gap),
 	  T_MODES(occupant_past_first_page), T_MODES(table),
-	  T_MODES(hugetlb))
+	  T_MODES(hugetlb), T_MODES(huge_whole))

@@ -184,9 +184,9 @@ static int maps_fds(int *last)
 
 /*
  * The core's kept descriptor of /proc/self/maps (where PROCMAP_QUERY
- * answers): a child after fork looks at its own maps with one of its own,
- * never its parent's; one whose number the program closed and reused is
- * given up, not misread.
+ * answers): a child after fork looks at its own maps, never through its
+ * parent's descriptor; one whose number the program reused is given up,
+ * not misread, and another kept.
  */
 TEST(kept_maps_descriptor)
 {
@@ -202,11 +202,14 @@ TEST(kept_maps_descriptor)
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
-		/* The child's page is gone; the parent's is not. */
+		/*
+		 * The child's page is gone; the parent's is not.  The child
+		 * asks its own maps each time and keeps none of its own.
+		 */
 		munmap(p, PG);
 		if (ncb_core_occupied((uintptr_t)p, (uintptr_t)p + PG) != 0)
 			_exit(1);
-		_exit(maps_fds(&kept) == 1 ? 0 : 2);
+		_exit(maps_fds(&kept) == 0 ? 0 : 2);
 	}
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	ASSERT_TRUE(WIFEXITED(st));
