@@ -77,7 +77,9 @@ extern "C" {
  * flag's promise kept: mapped exactly at addr, or -EEXIST if anything is
  * there, or the error the kernel gives with the flag.  MAP_FIXED and
  * MAP_FIXED_NOREPLACE in flags are ignored: the placement is always
- * fixed and never replaces.  off is in bytes.
+ * fixed and never replaces.  off is in bytes.  One exception: the kernel
+ * refuses MAP_SHARED_VALIDATE together with the flag (EOPNOTSUPP); here
+ * such a mapping is made as the flag would make it if it were accepted.
  */
 NCB_CORE_DEF long ncb_core_mmap(void *addr, unsigned long len, int prot,
 				int flags, int fd, long long off);
