@@ -458,22 +458,119 @@ static unsigned long ncb__align(unsigned long len)
 	return (len + pg - 1) & ~(pg - 1);
 }
 
+/* ---- Reading /proc: a line at a time through the stack. ---- */
+
+/* A line's first bytes: enough for a mapping's range or a field. */
+#define NCB__LINE 64
+
+/*
+ * Each line of fd, as its first NCB__LINE bytes, to fn until it answers
+ * other than -1; at the end fn(0, 0, arg).  A line of any length passes.
+ * fn's answer, or -errno if reading fails.
+ */
+static int ncb__each_line(int fd, int (*fn)(const char *, int, void *),
+			  void *arg)
+{
+	char buf[256], line[NCB__LINE];
+	int len = 0, r;
+	long n, i;
+
+	while ((n = ncb__read(fd, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n; i++) {
+			if (buf[i] != '\n') {
+				if (len < NCB__LINE)
+					line[len++] = buf[i];
+				continue;
+			}
+			r = fn(line, len, arg);
+			if (r != -1)
+				return r;
+			len = 0;
+		}
+	}
+	return n < 0 ? (int)n : fn(0, 0, arg);
+}
+
+/* A hexadecimal number at *p, advanced past it; -1 if none. */
+static int ncb__hex(const char **p, const char *end, unsigned long long *v)
+{
+	const char *q = *p;
+	int d;
+
+	for (*v = 0; q < end; q++) {
+		d = *q >= '0' && *q <= '9' ? *q - '0' :
+		    *q >= 'a' && *q <= 'f' ? *q - 'a' + 10 : -1;
+		if (d < 0)
+			break;
+		*v = *v << 4 | (unsigned)d;
+	}
+	if (q == *p)
+		return -1;
+	*p = q;
+	return 0;
+}
+
+/* A mapping's line ("start-end ..."): 0 with its range, else -1. */
+static int ncb__range_of(const char *line, int len, unsigned long long *a,
+			 unsigned long long *b)
+{
+	const char *p = line, *end = line + len;
+
+	if (ncb__hex(&p, end, a) || p == end || *p++ != '-' ||
+	    ncb__hex(&p, end, b) || p == end || *p != ' ')
+		return -1;
+	return 0;
+}
+
+/* Whether line (len bytes) is the field key; its number in *v. */
+static int ncb__field(const char *line, int len, const char *key,
+		      unsigned long long *v)
+{
+	int k;
+
+	for (k = 0; k < len && key[k] && line[k] == key[k]; k++)
+		;
+	if (key[k])
+		return 0;
+	for (*v = 0; k < len; k++)
+		if (line[k] >= '0' && line[k] <= '9')
+			*v = *v * 10 + (unsigned)(line[k] - '0');
+	return 1;
+}
+
+/* A field's number. */
+struct ncb__find {
+	const char *key;
+	unsigned long long v;
+};
+
+static int ncb__find_field(const char *line, int len, void *arg)
+{
+	struct ncb__find *f = arg;
+
+	return line && !ncb__field(line, len, f->key, &f->v) ? -1 : 0;
+}
+
+/* The number in path's line starting with key ("" for the first): or 0. */
+static unsigned long long ncb__proc_number(const char *path, const char *key)
+{
+	struct ncb__find f = { key, 0 };
+	int fd = (int)ncb__open(path);
+
+	if (fd < 0)
+		return 0;
+	(void)ncb__each_line(fd, ncb__find_field, &f);
+	ncb__close(fd);
+	return f.v;
+}
+
 NCB__FN unsigned long ncb_core_mmap_min_addr(void)
 {
-	char buf[32];
-	unsigned long v = 0;
-	long n, i;
-	int fd;
+	unsigned long v;
 
 	if (NCB__GET(ncb__min_addr_known))
 		return NCB__GET(ncb__min_addr);
-	fd = (int)ncb__open("/proc/sys/vm/mmap_min_addr");
-	if (fd >= 0) {
-		n = ncb__read(fd, buf, sizeof(buf));
-		for (i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
-			v = v * 10 + (unsigned long)(buf[i] - '0');
-		ncb__close(fd);
-	}
+	v = (unsigned long)ncb__proc_number("/proc/sys/vm/mmap_min_addr", "");
 	NCB__SET(ncb__min_addr, v);
 	NCB__SET(ncb__min_addr_known, 1);
 	return v;
@@ -535,52 +632,33 @@ static int ncb__query_at(int fd, unsigned long addr, int next,
 	return 1;
 }
 
+/* A walk of the text's ranges. */
+struct ncb__walk {
+	int (*fn)(unsigned long long, unsigned long long, void *);
+	void *arg;
+};
+
+static int ncb__walk_line(const char *line, int len, void *arg)
+{
+	struct ncb__walk *w = arg;
+	unsigned long long a, b;
+
+	if (!line)
+		return w->fn(0, 0, w->arg);
+	return ncb__range_of(line, len, &a, &b) ? -1 : w->fn(a, b, w->arg);
+}
+
 /*
- * The text, a line at a time through a buffer on the stack: only each
- * line's range is read, so a path of any length passes.  Calls fn with
- * each range until it answers other than -1.
+ * The text, a line at a time: each mapping's range to fn until it
+ * answers other than -1.
  */
 static int ncb__walk_text(int fd, int (*fn)(unsigned long long,
 					    unsigned long long, void *),
 			  void *arg)
 {
-	unsigned long long v[2];
-	char buf[512];
-	int state = 0, d, ret;
-	long n, i;
+	struct ncb__walk w = { fn, arg };
 
-	/* Element by element: clang may make an initializer a memset. */
-	v[0] = v[1] = 0;
-	while ((n = ncb__read(fd, buf, sizeof(buf))) > 0) {
-		for (i = 0; i < n; i++) {
-			char c = buf[i];
-
-			if (state == 2) {
-				if (c == '\n') {
-					state = 0;
-					v[0] = v[1] = 0;
-				}
-				continue;
-			}
-			d = c >= '0' && c <= '9' ? c - '0' :
-			    c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-			if (d >= 0) {
-				v[state] = v[state] << 4 | (unsigned)d;
-				continue;
-			}
-			if (state == 0 && c == '-') {
-				state = 1;
-				continue;
-			}
-			state = 2;
-			if (c != ' ')
-				continue;
-			ret = fn(v[0], v[1], arg);
-			if (ret != -1)
-				return ret;
-		}
-	}
-	return n < 0 ? (int)n : fn(0, 0, arg);
+	return ncb__each_line(fd, ncb__walk_line, &w);
 }
 
 struct ncb__range {
@@ -813,82 +891,44 @@ NCB__FN int ncb_core_in_one_mapping(unsigned long start,
 	return ncb__look(&rg, 0, ncb__covers);
 }
 
-/* A hexadecimal number at *p, advanced past it; -1 if none. */
-static int ncb__hex(const char **p, const char *end, unsigned long long *v)
+/* The mapping at addr in smaps, and its page size once found. */
+struct ncb__smaps {
+	unsigned long long addr, kb;
+	int in;
+};
+
+static int ncb__smaps_line(const char *line, int len, void *arg)
 {
-	const char *q = *p;
-	int d;
+	struct ncb__smaps *m = arg;
+	unsigned long long a, b;
 
-	for (*v = 0; q < end; q++) {
-		d = *q >= '0' && *q <= '9' ? *q - '0' :
-		    *q >= 'a' && *q <= 'f' ? *q - 'a' + 10 : -1;
-		if (d < 0)
-			break;
-		*v = *v << 4 | (unsigned)d;
-	}
-	if (q == *p)
-		return -1;
-	*p = q;
-	return 0;
-}
-
-/* Whether line (len bytes) is the field key; its number in *v. */
-static int ncb__field(const char *line, int len, const char *key,
-		      unsigned long long *v)
-{
-	int k;
-
-	for (k = 0; k < len && key[k] && line[k] == key[k]; k++)
-		;
-	if (key[k])
+	if (!line)
 		return 0;
-	for (*v = 0; k < len; k++)
-		if (line[k] >= '0' && line[k] <= '9')
-			*v = *v * 10 + (unsigned)(line[k] - '0');
-	return 1;
+	/* A mapping's first line: ours, or past it. */
+	if (!ncb__range_of(line, len, &a, &b)) {
+		if (m->in)
+			return 0;
+		m->in = a <= m->addr && m->addr < b;
+		return -1;
+	}
+	return m->in && ncb__field(line, len, "KernelPageSize:", &m->kb) ?
+	       0 : -1;
 }
 
 /*
  * The page size of the mapping at addr as /proc/self/smaps gives it
- * (KernelPageSize, for kernels without PROCMAP_QUERY): each line's first
- * 64 bytes through the stack, enough for a range or a field.  0 if
- * unknown.
+ * (KernelPageSize, for kernels without PROCMAP_QUERY); 0 if unknown.
  */
 static unsigned long ncb__smaps_page(unsigned long addr)
 {
-	static const char key[] = "KernelPageSize:";
-	unsigned long long a, b, kb = 0;
-	char buf[256], line[64];
-	const char *p;
-	int fd, len = 0, in = 0;
-	long n, i;
+	struct ncb__smaps m = { addr, 0, 0 };
+	int fd = (int)ncb__open("/proc/self/smaps");
 
-	fd = (int)ncb__open("/proc/self/smaps");
 	if (fd < 0)
 		return 0;
-	while ((n = ncb__read(fd, buf, sizeof(buf))) > 0) {
-		for (i = 0; i < n; i++) {
-			if (buf[i] != '\n') {
-				if (len < (int)sizeof(line))
-					line[len++] = buf[i];
-				continue;
-			}
-			p = line;
-			if (!ncb__hex(&p, line + len, &a) && p < line + len &&
-			    *p++ == '-' && !ncb__hex(&p, line + len, &b)) {
-				/* A mapping's first line: ours, or past it. */
-				if (in)
-					goto out;
-				in = a <= addr && addr < b;
-			} else if (in && ncb__field(line, len, key, &kb)) {
-				goto out;
-			}
-			len = 0;
-		}
-	}
-out:
+	(void)ncb__each_line(fd, ncb__smaps_line, &m);
 	ncb__close(fd);
-	return (unsigned long)(kb << 10);
+	return (unsigned long)(m.kb << 10);
 }
 
 /* ---- The probe: experiments on memory of its own. ---- */
@@ -1139,47 +1179,15 @@ NCB__FN int ncb_core_claim(unsigned long addr, unsigned long len,
 
 static unsigned long ncb__huge_default;	/* bytes; 1: unknown */
 
-/*
- * The default huge page size, from /proc/meminfo's "Hugepagesize:" line
- * (kB), streamed through the stack; 0 if unknown.
- */
+/* The default huge page size, from /proc/meminfo (kB); 0 if unknown. */
 static unsigned long ncb__hugepagesize(void)
 {
-	static const char key[] = "Hugepagesize:";
 	unsigned long v = NCB__GET(ncb__huge_default);
-	char buf[256];
-	int fd, m = 0;
-	long n, i;
 
 	if (v)
 		return v == 1 ? 0 : v;
-	fd = (int)ncb__open("/proc/meminfo");
-	if (fd < 0)
-		return 0;
-	/* m: the key's bytes matched on this line; -1: not this line. */
-	while ((n = ncb__read(fd, buf, sizeof(buf))) > 0) {
-		for (i = 0; i < n; i++) {
-			char c = buf[i];
-
-			if (c == '\n') {
-				m = 0;
-				continue;
-			}
-			if (m < 0)
-				continue;
-			if (m < (int)sizeof(key) - 1) {
-				m = c == key[m] ? m + 1 : -1;
-				continue;
-			}
-			if (c >= '0' && c <= '9')
-				v = v * 10 + (unsigned long)(c - '0');
-			else if (v)
-				goto out;
-		}
-	}
-out:
-	ncb__close(fd);
-	v <<= 10;
+	v = (unsigned long)ncb__proc_number("/proc/meminfo",
+					    "Hugepagesize:") << 10;
 	NCB__SET(ncb__huge_default, v ? v : 1);
 	return v;
 }
@@ -1238,24 +1246,24 @@ static unsigned long ncb__granule(int flags, int fd)
 static int ncb__huge_size_known(unsigned long h)
 {
 	static const char dir[] = "/sys/kernel/mm/hugepages/hugepages-";
-	unsigned long long kb = h >> 10, p = 1;
-	char path[sizeof(dir) + 24];
-	int i, n = 0, digit;
+	static const unsigned long p10[] = {
+		1000000000UL, 100000000UL, 10000000UL, 1000000UL, 100000UL,
+		10000UL, 1000UL, 100UL, 10UL, 1UL,
+	};
+	unsigned long kb = h >> 10;
+	char path[sizeof(dir) + 16];
+	int i, k, digit, started = 0;
 
 	for (i = 0; dir[i]; i++)
 		path[i] = dir[i];
-	/* The largest power of ten in kb, then a digit per power. */
-	while (p * 10 <= kb && p < 1000000000000000000ULL) {
-		p *= 10;
-		n++;
-	}
-	for (; n >= 0; n--) {
-		for (digit = 0; kb >= p; digit++)
-			kb -= p;
-		path[i++] = (char)('0' + digit);
-		/* The next power down, found upwards: no division. */
-		for (p = 1, digit = 0; digit < n - 1; digit++)
-			p *= 10;
+	/* kB of a huge page fit 32 bits (4 TiB); a digit per power of ten. */
+	for (k = 0; k < 10; k++) {
+		for (digit = 0; kb >= p10[k]; digit++)
+			kb -= p10[k];
+		if (digit || started || k == 9) {
+			path[i++] = (char)('0' + digit);
+			started = 1;
+		}
 	}
 	path[i++] = 'k';
 	path[i++] = 'B';
@@ -1289,15 +1297,15 @@ static unsigned long long ncb__shr64(unsigned long long v, int n)
 }
 
 /*
- * The checks the kernel makes before it looks for a collision, in its
- * order (arch sys_mmap, ksys_mmap_pgoff, do_mmap, __get_unmapped_area), so
- * that the emulated paths fail like the real flag would.
+ * The checks the kernel makes before it looks for a collision (g: the
+ * mapping's alignment, ncb__granule), in its order (arch sys_mmap,
+ * ksys_mmap_pgoff, do_mmap, __get_unmapped_area), so that the emulated
+ * paths fail like the real flag would.
  */
 static int ncb__mmap_precheck(unsigned long addr, unsigned long len,
-			      int flags, int fd, long long off)
+			      int flags, int fd, long long off, unsigned long g)
 {
-	unsigned long pg = ncb_core_page_size(), g = ncb__granule(flags, fd);
-	unsigned long alen;
+	unsigned long pg = ncb_core_page_size(), alen;
 	unsigned long long pgoff;
 	int shift = 0;
 
@@ -1446,10 +1454,11 @@ NCB__FN long ncb_core_mmap_mode(void *addr, unsigned long len, int prot,
 				 ncb__round(len, ncb__granule(flags, fd)));
 		mode = NCB_NOREPLACE_IGNORED;
 	}
-	err = ncb__mmap_precheck(a, len, flags, fd, off);
+	/* The alignment: a huge page's may take a statfs of the file. */
+	g = ncb__granule(flags, fd);
+	err = ncb__mmap_precheck(a, len, flags, fd, off, g);
 	if (err)
 		return err;
-	g = ncb__granule(flags, fd);
 	alen = ncb__round(len, g);
 	if (mode != NCB_NOREPLACE_HONOURED) {
 		if (ncb__look_first(flags) &&
@@ -1484,29 +1493,47 @@ NCB__FN long ncb_core_mmap(void *addr, unsigned long len, int prot,
 #define NCB__MREMAP_FLAGS (NCB__MREMAP_MAYMOVE | NCB__MREMAP_FIXED |	\
 			   NCB__MREMAP_DONTUNMAP)
 
+/*
+ * The lengths rounded up to g (a page, or a huge page: mremap's hugetlb
+ * rounding) in *ol and *nl, and mremap_to's checks of them: none zero
+ * unless old_len was, no wrap, no overlap.  0 or -EINVAL.
+ */
+static int ncb__mremap_lengths(unsigned long old, unsigned long old_len,
+			       unsigned long new_len, unsigned long new,
+			       unsigned long g, unsigned long *ol,
+			       unsigned long *nl)
+{
+	*ol = ncb__round(old_len, g);
+	*nl = ncb__round(new_len, g);
+	if (!*nl || (old_len && !*ol))
+		return -NCB__EINVAL;
+	if (new + *nl < new || old + *ol < old)
+		return -NCB__EINVAL;
+	if (old + *ol > new && new + *nl > old)
+		return -NCB__EINVAL;
+	return 0;
+}
+
 /* The argument checks of mremap(2) and mremap_to(), in the kernel's order. */
 static int ncb__mremap_precheck(unsigned long old, unsigned long old_len,
 				unsigned long new_len, int flags,
 				unsigned long new)
 {
-	unsigned long mask = ncb_core_page_size() - 1;
-	unsigned long ol = ncb__align(old_len), nl = ncb__align(new_len);
+	unsigned long pg = ncb_core_page_size(), ol, nl;
 
 	if (flags & ~NCB__MREMAP_FLAGS)
 		return -NCB__EINVAL;
 	if ((flags & NCB__MREMAP_DONTUNMAP) && old_len != new_len)
 		return -NCB__EINVAL;
-	if (old & mask)
+	if (old & (pg - 1))
 		return -NCB__EINVAL;
-	if (!nl || (old_len && !ol))
+	/* The kernel checks new's alignment between the two lengths. */
+	if (!ncb__round(new_len, pg) ||
+	    (old_len && !ncb__round(old_len, pg)))
 		return -NCB__EINVAL;
-	if (new & mask)
+	if (new & (pg - 1))
 		return -NCB__EINVAL;
-	if (new + nl < new || old + ol < old)
-		return -NCB__EINVAL;
-	if (old + ol > new && new + nl > old)
-		return -NCB__EINVAL;
-	return 0;
+	return ncb__mremap_lengths(old, old_len, new_len, new, pg, &ol, &nl);
 }
 
 NCB__FN long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,
@@ -1515,12 +1542,10 @@ NCB__FN long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,
 {
 	unsigned long old = (unsigned long)old_addr;
 	unsigned long new = (unsigned long)new_addr;
-	unsigned long ol = ncb__align(old_len), nl = ncb__align(new_len);
+	unsigned long ol = ncb__align(old_len), nl = ncb__align(new_len), g;
+	struct ncb__range rg;
 	long p;
 	int err;
-
-	struct ncb__range rg;
-	unsigned long g;
 
 	err = ncb__mremap_precheck(old, old_len, new_len, flags, new);
 	if (err)
@@ -1545,11 +1570,10 @@ NCB__FN long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,
 	if (g > ncb_core_page_size()) {
 		if ((old | new) & (g - 1))
 			return -NCB__EINVAL;
-		ol = ncb__round(old_len, g);
-		nl = ncb__round(new_len, g);
-		if (!nl || (old_len && !ol) || new + nl < new ||
-		    (old + ol > new && new + nl > old))
-			return -NCB__EINVAL;
+		err = ncb__mremap_lengths(old, old_len, new_len, new, g, &ol,
+					  &nl);
+		if (err)
+			return err;
 	}
 	err = ncb_core_claim(new, nl, mode);
 	if (err)
