@@ -488,7 +488,12 @@ static int ncb__each_line(int fd, int (*fn)(const char *, int, void *),
 			len = 0;
 		}
 	}
-	return n < 0 ? (int)n : fn(0, 0, arg);
+	if (n < 0)
+		return (int)n;
+	/* A last line without its newline is a line too. */
+	if (len && (r = fn(line, len, arg)) != -1)
+		return r;
+	return fn(0, 0, arg);
 }
 
 /* A hexadecimal number at *p, advanced past it; -1 if none. */
@@ -551,29 +556,35 @@ static int ncb__find_field(const char *line, int len, void *arg)
 	return line && !ncb__field(line, len, f->key, &f->v) ? -1 : 0;
 }
 
-/* The number in path's line starting with key ("" for the first): or 0. */
-static unsigned long long ncb__proc_number(const char *path, const char *key)
+/*
+ * The number in path's line starting with key ("" for the first) in *v,
+ * 0 if there is none; -errno if the file cannot be opened.
+ */
+static int ncb__proc_number(const char *path, const char *key,
+			    unsigned long long *v)
 {
 	struct ncb__find f = { key, 0 };
 	int fd = (int)ncb__open(path);
 
+	*v = 0;
 	if (fd < 0)
-		return 0;
+		return fd;
 	(void)ncb__each_line(fd, ncb__find_field, &f);
 	ncb__close(fd);
-	return f.v;
+	*v = f.v;
+	return 0;
 }
 
 NCB__FN unsigned long ncb_core_mmap_min_addr(void)
 {
-	unsigned long v;
+	unsigned long long v;
 
 	if (NCB__GET(ncb__min_addr_known))
 		return NCB__GET(ncb__min_addr);
-	v = (unsigned long)ncb__proc_number("/proc/sys/vm/mmap_min_addr", "");
-	NCB__SET(ncb__min_addr, v);
+	(void)ncb__proc_number("/proc/sys/vm/mmap_min_addr", "", &v);
+	NCB__SET(ncb__min_addr, (unsigned long)v);
 	NCB__SET(ncb__min_addr_known, 1);
-	return v;
+	return (unsigned long)v;
 }
 
 /* ---- Occupancy: PROCMAP_QUERY, else the text through the stack. ---- */
@@ -1183,11 +1194,14 @@ static unsigned long ncb__huge_default;	/* bytes; 1: unknown */
 static unsigned long ncb__hugepagesize(void)
 {
 	unsigned long v = NCB__GET(ncb__huge_default);
+	unsigned long long kb;
 
 	if (v)
 		return v == 1 ? 0 : v;
-	v = (unsigned long)ncb__proc_number("/proc/meminfo",
-					    "Hugepagesize:") << 10;
+	/* Unreadable (no /proc yet): asked again next time. */
+	if (ncb__proc_number("/proc/meminfo", "Hugepagesize:", &kb))
+		return 0;
+	v = (unsigned long)(kb << 10);
 	NCB__SET(ncb__huge_default, v ? v : 1);
 	return v;
 }
@@ -1246,21 +1260,25 @@ static unsigned long ncb__granule(int flags, int fd)
 static int ncb__huge_size_known(unsigned long h)
 {
 	static const char dir[] = "/sys/kernel/mm/hugepages/hugepages-";
-	static const unsigned long p10[] = {
-		1000000000UL, 100000000UL, 10000000UL, 1000000UL, 100000UL,
-		10000UL, 1000UL, 100UL, 10UL, 1UL,
+	/* A digit per power of ten, 10^19 down: no division. */
+	static const unsigned long long p10[] = {
+		10000000000000000000ULL, 1000000000000000000ULL,
+		100000000000000000ULL, 10000000000000000ULL,
+		1000000000000000ULL, 100000000000000ULL, 10000000000000ULL,
+		1000000000000ULL, 100000000000ULL, 10000000000ULL,
+		1000000000ULL, 100000000ULL, 10000000ULL, 1000000ULL,
+		100000ULL, 10000ULL, 1000ULL, 100ULL, 10ULL, 1ULL,
 	};
-	unsigned long kb = h >> 10;
-	char path[sizeof(dir) + 16];
+	unsigned long long kb = h >> 10;
+	char path[sizeof(dir) + 24];
 	int i, k, digit, started = 0;
 
 	for (i = 0; dir[i]; i++)
 		path[i] = dir[i];
-	/* kB of a huge page fit 32 bits (4 TiB); a digit per power of ten. */
-	for (k = 0; k < 10; k++) {
+	for (k = 0; k < 20; k++) {
 		for (digit = 0; kb >= p10[k]; digit++)
 			kb -= p10[k];
-		if (digit || started || k == 9) {
+		if (digit || started || k == 19) {
 			path[i++] = (char)('0' + digit);
 			started = 1;
 		}
