@@ -6,7 +6,7 @@
 #   make install         PREFIX=/usr/local DESTDIR=
 #   make O=DIR CC=...    build elsewhere, e.g. with a cross compiler
 
-VERSION := 0.1.0
+VERSION := 1.0.0
 SOMAJOR := 0
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
@@ -24,7 +24,8 @@ NCB_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 LIB_CFLAGS := $(NCB_CFLAGS) -fPIC -fvisibility=hidden
 LDLIBS_NCB := -pthread
 
-LIB_SRC := src/core.c src/probe.c src/mmap.c src/mremap.c src/maps.c src/space.c \
+LIB_SRC := src/core.c src/opts.c src/probe.c src/mmap.c src/mremap.c \
+	src/maps.c src/space.c \
 	src/resv.c src/model.c src/model-tree.c \
 	src/elf.c src/elf-dyn.c src/elf-load.c src/exec.c src/identity.c \
 	src/handover.c src/layout.c
@@ -146,6 +147,10 @@ fuzz: $(FUZZ_BIN)
 	$(O)/fuzz/elf_parse -max_total_time=$(FUZZ_SECONDS) \
 		$(O)/fuzz/corpus/elf_parse fuzz/corpus/elf_parse
 
+# After adding a release's version node: keep its interface as released.
+abi-dump: all
+	sh tests/abi.sh $(O) --dump
+
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR) \
@@ -168,4 +173,5 @@ install: all
 clean:
 	rm -rf build
 
-.PHONY: fuzz-build demo all tests test-helpers benches check bench fuzz install clean
+.PHONY: fuzz-build demo all tests test-helpers benches check bench fuzz \
+	install clean abi-dump

@@ -157,7 +157,7 @@ static char *populate(int n)
 
 static int count_maps(void)
 {
-	int n = ncb_occupants(0, (void *)4096, (size_t)-1 / 2, NULL, NULL);
+	int n = ncb_maps_occupants(0, (void *)4096, (size_t)-1 / 2, NULL, NULL);
 
 	return n;
 }

@@ -7,15 +7,15 @@
  *
  * window: 1 MiB, lowest fit in a 1 GiB window whose start is crowded with
  *   the process's mappings (a JIT near its runtime, an emulator's low space)
- *     ncb-lowest   ncb_reserve, NCB_PLACE_LOWEST
- *     ncb-random   ncb_reserve, NCB_PLACE_RANDOM
- *     ncb-any      ncb_reserve, NCB_PLACE_ANY
+ *     ncb-lowest   ncb_resv_new, NCB_PLACE_LOWEST
+ *     ncb-random   ncb_resv_new, NCB_PLACE_RANDOM
+ *     ncb-any      ncb_resv_new, NCB_PLACE_ANY
  *     maps+fixed   parse /proc/self/maps, MAP_FIXED into the first gap
  *                  (LLVM sanitizers, FEX; racy)
  *     hint-loop    hints at 1 MiB steps until one is honoured (LuaJIT,
  *                  Go arena hints)
  * aligned: 2 MiB aligned to 2 MiB, anywhere (allocators, collectors)
- *     ncb          ncb_reserve with .align
+ *     ncb          ncb_resv_new with .align
  *     trim         over-allocate and trim by hand (V8, PartitionAlloc)
  *     try-then-trim  plain mmap, over-allocate only if misaligned (jemalloc)
  * read: every mapping of the process once
@@ -44,15 +44,15 @@ static int in_window(uintptr_t a)
 
 static int reserve_place(int place)
 {
-	struct ncb_reserve_opts o = { .size = sizeof(o), .lo = win_lo,
+	struct ncb_resv_opts o = { .size = sizeof(o), .lo = win_lo,
 				      .hi = win_hi, .place = place };
 	struct ncb_resv *r;
 	int bad;
 
-	if (ncb_reserve(&r, NULL, MB, &o))
+	if (ncb_resv_new(&r, NULL, MB, &o))
 		return 1;
 	bad = !in_window((uintptr_t)ncb_resv_addr(r));
-	ncb_release(r);
+	ncb_resv_release(r);
 	return bad;
 }
 
@@ -117,15 +117,15 @@ static int op_hint_loop(void *arg)
 
 static int op_ncb_aligned(void *arg)
 {
-	struct ncb_reserve_opts o = { .size = sizeof(o), .align = 2 * MB };
+	struct ncb_resv_opts o = { .size = sizeof(o), .align = 2 * MB };
 	struct ncb_resv *r;
 	int bad;
 
 	(void)arg;
-	if (ncb_reserve(&r, NULL, 2 * MB, &o))
+	if (ncb_resv_new(&r, NULL, 2 * MB, &o))
 		return 1;
 	bad = (uintptr_t)ncb_resv_addr(r) & (2 * MB - 1);
-	ncb_release(r);
+	ncb_resv_release(r);
 	return bad;
 }
 
@@ -170,7 +170,7 @@ static int op_try_then_trim(void *arg)
 
 static int read_all(int text)
 {
-	struct ncb_mapping m;
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
 	struct ncb_maps *maps;
 	int r, n = 0;
 
@@ -265,10 +265,12 @@ int main(int argc, char **argv)
 	       "of %d runs);\nratio to the group's first row (median of "
 	       "per-run ratios)\n", REPS);
 	for (s = 0; s < 3; s++) {
-		have = ncb_occupants(0, (void *)4096, SIZE_MAX / 2, NULL, NULL);
+		have = ncb_maps_occupants(0, (void *)4096, SIZE_MAX / 2,
+					  NULL, NULL);
 		if (populate(sizes[s] - have))
 			return 1;
-		have = ncb_occupants(0, (void *)4096, SIZE_MAX / 2, NULL, NULL);
+		have = ncb_maps_occupants(0, (void *)4096, SIZE_MAX / 2,
+					  NULL, NULL);
 		for (r = 0; r < REPS; r++)
 			for (k = 0; k < NTECH; k++)
 				ns[k][r] = time_op(techs[k].op, NULL, 2e6,

@@ -28,13 +28,13 @@ static struct header *arena_of(void *obj)
 
 int main(void)
 {
-	struct ncb_reserve_opts o = { .size = sizeof(o), .align = ARENA };
+	struct ncb_resv_opts o = NCB_INIT(ncb_resv_opts, .align = ARENA);
 	struct ncb_resv *heap;
 	char *base, *obj;
 	unsigned i;
 	int err;
 
-	err = ncb_reserve(&heap, NULL, ARENAS * ARENA, &o);
+	err = ncb_resv_new(&heap, NULL, ARENAS * ARENA, &o);
 	if (err) {
 		fprintf(stderr, "gc-arena: reserve: %s\n", strerror(-err));
 		return 1;
@@ -43,9 +43,9 @@ int main(void)
 	printf("heap of %d arenas at %p (2 MiB aligned)\n", ARENAS,
 	       (void *)base);
 	for (i = 0; i < ARENAS; i++) {
-		err = ncb_commit(heap, base + i * ARENA, ARENA,
-				 PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		err = ncb_resv_commit(heap, base + i * ARENA, ARENA,
+				      PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (err) {
 			fprintf(stderr, "gc-arena: commit: %s\n",
 				strerror(-err));
@@ -57,13 +57,14 @@ int main(void)
 	printf("object %p lives in arena %u\n", (void *)obj,
 	       arena_of(obj)->id);
 	/* A collection empties arenas 2..7: give their memory back. */
-	err = ncb_decommit(heap, base + 2 * ARENA, 6 * ARENA);
+	err = ncb_resv_decommit(heap, base + 2 * ARENA, 6 * ARENA);
 	printf("decommitted 6 arenas: %s\n", err ? strerror(-err) : "ok");
 	/* And reuse one: it comes back zeroed. */
-	err = ncb_commit(heap, base + 2 * ARENA, ARENA, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	err = ncb_resv_commit(heap, base + 2 * ARENA, ARENA,
+			      PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	printf("arena 2 recommitted, id now %u\n",
 	       ((struct header *)(base + 2 * ARENA))->id);
-	ncb_release(heap);
+	ncb_resv_release(heap);
 	return err || ((uintptr_t)base & (ARENA - 1)) ? 1 : 0;
 }

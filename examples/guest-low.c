@@ -16,15 +16,15 @@
 
 int main(void)
 {
-	struct ncb_reserve_opts o = { .size = sizeof(o), .lo = 0x10000,
-				      .hi = 1ULL << 32,
-				      .place = NCB_PLACE_LOWEST };
+	struct ncb_resv_opts o = NCB_INIT(ncb_resv_opts, .lo = 0x10000,
+					  .hi = 1ULL << 32,
+					  .place = NCB_PLACE_LOWEST);
 	struct ncb_resv *r;
 	char *base;
 	uint32_t guest_addr = 0x100000;
 	int err;
 
-	err = ncb_reserve(&r, NULL, GUEST, &o);
+	err = ncb_resv_new(&r, NULL, GUEST, &o);
 	if (err) {
 		fprintf(stderr, "guest-low: reserve: %s\n", strerror(-err));
 		return 1;
@@ -33,20 +33,20 @@ int main(void)
 	printf("guest space [%p, %p), below 4 GiB\n", (void *)base,
 	       (void *)(base + GUEST));
 	/* The guest maps 1 MiB of RAM at its address 0x100000. */
-	err = ncb_commit(r, base + guest_addr, 1 << 20,
-			 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
+	err = ncb_resv_commit(r, base + guest_addr, 1 << 20,
+			      PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (err) {
 		fprintf(stderr, "guest-low: commit: %s\n", strerror(-err));
 		return 1;
 	}
 	strcpy(base + guest_addr, "guest data");
 	/* Mapping over it again, as a buggy guest might, is refused. */
-	err = ncb_commit(r, base + guest_addr + 4096, 4096, PROT_READ,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	err = ncb_resv_commit(r, base + guest_addr + 4096, 4096, PROT_READ,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	printf("guest remap over live RAM: %s\n", strerror(-err));
 	printf("guest reads \"%s\" at %#x\n", base + guest_addr, guest_addr);
-	ncb_decommit(r, base + guest_addr, 1 << 20);
-	ncb_release(r);
+	ncb_resv_decommit(r, base + guest_addr, 1 << 20);
+	ncb_resv_release(r);
 	return (uintptr_t)base + GUEST <= (1ULL << 32) ? 0 : 1;
 }

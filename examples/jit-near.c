@@ -19,8 +19,8 @@
 int main(void)
 {
 	uintptr_t here = (uintptr_t)&main;
-	struct ncb_reserve_opts o = { .size = sizeof(o),
-				      .place = NCB_PLACE_RANDOM };
+	struct ncb_resv_opts o = NCB_INIT(ncb_resv_opts,
+					  .place = NCB_PLACE_RANDOM);
 	struct ncb_resv *r;
 	unsigned char *code;
 	int64_t dist;
@@ -29,7 +29,7 @@ int main(void)
 	/* Both ends of the buffer within reach of this function. */
 	o.lo = here > REACH - CODE ? here - (REACH - CODE) : 0;
 	o.hi = here + (REACH - CODE);
-	err = ncb_reserve(&r, NULL, CODE, &o);
+	err = ncb_resv_new(&r, NULL, CODE, &o);
 	if (err) {
 		fprintf(stderr, "jit-near: reserve: %s\n", strerror(-err));
 		return 1;
@@ -38,8 +38,8 @@ int main(void)
 	dist = (int64_t)((uintptr_t)code - here);
 	printf("runtime at %#jx, code buffer at %p, %+lld MiB away\n",
 	       (uintmax_t)here, (void *)code, (long long)(dist >> 20));
-	err = ncb_commit(r, code, 4096, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	err = ncb_resv_commit(r, code, 4096, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (err) {
 		fprintf(stderr, "jit-near: commit: %s\n", strerror(-err));
 		return 1;
@@ -59,7 +59,7 @@ int main(void)
 #if defined(__x86_64__) || defined(__aarch64__)
 	printf("generated code returns %d\n", ((int (*)(void))code)());
 #endif
-	ncb_release(r);
+	ncb_resv_release(r);
 	return dist > -(int64_t)REACH && dist + (int64_t)CODE < (int64_t)REACH
 	       ? 0 : 1;
 }

@@ -40,16 +40,16 @@ static int place(struct ncb_resv *r, uintptr_t bias, const ElfW(Phdr) *ph,
 	int err = 0;
 
 	if (file_end > start)
-		err = ncb_commit(r, (void *)start, file_end - start,
-				 prot_of(ph) | PROT_WRITE, MAP_PRIVATE, fd,
-				 (off_t)DOWN(ph->p_offset));
+		err = ncb_resv_commit(r, (void *)start, file_end - start,
+				      prot_of(ph) | PROT_WRITE, MAP_PRIVATE, fd,
+				      (off_t)DOWN(ph->p_offset));
 	if (!err && ph->p_memsz > ph->p_filesz)
 		memset((char *)bias + ph->p_vaddr + ph->p_filesz, 0,
 		       file_end - (bias + ph->p_vaddr + ph->p_filesz));
 	if (!err && mem_end > file_end)
-		err = ncb_commit(r, (void *)file_end, mem_end - file_end,
-				 prot_of(ph), MAP_PRIVATE | MAP_ANONYMOUS, -1,
-				 0);
+		err = ncb_resv_commit(r, (void *)file_end, mem_end - file_end,
+				      prot_of(ph),
+				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!err && file_end > start)
 		err = mprotect((void *)start, file_end - start, prot_of(ph));
 	printf("  PT_LOAD %c%c%c [%#lx, %#lx)%s\n",
@@ -91,8 +91,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* ET_EXEC at its own address; ET_DYN wherever the span fits. */
-	err = ncb_reserve(&r, eh.e_type == ET_EXEC ? (void *)lo : NULL,
-			  hi - lo, NULL);
+	err = ncb_resv_new(&r, eh.e_type == ET_EXEC ? (void *)lo : NULL,
+			   hi - lo, NULL);
 	if (err) {
 		fprintf(stderr, "load-span: reserving [%#lx, %#lx): %s\n",
 			(unsigned long)lo, (unsigned long)hi, strerror(-err));
@@ -105,6 +105,6 @@ int main(int argc, char **argv)
 		if (ph[i].p_type == PT_LOAD)
 			err = place(r, bias, &ph[i], fd);
 	close(fd);
-	ncb_release(r);
+	ncb_resv_release(r);
 	return err ? 1 : 0;
 }

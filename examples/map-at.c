@@ -37,7 +37,7 @@ int main(int argc, char **argv)
 
 		printf("%p: %s\n", want, strerror(err));
 		if (err == EEXIST)
-			ncb_occupants(0, want, 4096, show, NULL);
+			ncb_maps_occupants(0, want, 4096, show, NULL);
 		return 1;
 	}
 	printf("%p: mapped\n", p);

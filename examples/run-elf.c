@@ -18,7 +18,7 @@ extern char **environ;
 
 static int check(const char *path)
 {
-	struct ncb_elf_info in;
+	struct ncb_elf_info in = NCB_INIT(ncb_elf_info);
 	struct ncb_elf *e;
 	char why[256];
 

@@ -17,8 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void plan(const struct ncb_elf *e)
 {
 	struct ncb_as_opts o = { .size = sizeof(o) };
-	struct ncb_elf_info in;
-	struct ncb_elf_seg s;
+	struct ncb_elf_info in = NCB_INIT(ncb_elf_info);
+	struct ncb_elf_seg s = NCB_INIT(ncb_elf_seg);
 	struct ncb_as *as;
 	uint64_t at, bias;
 	unsigned int i;

@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	struct ncb_maps *m;
 	uint64_t last = 0, seek = 0;
 	int r;

@@ -5,7 +5,46 @@
  *
  * Errors: functions returning int give 0 (or a count) on success and a
  * negative errno on failure; the mmap-shaped calls (ncb_mmap, ncb_mremap)
- * keep mmap's contract and return MAP_FAILED with errno set.
+ * keep mmap's contract and return MAP_FAILED with errno set.  The library
+ * never prints, never aborts and never raises a signal.
+ *
+ * Structs with a size field grow at the end from one release to the next.
+ * The caller sets size to sizeof the struct it was built with (NCB_INIT
+ * does):
+ *   - options the library reads (*_opts): NULL means every default; a size
+ *     below the struct of 1.0 is EINVAL, and so is a larger struct whose
+ *     bytes past what this library knows are not all zero (an option it
+ *     cannot honour);
+ *   - results the library writes: it writes no further than size says and
+ *     sets size to what it wrote, so that a caller built against a later
+ *     release learns which fields it has; a size below the struct of 1.0
+ *     is EINVAL.
+ *   - mappings handed to a callback carry the library's own size: read a
+ *     field past 1.0's only where size covers it.
+ *
+ * Families, and what each may be called from (man-pages(7) ATTRIBUTES):
+ *   ncb_mmap, ncb_mremap, ncb_kernel_probe, ncb_noreplace_name,
+ *   ncb_version
+ *	thread-safe; allocate nothing.  ncb_mmap and ncb_mremap are
+ *	async-signal-safe once the probe has run (ncb_kernel_probe, or any
+ *	earlier call): the first call probes under pthread_once.
+ *   ncb_maps_*, ncb_range_free, ncb_find_free
+ *	thread-safe, one iterator per thread; allocate (malloc), so not
+ *	async-signal-safe.
+ *   ncb_resv_*
+ *	thread-safe, also on one reservation (it holds a lock); ncb_resv_new
+ *	allocates.  ncb_resv_release must not race other calls on the same
+ *	reservation.
+ *   ncb_as_*
+ *	a model is not locked: one thread at a time per model (const calls
+ *	may run together); allocate.
+ *   ncb_elf_*
+ *	thread-safe on distinct images, and const calls on one; allocate.
+ *   ncb_exec*
+ *	ncb_exec replaces the process: call it with no other thread running
+ *	(it refuses otherwise, EBUSY).  The others are thread-safe.
+ * The single-file core (noclobber_core.h) allocates nothing and is
+ * async-signal-safe throughout.
  */
 #ifndef NOCLOBBER_H
 #define NOCLOBBER_H
@@ -23,9 +62,28 @@ extern "C" {
 #define NCB_API __attribute__((visibility("default")))
 #endif
 
-#define NCB_VERSION_MAJOR 0
-#define NCB_VERSION_MINOR 1
+#define NCB_VERSION_MAJOR 1
+#define NCB_VERSION_MINOR 0
 #define NCB_VERSION_PATCH 0
+/* One number that compares in release order: 0x010000 is 1.0.0. */
+#define NCB_MAKE_VERSION(major, minor, patch) \
+	((unsigned int)(major) << 16 | (unsigned int)(minor) << 8 | \
+	 (unsigned int)(patch))
+#define NCB_VERSION \
+	NCB_MAKE_VERSION(NCB_VERSION_MAJOR, NCB_VERSION_MINOR, \
+			 NCB_VERSION_PATCH)
+
+/*
+ * A struct with its size set and the given fields, the rest zero:
+ *	struct ncb_resv_opts o = NCB_INIT(ncb_resv_opts, .align = 1 << 21);
+ *	ncb_kernel_probe(&NCB_INIT(ncb_probe));
+ */
+#define NCB_INIT(...) NCB__INIT(__VA_ARGS__, )
+#define NCB__INIT(type, ...) \
+	((struct type){ .size = sizeof(struct type), __VA_ARGS__ })
+
+/* The version of the library running, as NCB_VERSION gives it. */
+NCB_API unsigned int ncb_version(void);
 
 /*
  * Compatibility: MAP_FIXED_NOREPLACE appeared in Linux 4.17 and in glibc
@@ -70,6 +128,7 @@ NCB_API void *ncb_mremap(void *old_addr, size_t old_len, size_t new_len,
 
 /* One mapping, as in /proc/PID/maps. */
 struct ncb_mapping {
+	size_t size;			/* sizeof(struct ncb_mapping) */
 	uint64_t start;
 	uint64_t end;
 	uint64_t offset;
@@ -92,8 +151,8 @@ NCB_API int ncb_maps_find(struct ncb_maps *maps, uint64_t addr,
 NCB_API void ncb_maps_close(struct ncb_maps *maps);
 
 typedef int (*ncb_mapping_fn)(const struct ncb_mapping *m, void *arg);
-NCB_API int ncb_occupants(pid_t pid, const void *addr, size_t len,
-			  ncb_mapping_fn fn, void *arg);
+NCB_API int ncb_maps_occupants(pid_t pid, const void *addr, size_t len,
+			       ncb_mapping_fn fn, void *arg);
 
 /* Free space: where a range of len bytes could go. */
 enum ncb_place {
@@ -111,8 +170,8 @@ NCB_API int ncb_find_free(uint64_t lo, uint64_t hi, size_t len, size_t align,
  * Reservations: PROT_NONE, MAP_NORESERVE address space owned by a handle;
  * MAP_FIXED is used only inside it.
  */
-struct ncb_reserve_opts {
-	size_t size;			/* sizeof(struct ncb_reserve_opts) */
+struct ncb_resv_opts {
+	size_t size;			/* sizeof(struct ncb_resv_opts) */
 	uint64_t lo;			/* window [lo, hi); hi 0: no limit */
 	uint64_t hi;
 	size_t align;			/* power of two; 0: page */
@@ -121,14 +180,14 @@ struct ncb_reserve_opts {
 
 struct ncb_resv;
 
-NCB_API int ncb_reserve(struct ncb_resv **resv, void *addr, size_t len,
-			const struct ncb_reserve_opts *opts);
+NCB_API int ncb_resv_new(struct ncb_resv **resv, void *addr, size_t len,
+			 const struct ncb_resv_opts *opts);
 NCB_API void *ncb_resv_addr(const struct ncb_resv *resv);
 NCB_API size_t ncb_resv_len(const struct ncb_resv *resv);
-NCB_API int ncb_commit(struct ncb_resv *resv, void *addr, size_t len,
-		       int prot, int flags, int fd, off_t offset);
-NCB_API int ncb_decommit(struct ncb_resv *resv, void *addr, size_t len);
-NCB_API int ncb_release(struct ncb_resv *resv);
+NCB_API int ncb_resv_commit(struct ncb_resv *resv, void *addr, size_t len,
+			    int prot, int flags, int fd, off_t offset);
+NCB_API int ncb_resv_decommit(struct ncb_resv *resv, void *addr, size_t len);
+NCB_API int ncb_resv_release(struct ncb_resv *resv);
 
 /*
  * Address-space model: Linux's mmap rules on an address space held in
@@ -185,6 +244,7 @@ NCB_API size_t ncb_as_dump(const struct ncb_as *as, char *buf, size_t size);
 struct ncb_elf;
 
 struct ncb_elf_info {
+	size_t size;			/* sizeof(struct ncb_elf_info) */
 	int type;			/* ET_EXEC or ET_DYN */
 	int machine;			/* e_machine */
 	uint64_t entry;			/* e_entry, at link addresses */
@@ -236,6 +296,7 @@ enum ncb_elf_kind {
 					   each checked by its own rules */
 
 struct ncb_elf_seg {
+	size_t size;			/* sizeof(struct ncb_elf_seg) */
 	uint64_t vaddr;
 	uint64_t memsz;
 	uint64_t filesz;
@@ -246,6 +307,7 @@ struct ncb_elf_seg {
 
 /* A loaded image: where it went. */
 struct ncb_elf_image {
+	size_t size;			/* sizeof(struct ncb_elf_image) */
 	uint64_t bias;			/* load address minus link address */
 	uint64_t start;			/* the reserved span */
 	uint64_t end;
@@ -274,7 +336,15 @@ NCB_API int ncb_elf_arch(const struct ncb_elf *elf,
 NCB_API int ncb_elf_segment(const struct ncb_elf *elf, unsigned int i,
 			    struct ncb_elf_seg *seg);
 NCB_API const char *ncb_elf_notes(const struct ncb_elf *elf);
-NCB_API int ncb_elf_load(struct ncb_elf *elf, uint64_t base,
+/* How ncb_elf_load places an image. */
+struct ncb_elf_load_opts {
+	size_t size;			/* sizeof(struct ncb_elf_load_opts) */
+	uint64_t base;			/* ET_DYN: where its span starts;
+					   0: anywhere, at its alignment */
+};
+
+NCB_API int ncb_elf_load(struct ncb_elf *elf,
+			 const struct ncb_elf_load_opts *opts,
 			 struct ncb_elf_image *img, char *why, size_t why_len);
 NCB_API int ncb_elf_unload(struct ncb_elf_image *img);
 

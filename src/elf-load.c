@@ -163,7 +163,7 @@ static int first_occupant(const struct ncb_mapping *m, void *arg)
 static int reserve_span(const struct ncb_elf *e, uint64_t base,
 			struct ncb_resv **resv, char *why, size_t wl)
 {
-	struct ncb_reserve_opts o = { .size = sizeof(o) };
+	struct ncb_resv_opts o = { .size = sizeof(o) };
 	uint64_t len = e->hi - e->lo, addr = 0;
 	struct occupant occ = { 0, 0, "(unknown)" };
 	int err;
@@ -184,25 +184,27 @@ static int reserve_span(const struct ncb_elf *e, uint64_t base,
 		o.align = (size_t)(e->align < (1ULL << 30) ? e->align
 							  : 1ULL << 30);
 	}
-	err = ncb_reserve(resv, (void *)(uintptr_t)addr, (size_t)len,
-			  addr ? NULL : &o);
+	err = ncb_resv_new(resv, (void *)(uintptr_t)addr, (size_t)len,
+			   addr ? NULL : &o);
 	if (!err)
 		return 0;
 	if (err != -EEXIST || !addr)
 		return ncb__why(why, wl, -err, "cannot reserve %#llx bytes%s: "
 				"%s", (ull)len, addr ? " at its address" : "",
 				strerror(-err));
-	ncb_occupants(0, (void *)(uintptr_t)addr, (size_t)len,
-		      first_occupant, &occ);
+	ncb_maps_occupants(0, (void *)(uintptr_t)addr, (size_t)len,
+			   first_occupant, &occ);
 	return ncb__why(why, wl, EEXIST, "span %#llx-%#llx is taken: "
 			"%#llx-%#llx %s is there", (ull)addr,
 			(ull)(addr + len), (ull)occ.start, (ull)occ.end,
 			occ.path);
 }
 
-int ncb_elf_load(struct ncb_elf *e, uint64_t base, struct ncb_elf_image *img,
-		 char *why, size_t wl)
+int ncb_elf_load(struct ncb_elf *e, const struct ncb_elf_load_opts *opts,
+		 struct ncb_elf_image *img, char *why, size_t wl)
 {
+	struct ncb_elf_image r = NCB_INIT(ncb_elf_image);
+	struct ncb_elf_load_opts o;
 	struct seg_ctx c = { 0 };
 	struct ncb_resv *resv;
 	unsigned int i;
@@ -210,14 +212,18 @@ int ncb_elf_load(struct ncb_elf *e, uint64_t base, struct ncb_elf_image *img,
 
 	if (why && wl)
 		why[0] = '\0';
-	if (!e || !img)
+	if (!e || ncb__out_size(img, NCB__END(ncb_elf_image, resv)))
 		return ncb__why(why, wl, EINVAL, "no image given");
+	if (ncb__opts_in(&o, sizeof(o), opts,
+			 NCB__END(ncb_elf_load_opts, base)))
+		return ncb__why(why, wl, EINVAL, "options of a size or with "
+				"fields this library does not know");
 	if (!e->native)
 		return ncb__elf_foreign(e, why, wl);
 	if (e->fd < 0)
 		return ncb__why(why, wl, EBADF, "an image parsed from memory "
 				"has no file to map");
-	err = reserve_span(e, base, &resv, why, wl);
+	err = reserve_span(e, o.base, &resv, why, wl);
 	if (err)
 		return err;
 	c.pg = ncb__probe()->page_size;
@@ -228,19 +234,19 @@ int ncb_elf_load(struct ncb_elf *e, uint64_t base, struct ncb_elf_image *img,
 			err = rezero(e, i - 1, &c);
 		if (err) {
 			/* Undo everything: the span goes back as it was. */
-			ncb_release(resv);
+			ncb_resv_release(resv);
 			return ncb__why(why, wl, -err, "segment %u: %s",
 					e->load[i], strerror(-err));
 		}
 	}
-	memset(img, 0, sizeof(*img));
-	img->bias = c.bias;
-	img->start = e->lo + c.bias;
-	img->end = e->hi + c.bias;
-	img->entry = e->eh.e_entry + c.bias;
-	img->phdr = e->phdr ? e->phdr + c.bias : 0;
-	img->brk = img->end;
-	img->resv = resv;
+	r.bias = c.bias;
+	r.start = e->lo + c.bias;
+	r.end = e->hi + c.bias;
+	r.entry = e->eh.e_entry + c.bias;
+	r.phdr = e->phdr ? e->phdr + c.bias : 0;
+	r.brk = r.end;
+	r.resv = resv;
+	ncb__out(img, &r, sizeof(r));
 	return 0;
 }
 
@@ -248,9 +254,9 @@ int ncb_elf_unload(struct ncb_elf_image *img)
 {
 	int err;
 
-	if (!img || !img->resv)
+	if (ncb__out_size(img, NCB__END(ncb_elf_image, resv)) || !img->resv)
 		return -EINVAL;
-	err = ncb_release(img->resv);
+	err = ncb_resv_release(img->resv);
 	img->resv = NULL;
 	return err;
 }

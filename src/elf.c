@@ -997,32 +997,31 @@ void ncb_elf_close(struct ncb_elf *e)
 
 int ncb_elf_info(const struct ncb_elf *e, struct ncb_elf_info *info)
 {
-	if (!e || !info)
+	struct ncb_elf_info r = NCB_INIT(ncb_elf_info);
+
+	if (!e || ncb__out_size(info, NCB__END(ncb_elf_info, exec_stack)))
 		return -EINVAL;
-	memset(info, 0, sizeof(*info));
-	info->type = e->eh.e_type;
-	info->machine = e->eh.e_machine;
-	info->entry = e->eh.e_entry;
-	info->lo = e->lo;
-	info->hi = e->hi;
-	info->align = e->align;
-	info->nsegs = e->nload;
-	info->interp = e->interp;
-	info->exec_stack = e->exec_stack;
-	info->phdr = e->phdr;
-	info->phnum = e->eh.e_phnum;
+	r.type = e->eh.e_type;
+	r.machine = e->eh.e_machine;
+	r.entry = e->eh.e_entry;
+	r.lo = e->lo;
+	r.hi = e->hi;
+	r.align = e->align;
+	r.nsegs = e->nload;
+	r.interp = e->interp;
+	r.exec_stack = e->exec_stack;
+	r.phdr = e->phdr;
+	r.phnum = e->eh.e_phnum;
+	ncb__out(info, &r, sizeof(r));
 	return 0;
 }
 
 int ncb_elf_arch(const struct ncb_elf *e, struct ncb_elf_arch *arch)
 {
-	struct ncb_elf_arch a;
+	struct ncb_elf_arch a = NCB_INIT(ncb_elf_arch);
 
-	if (!e || !arch || arch->size < offsetof(struct ncb_elf_arch, native) +
-					sizeof(int))
+	if (!e || ncb__out_size(arch, NCB__END(ncb_elf_arch, page_fit)))
 		return -EINVAL;
-	memset(&a, 0, sizeof(a));
-	a.size = arch->size;
 	a.elf_class = elf_class(e);
 	a.data = elf_data(e);
 	a.machine = e->eh.e_machine;
@@ -1035,27 +1034,28 @@ int ncb_elf_arch(const struct ncb_elf *e, struct ncb_elf_arch *arch)
 		a.min_page = e->page;
 	a.max_page = max_page(e);
 	a.page_fit = e->page_fit;
-	/* Older callers pass a smaller struct: fill what they know. */
-	memcpy(arch, &a, arch->size < sizeof(a) ? arch->size : sizeof(a));
+	ncb__out(arch, &a, sizeof(a));
 	return 0;
 }
 
 int ncb_elf_segment(const struct ncb_elf *e, unsigned int i,
 		    struct ncb_elf_seg *seg)
 {
+	struct ncb_elf_seg r = NCB_INIT(ncb_elf_seg);
 	const struct ncb__phdr *p;
 
-	if (!e || !seg)
+	if (!e || ncb__out_size(seg, NCB__END(ncb_elf_seg, prot)))
 		return -EINVAL;
 	if (i >= e->nload)
 		return -ERANGE;
 	p = &e->ph[e->load[i]];
-	seg->vaddr = p->p_vaddr;
-	seg->memsz = p->p_memsz;
-	seg->filesz = p->p_filesz;
-	seg->offset = p->p_offset;
-	seg->align = p->p_align;
-	seg->prot = ncb__elf_prot(p->p_flags);
+	r.vaddr = p->p_vaddr;
+	r.memsz = p->p_memsz;
+	r.filesz = p->p_filesz;
+	r.offset = p->p_offset;
+	r.align = p->p_align;
+	r.prot = ncb__elf_prot(p->p_flags);
+	ncb__out(seg, &r, sizeof(r));
 	return 0;
 }
 

@@ -439,6 +439,15 @@ __attribute__((constructor)) static void note_threads(void)
 	base_threads = count_threads();
 }
 
+/* An image at base (0: anywhere). */
+static int load_at(struct ncb_elf *e, uint64_t base, struct ncb_elf_image *img,
+		   char *why, size_t wl)
+{
+	struct ncb_elf_load_opts o = NCB_INIT(ncb_elf_load_opts, .base = base);
+
+	return ncb_elf_load(e, &o, img, why, wl);
+}
+
 /* glibc 2.35 and later say where this thread's rseq area is. */
 extern const ptrdiff_t __rseq_offset __attribute__((weak));
 extern const unsigned int __rseq_size __attribute__((weak));
@@ -675,7 +684,7 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 {
 	char *lines[SCRIPT_DEPTH + 1] = { NULL }, *const *av = argv;
 	static char *const empty[] = { "", NULL };
-	struct ncb_exec_opts o = { 0 };
+	struct ncb_exec_opts o;
 	const char *execfn;
 	unsigned int threads;
 	int depth, err;
@@ -686,12 +695,9 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 	return ncb__why(why, wl, ENOSYS, "this build has no process-entry "
 			"stub for its architecture");
 #endif
-	if (opts && opts->size < sizeof(size_t) + sizeof(uint64_t))
-		return ncb__why(why, wl, EINVAL, "options too small");
-	/* The caller's options, as far as its size says; zero past that. */
-	if (opts)
-		memcpy(&o, opts, opts->size < sizeof(o) ? opts->size
-							: sizeof(o));
+	if (ncb__opts_in(&o, sizeof(o), opts, NCB__END(ncb_exec_opts, exe)))
+		return ncb__why(why, wl, EINVAL, "options of a size or with "
+				"fields this library does not know");
 	execfn = o.execfn ? o.execfn : path;
 	/* As execve since Linux 5.18: no program starts with argc 0. */
 	if (!argv[0])
@@ -780,7 +786,7 @@ static int exec_interp(struct ncb_elf *e, const char *path,
 		       char *why, size_t wl)
 {
 	struct ncb_exec_opts o = *opts;
-	struct ncb_elf_image img = { 0 };
+	struct ncb_elf_image img = NCB_INIT(ncb_elf_image);
 	char *real = realpath(path, NULL), *interp = NULL, **nv = NULL;
 	size_t n = count(argv), i;
 	int err = -ENOMEM;
@@ -799,7 +805,7 @@ static int exec_interp(struct ncb_elf *e, const char *path,
 	for (i = 1; i < n; i++)
 		nv[3 + i] = argv[i];
 	if (e->eh.e_type == ET_EXEC) {
-		err = ncb_elf_load(e, 0, &img, why, wl);
+		err = load_at(e, 0, &img, why, wl);
 		if (err)
 			goto out;
 	}
@@ -878,12 +884,12 @@ static int load_program(struct ncb_elf *e, const struct ncb_exec_opts *o,
 			const struct ncb__sys *sys, struct ncb_elf_image *img,
 			uint64_t *brk, char *why, size_t wl)
 {
-	struct ncb_exec_layout l = { .size = sizeof(l) };
+	struct ncb_exec_layout l = NCB_INIT(ncb_exec_layout);
 	int err;
 
 	if (o->base || e->eh.e_type != ET_DYN || ncb__layout(e, sys, &l) ||
-	    !l.base || ncb_elf_load(e, l.base, img, why, wl)) {
-		err = ncb_elf_load(e, o->base, img, why, wl);
+	    !l.base || load_at(e, l.base, img, why, wl)) {
+		err = load_at(e, o->base, img, why, wl);
 		if (!err)
 			*brk = ncb__exec_brk(e, img->brk, sys);
 		return err;
@@ -920,7 +926,8 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		    unsigned int hide, const struct ncb_elf_image *held,
 		    char *why, size_t wl)
 {
-	struct ncb_elf_image prog = { 0 }, interp = { 0 };
+	struct ncb_elf_image prog = NCB_INIT(ncb_elf_image);
+	struct ncb_elf_image interp = NCB_INIT(ncb_elf_image);
 	struct ncb_elf *e = NULL, *ie = NULL;
 	struct ncb__handover ho = { .id.execfn = execfn, .exe_fd = -1 };
 	struct stack s = { 0 };
@@ -972,7 +979,7 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	}
 	err = load_program(e, opts, &sys, &prog, &brk, why, wl);
 	if (!err && ie)
-		err = ncb_elf_load(ie, 0, &interp, why, wl);
+		err = load_at(ie, 0, &interp, why, wl);
 	if (err)
 		goto out;
 	s.size = stack_size(opts);

@@ -374,7 +374,7 @@ static int queue_unmaps(struct handover *h, struct ncb_maps *m,
 {
 	uint64_t brk = (uint64_t)syscall(SYS_brk, 0);
 	unsigned int size = 0;
-	struct ncb_mapping mp;
+	struct ncb_mapping mp = NCB_INIT(ncb_mapping);
 	int err, anon;
 
 	anon = !prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0);
@@ -404,7 +404,7 @@ static int queue_unmaps(struct handover *h, struct ncb_maps *m,
  */
 static unsigned int count_mappings(struct ncb_maps *m, int *valgrind)
 {
-	struct ncb_mapping mp;
+	struct ncb_mapping mp = NCB_INIT(ncb_mapping);
 	unsigned int n = 0;
 
 	*valgrind = 0;

@@ -137,8 +137,7 @@ int ncb_exec_identity(struct ncb_exec_identity *id)
 	unsigned int size = 0;
 	char comm[16];
 
-	if (!id || id->size < offsetof(struct ncb_exec_identity, mm_map) +
-			      sizeof(int))
+	if (ncb__out_size(id, NCB__END(ncb_exec_identity, exe)))
 		return -EINVAL;
 	/* Answers with the struct's size where PR_SET_MM_MAP exists. */
 	if (prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0))
@@ -150,8 +149,6 @@ int ncb_exec_identity(struct ncb_exec_identity *id)
 	if (prctl(PR_GET_NAME, comm, 0, 0, 0) ||
 	    prctl(PR_SET_NAME, comm, 0, 0, 0))
 		r.comm = -errno;
-	/* Older callers pass a smaller struct: copy what they know. */
-	memcpy((char *)id + sizeof(size_t), (char *)&r + sizeof(size_t),
-	       (id->size < sizeof(r) ? id->size : sizeof(r)) - sizeof(size_t));
+	ncb__out(id, &r, sizeof(r));
 	return 0;
 }

@@ -4,6 +4,7 @@
 #define NCB_INTERNAL_H
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "noclobber.h"
 #include "noclobber_core.h"
@@ -16,6 +17,23 @@
 #ifndef MAP_SHARED_VALIDATE
 #define MAP_SHARED_VALIDATE 0x03
 #endif
+
+/*
+ * Sized structs (opts.c).  NCB__END(type, field): the struct as far as
+ * that field, the floor a caller's size must reach (the 1.0 struct).
+ * ncb__opts_in: *dst (ours bytes) from the caller's options as far as their
+ * size says, zero past it; NULL gives all zero; -EINVAL below the floor
+ * or for a non-zero byte past what we know.  ncb__out_size: -EINVAL unless
+ * the result struct's size reaches the floor.  ncb__out: our result into
+ * the caller's struct, no further than its size, which becomes what was
+ * written.
+ */
+#define NCB__END(type, field) \
+	(offsetof(struct type, field) + sizeof(((struct type *)0)->field))
+NCB_HIDDEN int ncb__opts_in(void *dst, size_t ours, const void *opts,
+			    size_t floor);
+NCB_HIDDEN int ncb__out_size(const void *out, size_t floor);
+NCB_HIDDEN void ncb__out(void *out, const void *ours, size_t size);
 
 /* The probe's verdict, computed once per process. */
 NCB_HIDDEN const struct ncb_probe *ncb__probe(void);

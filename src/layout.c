@@ -219,7 +219,7 @@ int ncb__layout(const struct ncb_elf *e, const struct ncb__sys *sys,
 	struct ncb_exec_layout r = { .size = sizeof(r) };
 	uint64_t page = ncb__probe()->page_size;
 
-	if (!e || !l || l->size < sizeof(size_t) + sizeof(uint64_t))
+	if (!e || ncb__out_size(l, NCB__END(ncb_exec_layout, brk)))
 		return -EINVAL;
 	r.base = dyn_base(e, sys, page);
 	if (e->eh.e_type == ET_EXEC)
@@ -228,8 +228,7 @@ int ncb__layout(const struct ncb_elf *e, const struct ncb__sys *sys,
 		r.brk = ncb__exec_brk(e, r.base + e->hi - e->lo, sys);
 	else if (brk_moved(e, sys))
 		r.brk = ncb__exec_brk(e, 0, sys);
-	memcpy((char *)l + sizeof(size_t), (char *)&r + sizeof(size_t),
-	       (l->size < sizeof(r) ? l->size : sizeof(r)) - sizeof(size_t));
+	ncb__out(l, &r, sizeof(r));
 	return 0;
 }
 

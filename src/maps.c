@@ -283,7 +283,7 @@ static int read_all(struct ncb_maps *m)
  */
 static int text_consistent(struct ncb_maps *m)
 {
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	uint64_t prev = 0, prev_start = 0;
 	const char *p = m->text, *eol, *path;
 	int err;
@@ -339,7 +339,7 @@ static int same_mapping(const struct ncb_mapping *a,
 static int name_from_text(struct ncb_maps *m, struct ncb_mapping *want)
 {
 	const char *p, *eol, *path, *end = m->text + m->len;
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	int err;
 
 	for (p = m->text; p < end; p = eol + 1) {
@@ -630,7 +630,7 @@ int ncb__maps_from_text(struct ncb_maps **maps, const char *text,
 int ncb_maps_seek(struct ncb_maps *m, uint64_t addr)
 {
 	const char *p, *eol, *end, *path;
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	int err;
 
 	if (!m)
@@ -653,13 +653,11 @@ int ncb_maps_seek(struct ncb_maps *m, uint64_t addr)
 	return 0;
 }
 
-int ncb_maps_next(struct ncb_maps *m, struct ncb_mapping *out)
+static int maps_read(struct ncb_maps *m, struct ncb_mapping *out)
 {
 	const char *p, *eol;
 	int ret;
 
-	if (!m || !out)
-		return -EINVAL;
 	if (m->query) {
 		ret = query_at(m, m->pos, out);
 		if (!ret)
@@ -688,18 +686,51 @@ int ncb_maps_next(struct ncb_maps *m, struct ncb_mapping *out)
 	return 1;
 }
 
+/* The next mapping, as the library's own struct (its size set). */
+static int maps_next(struct ncb_maps *m, struct ncb_mapping *out)
+{
+	int ret = maps_read(m, out);
+
+	out->size = sizeof(*out);
+	return ret;
+}
+
+/* Mappings leave through here: the caller's struct may be older. */
+static int mapping_out(struct ncb_mapping *out, const struct ncb_mapping *e,
+		       int ret)
+{
+	if (ret == 1)
+		ncb__out(out, e, sizeof(*e));
+	return ret;
+}
+
+static int bad_args(const struct ncb_maps *m, const struct ncb_mapping *out)
+{
+	return !m || ncb__out_size(out, NCB__END(ncb_mapping, path));
+}
+
+int ncb_maps_next(struct ncb_maps *m, struct ncb_mapping *out)
+{
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
+
+	if (bad_args(m, out))
+		return -EINVAL;
+	return mapping_out(out, &e, maps_next(m, &e));
+}
+
 int ncb_maps_find(struct ncb_maps *m, uint64_t addr, struct ncb_mapping *out)
 {
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	int ret;
 
-	if (!m || !out)
+	if (bad_args(m, out))
 		return -EINVAL;
 	ret = ncb_maps_seek(m, addr);
 	if (!ret)
-		ret = ncb_maps_next(m, out);
-	if (ret == 1 && out->start > addr)
+		ret = maps_next(m, &e);
+	if (ret == 1 && e.start > addr)
 		ret = 0;
-	return ret;
+	return mapping_out(out, &e, ret);
 }
 
 void ncb_maps_close(struct ncb_maps *m)
@@ -713,11 +744,11 @@ void ncb_maps_close(struct ncb_maps *m)
 	free(m->text);
 	free(m);
 }
-int ncb_occupants(pid_t pid, const void *addr, size_t len, ncb_mapping_fn fn,
-		  void *arg)
+int ncb_maps_occupants(pid_t pid, const void *addr, size_t len,
+		       ncb_mapping_fn fn, void *arg)
 {
 	uint64_t start = (uintptr_t)addr, end = start + len;
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	struct ncb_maps *m;
 	int ret, count = 0;
 
@@ -728,7 +759,7 @@ int ncb_occupants(pid_t pid, const void *addr, size_t len, ncb_mapping_fn fn,
 		return ret;
 	ret = ncb_maps_seek(m, start);
 	while (!ret) {
-		ret = ncb_maps_next(m, &e);
+		ret = maps_next(m, &e);
 		if (ret <= 0 || e.start >= end)
 			break;
 		count++;
@@ -754,8 +785,9 @@ static int stop_at_first(const struct ncb_mapping *m, void *arg)
  */
 int ncb__range_occupied(uint64_t start, uint64_t end)
 {
-	int n = ncb_occupants(0, (const void *)(uintptr_t)start,
-			      (size_t)(end - start), stop_at_first, NULL);
+	int n = ncb_maps_occupants(0, (const void *)(uintptr_t)start,
+				   (size_t)(end - start), stop_at_first,
+				   NULL);
 
 	return n < 0 ? n : n > 0;
 }

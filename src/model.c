@@ -219,32 +219,28 @@ static int remove_range(struct ncb_as *as, uint64_t start, uint64_t end)
 	return 0;
 }
 
-int ncb_as_new(struct ncb_as **asp, const struct ncb_as_opts *o)
+int ncb_as_new(struct ncb_as **asp, const struct ncb_as_opts *opts)
 {
 	const struct ncb_probe *p = ncb__probe();
+	struct ncb_as_opts o;
 	struct ncb_as *as;
 
-	if (!asp || (o && o->size < offsetof(struct ncb_as_opts, thp) +
-				    sizeof(int)))
+	if (!asp || ncb__opts_in(&o, sizeof(o), opts,
+				 NCB__END(ncb_as_opts, brk)))
 		return -EINVAL;
 	as = calloc(1, sizeof(*as));
 	if (!as)
 		return -ENOMEM;
-	as->pg = o && o->page_size ? o->page_size : p->page_size;
-	as->min_addr = o && o->mmap_min_addr ? o->mmap_min_addr
-					     : p->mmap_min_addr;
-	as->task_size = o && o->task_size ? o->task_size : ncb__user_top();
-	as->mmap_base = o && o->mmap_base ? o->mmap_base
-					  : as->task_size - (128ULL << 20);
-	as->guard = o && o->stack_guard_gap ? o->stack_guard_gap
-					    : 256 * as->pg;
-	as->max_map_count = o && o->max_map_count ? o->max_map_count : 65530;
-	as->thp = o && o->thp ? o->thp > 0 : sizeof(void *) == 8;
-	if (o && o->size >= offsetof(struct ncb_as_opts, brk) +
-			    sizeof(o->brk)) {
-		as->start_brk = o->start_brk;
-		as->brk = o->brk > o->start_brk ? o->brk : o->start_brk;
-	}
+	as->pg = o.page_size ? o.page_size : p->page_size;
+	as->min_addr = o.mmap_min_addr ? o.mmap_min_addr : p->mmap_min_addr;
+	as->task_size = o.task_size ? o.task_size : ncb__user_top();
+	as->mmap_base = o.mmap_base ? o.mmap_base
+				    : as->task_size - (128ULL << 20);
+	as->guard = o.stack_guard_gap ? o.stack_guard_gap : 256 * as->pg;
+	as->max_map_count = o.max_map_count ? o.max_map_count : 65530;
+	as->thp = o.thp ? o.thp > 0 : sizeof(void *) == 8;
+	as->start_brk = o.start_brk;
+	as->brk = o.brk > o.start_brk ? o.brk : o.start_brk;
 	if (as->pg & (as->pg - 1) || as->mmap_base > as->task_size) {
 		free(as);
 		return -EINVAL;
@@ -1159,15 +1155,17 @@ int ncb_as_find_free(const struct ncb_as *as, uint64_t lo, uint64_t hi,
 
 int ncb_as_find(const struct ncb_as *as, uint64_t addr, struct ncb_mapping *m)
 {
+	struct ncb_mapping r = NCB_INIT(ncb_mapping);
 	struct mt_cur c;
 	struct area *a;
 
-	if (!as || !m)
+	if (!as || ncb__out_size(m, NCB__END(ncb_mapping, path)))
 		return -EINVAL;
 	a = find_vma(as, addr, &c);
 	if (!a)
 		return 0;
-	fill(as, a, m);
+	fill(as, a, &r);
+	ncb__out(m, &r, sizeof(r));
 	return 1;
 }
 
@@ -1243,7 +1241,7 @@ static void dump_line(const struct ncb_mapping *m, char *buf, size_t size,
 
 size_t ncb_as_dump(const struct ncb_as *as, char *buf, size_t size)
 {
-	struct ncb_mapping m;
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
 	size_t total = 0;
 	struct area *a;
 	struct mt_cur c;
@@ -1265,7 +1263,7 @@ size_t ncb_as_dump(const struct ncb_as *as, char *buf, size_t size)
 /* Areas from a /proc/PID/maps text. */
 int ncb_as_load(struct ncb_as *as, const char *text, size_t len)
 {
-	struct ncb_mapping m;
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
 	struct ncb_maps *maps;
 	uint32_t file;
 	uint16_t af;

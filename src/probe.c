@@ -60,17 +60,16 @@ const struct ncb_probe *ncb__probe(void)
 
 int ncb_kernel_probe(struct ncb_probe *probe)
 {
-	const struct ncb_probe *p = ncb__probe();
-	size_t n;
+	int err = ncb__out_size(probe, NCB__END(ncb_probe, mmap_min_addr));
 
-	if (!probe || probe->size < offsetof(struct ncb_probe, noreplace)
-					+ sizeof(int))
-		return -EINVAL;
-	/* Older callers pass a smaller struct: copy what they know. */
-	n = probe->size < sizeof(*p) ? probe->size : sizeof(*p);
-	memcpy((char *)probe + sizeof(size_t), (const char *)p + sizeof(size_t),
-	       n - sizeof(size_t));
-	return 0;
+	if (!err)
+		ncb__out(probe, ncb__probe(), sizeof(*probe));
+	return err;
+}
+
+unsigned int ncb_version(void)
+{
+	return NCB_VERSION;
 }
 
 const char *ncb_noreplace_name(int noreplace)

@@ -92,7 +92,7 @@ static int take_hint(uint64_t lo, uint64_t hi, size_t len, size_t align,
  * the maps.  A candidate the kernel will not place (EADDRNOTAVAIL, only
  * where the flag is not honoured) is stepped over.
  */
-static int reserve_in_window(size_t len, const struct ncb_reserve_opts *o,
+static int reserve_in_window(size_t len, const struct ncb_resv_opts *o,
 			     size_t align, uintptr_t *out)
 {
 	uint64_t lo = o->lo, hi = o->hi, a;
@@ -132,11 +132,12 @@ static int reserve_in_window(size_t len, const struct ncb_reserve_opts *o,
 	return err == -EADDRNOTAVAIL ? -ENOMEM : -EAGAIN;
 }
 
-static int check_opts(const struct ncb_reserve_opts *o, size_t *align)
+static int check_opts(struct ncb_resv_opts *o,
+		      const struct ncb_resv_opts *opts, size_t *align)
 {
 	size_t pg = ncb__probe()->page_size;
 
-	if (o->size < offsetof(struct ncb_reserve_opts, place) + sizeof(int))
+	if (ncb__opts_in(o, sizeof(*o), opts, NCB__END(ncb_resv_opts, place)))
 		return -EINVAL;
 	*align = o->align ? o->align : pg;
 	if (*align & (*align - 1) || *align < pg)
@@ -147,7 +148,7 @@ static int check_opts(const struct ncb_reserve_opts *o, size_t *align)
 	return 0;
 }
 
-static int place(void *addr, size_t len, const struct ncb_reserve_opts *o,
+static int place(void *addr, size_t len, const struct ncb_resv_opts *o,
 		 size_t align, uintptr_t *out)
 {
 	uintptr_t a = (uintptr_t)addr;
@@ -166,11 +167,10 @@ static int place(void *addr, size_t len, const struct ncb_reserve_opts *o,
 	return reserve_aligned(len, align, out);
 }
 
-int ncb_reserve(struct ncb_resv **resv, void *addr, size_t len,
-		const struct ncb_reserve_opts *opts)
+int ncb_resv_new(struct ncb_resv **resv, void *addr, size_t len,
+		 const struct ncb_resv_opts *opts)
 {
-	static const struct ncb_reserve_opts none = { .size = sizeof(none) };
-	const struct ncb_reserve_opts *o = opts ? opts : &none;
+	struct ncb_resv_opts o;
 	struct ncb_resv *r;
 	uintptr_t start = 0;
 	size_t align;
@@ -178,7 +178,7 @@ int ncb_reserve(struct ncb_resv **resv, void *addr, size_t len,
 
 	if (!resv || !len)
 		return -EINVAL;
-	err = check_opts(o, &align);
+	err = check_opts(&o, opts, &align);
 	if (err)
 		return err;
 	len = ncb__page_align(len);
@@ -187,7 +187,7 @@ int ncb_reserve(struct ncb_resv **resv, void *addr, size_t len,
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	err = place(addr, len, o, align, &start);
+	err = place(addr, len, &o, align, &start);
 	if (err) {
 		free(r);
 		return err;
@@ -272,8 +272,8 @@ static void restore(uintptr_t a, size_t len)
 			     ncb__probe()->noreplace);
 }
 
-int ncb_commit(struct ncb_resv *r, void *addr, size_t len, int prot,
-	       int flags, int fd, off_t offset)
+int ncb_resv_commit(struct ncb_resv *r, void *addr, size_t len, int prot,
+		    int flags, int fd, off_t offset)
 {
 	uintptr_t a = (uintptr_t)addr, end;
 	size_t at;
@@ -334,7 +334,7 @@ static int forget(struct ncb_resv *r, uintptr_t a, uintptr_t end)
 	return 0;
 }
 
-int ncb_decommit(struct ncb_resv *r, void *addr, size_t len)
+int ncb_resv_decommit(struct ncb_resv *r, void *addr, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr, end;
 	int err;
@@ -352,7 +352,7 @@ int ncb_decommit(struct ncb_resv *r, void *addr, size_t len)
 	return err;
 }
 
-int ncb_release(struct ncb_resv *r)
+int ncb_resv_release(struct ncb_resv *r)
 {
 	int err = 0;
 

@@ -3,7 +3,7 @@
  * Free space: is a range free, and where in a window does a range of a
  * given size and alignment fit.  An answer is a snapshot: other threads may
  * map there next.  Callers that need the space claim it no-clobber and
- * retry on EEXIST, as ncb_reserve does.
+ * retry on EEXIST, as ncb_resv_new does.
  */
 #include <string.h>
 #include <sys/random.h>
@@ -106,7 +106,7 @@ static void consider(struct search *s, uint64_t start, uint64_t end)
 static int walk_gaps(struct search *s)
 {
 	uint64_t prev = s->lo;
-	struct ncb_mapping m;
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
 	struct ncb_maps *maps;
 	int ret;
 

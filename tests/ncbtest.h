@@ -82,10 +82,10 @@ static inline void bind_malloc_arena(void)
 
 static inline int occupants(const void *addr, size_t len)
 {
-	int n = ncb_occupants(0, addr, len, NULL, NULL);
+	int n = ncb_maps_occupants(0, addr, len, NULL, NULL);
 
 	if (n < 0)
-		FAIL("ncb_occupants: %s", errname(-n));
+		FAIL("ncb_maps_occupants: %s", errname(-n));
 	return n;
 }
 
@@ -121,10 +121,10 @@ static inline int maps_show_prot_none(void)
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (w == MAP_FAILED)
 		FAIL("mmap of a PROT_NONE page: %s", errname(errno));
-	n = ncb_occupants(0, w, pg, NULL, NULL);
+	n = ncb_maps_occupants(0, w, pg, NULL, NULL);
 	munmap(w, pg);
 	if (n < 0)
-		FAIL("ncb_occupants: %s", errname(-n));
+		FAIL("ncb_maps_occupants: %s", errname(-n));
 	known = n == 1;
 	return known;
 }

@@ -157,7 +157,7 @@ FOR_MODES(below_mmap_min_addr)
  */
 static void stack_guard_gap(int mode)
 {
-	struct ncb_mapping m;
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
 	struct ncb_maps *maps;
 	size_t pg = test_page();
 	char *want = NULL;

@@ -13,7 +13,7 @@ static void odd_path(int text)
 	/* Its own directory: other rows of the matrix run this at once. */
 	char dir[] = "/tmp/ncb maps (test) [x] XXXXXX", path[256];
 	size_t pg = test_page();
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	struct ncb_maps *m;
 	struct stat st;
 	char *p;
@@ -57,7 +57,8 @@ TEST(odd_path_text) { odd_path(1); }
 /* 0 if both readers list the same mappings, line for line. */
 static int compare_readers(void)
 {
-	struct ncb_mapping a, b;
+	struct ncb_mapping a = NCB_INIT(ncb_mapping);
+	struct ncb_mapping b = NCB_INIT(ncb_mapping);
 	struct ncb_maps *q, *t;
 	int ra, rb, n = 0, diff = 0;
 	char *path;
@@ -106,7 +107,7 @@ TEST(readers_agree)
 
 TEST(stack_is_named)
 {
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	struct ncb_maps *m;
 	int local = 0;
 
@@ -127,7 +128,7 @@ TEST(other_process)
 {
 	size_t pg = test_page();
 	char *p = map_sentinel(NULL, 3 * pg, 1);
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	struct ncb_maps *m;
 	int fds[2];
 	char c;
@@ -151,8 +152,8 @@ TEST(other_process)
 	ASSERT_EQ(e.end, (uintptr_t)p + pg);
 	ASSERT_EQ(ncb_maps_find(m, (uintptr_t)p + pg, &e), 0);
 	ncb_maps_close(m);
-	ASSERT_EQ(ncb_occupants(pid, p, 3 * pg, NULL, NULL), 2);
-	ASSERT_EQ(ncb_occupants(0, p, 3 * pg, NULL, NULL), 1);
+	ASSERT_EQ(ncb_maps_occupants(pid, p, 3 * pg, NULL, NULL), 2);
+	ASSERT_EQ(ncb_maps_occupants(0, p, 3 * pg, NULL, NULL), 1);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	close(fds[0]);
@@ -174,17 +175,17 @@ TEST(occupants_callback)
 	map_sentinel(w + pg, pg, 1);
 	map_sentinel(w + 3 * pg, pg, 1);
 	mprotect(w + 3 * pg, pg, PROT_READ);
-	ASSERT_EQ(ncb_occupants(0, w, 5 * pg, NULL, NULL), 2);
-	ASSERT_EQ(ncb_occupants(0, w, 5 * pg, stop_at_first, &first), 1);
+	ASSERT_EQ(ncb_maps_occupants(0, w, 5 * pg, NULL, NULL), 2);
+	ASSERT_EQ(ncb_maps_occupants(0, w, 5 * pg, stop_at_first, &first), 1);
 	ASSERT_EQ(first, (uintptr_t)w + pg);
-	ASSERT_EQ(ncb_occupants(0, w, pg, NULL, NULL), 0);
-	ASSERT_EQ(ncb_occupants(0, w + 2 * pg, 1, NULL, NULL), 0);
-	ASSERT_EQ(ncb_occupants(0, w + 4 * pg - 1, 1, NULL, NULL), 1);
+	ASSERT_EQ(ncb_maps_occupants(0, w, pg, NULL, NULL), 0);
+	ASSERT_EQ(ncb_maps_occupants(0, w + 2 * pg, 1, NULL, NULL), 0);
+	ASSERT_EQ(ncb_maps_occupants(0, w + 4 * pg - 1, 1, NULL, NULL), 1);
 }
 
 TEST(bad_arguments)
 {
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	struct ncb_maps *m;
 
 	ASSERT_EQ(ncb_maps_open(NULL, 0), -EINVAL);
@@ -196,9 +197,10 @@ TEST(bad_arguments)
 	ASSERT_EQ(ncb_maps_next(m, NULL), -EINVAL);
 	ncb_maps_close(m);
 	ncb_maps_close(NULL);
-	ASSERT_EQ(ncb_occupants(0, (void *)4096, 0, NULL, NULL), -EINVAL);
-	ASSERT_EQ(ncb_occupants(0, (void *)-4096L, 8192, NULL, NULL), -EINVAL);
-	ASSERT_EQ(ncb_occupants(-1, (void *)4096, 1, NULL, NULL), -EINVAL);
+	ASSERT_EQ(ncb_maps_occupants(0, (void *)4096, 0, NULL, NULL), -EINVAL);
+	ASSERT_EQ(ncb_maps_occupants(0, (void *)-4096L, 8192, NULL, NULL),
+		  -EINVAL);
+	ASSERT_EQ(ncb_maps_occupants(-1, (void *)4096, 1, NULL, NULL), -EINVAL);
 }
 
 static int from_text(const char *text)
@@ -245,7 +247,7 @@ TEST(malformed_text)
 TEST(long_line_text)
 {
 	static char text[2 * PATH_MAX];
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	struct ncb_maps *m;
 	char *path;
 
@@ -265,7 +267,7 @@ TEST(duplicate_line_listed_once)
 {
 	static const char t[] = "1000-2000 r--p 0 0:0 0 [vsyscall]\n"
 				"1000-2000 r--p 0 0:0 0 [vsyscall]\n";
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	struct ncb_maps *m;
 
 	ASSERT_EQ(ncb__maps_from_text(&m, t, strlen(t)), 0);
@@ -281,7 +283,7 @@ TEST(same_start_is_union)
 	static const char t[] = "1000-2000 r--p 00000000 0:0 0 /f\n"
 				"1000-4000 r--p 00000000 0:0 0 /f\n"
 				"5000-6000 r--p 0 0:0 0\n";
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	struct ncb_maps *m;
 
 	ASSERT_EQ(ncb__maps_from_text(&m, t, strlen(t)), 0);
@@ -302,7 +304,7 @@ TEST(same_start_is_union)
 static void newline_path(int text)
 {
 	char path[] = "/tmp/ncb new\nline XXXXXX";
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	struct ncb_maps *m;
 	int fd = mkstemp(path);
 	void *p;
@@ -326,7 +328,7 @@ TEST(find_containing)
 {
 	size_t pg = test_page();
 	char *w = free_window(4 * pg);
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	struct ncb_maps *m;
 
 	map_sentinel(w + pg, 2 * pg, 1);
@@ -345,7 +347,7 @@ TEST(anon_name)
 {
 	size_t pg = test_page();
 	char *p = map_sentinel(NULL, pg, 1);
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	struct ncb_maps *m;
 	int text;
 
@@ -371,7 +373,7 @@ TEST(special_names_text)
 		"7000-8000 rw-s 00000000 00:01 9          /memfd:x (deleted)\n";
 	static const char *want[] = { "[anon:jit code]", "[heap]", "[vdso]",
 				      "/memfd:x (deleted)" };
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	struct ncb_maps *m;
 	int i;
 
@@ -527,7 +529,8 @@ static int differs_from_proc(int text, int say)
 	int fd, ret, diff = 0, named = !!getenv("NCB_TEST_VALGRIND");
 	uint64_t prev_start = 1, prev_end = 0;
 	const char *p, *eol, *end, *path;
-	struct ncb_mapping e, l;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
+	struct ncb_mapping l = NCB_INIT(ncb_mapping);
 	struct ncb_maps *m;
 	size_t len = 0;
 	ssize_t n;
@@ -606,10 +609,10 @@ static void long_and_odd_paths(int text)
 {
 	size_t pg = test_page();
 	char *w = free_window(64 * pg), *p = w + 16 * pg, *q = w + 32 * pg;
-	struct ncb_reserve_opts o = { sizeof(o), (uintptr_t)w + 8 * pg,
+	struct ncb_resv_opts o = { sizeof(o), (uintptr_t)w + 8 * pg,
 				      (uintptr_t)w + 40 * pg, 0,
 				      NCB_PLACE_HIGHEST };
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	struct ncb_resv *r;
 	struct ncb_maps *m;
 	struct deep d;
@@ -630,16 +633,16 @@ static void long_and_odd_paths(int text)
 	ASSERT_EQ(strcmp(e.path, d.odd_path), 0);
 	ncb_maps_close(m);
 	/* What reads the maps works in such a process, across them. */
-	ASSERT_EQ(ncb_occupants(0, p, pg, path_is, d.path), 1);
-	ASSERT_EQ(ncb_occupants(0, q, pg, path_is, d.odd_path), 1);
+	ASSERT_EQ(ncb_maps_occupants(0, p, pg, path_is, d.path), 1);
+	ASSERT_EQ(ncb_maps_occupants(0, q, pg, path_is, d.odd_path), 1);
 	ASSERT_EQ(ncb_range_free(p, pg), 0);
 	ASSERT_EQ(ncb_range_free(w, 16 * pg), 1);
 	ASSERT_EQ(ncb_find_free((uintptr_t)p, (uintptr_t)q + pg, 15 * pg, 0,
 				NCB_PLACE_LOWEST, &a), 0);
 	ASSERT_EQ(a, (uintptr_t)p + pg);
-	ASSERT_EQ(ncb_reserve(&r, NULL, 4 * pg, &o), 0);
+	ASSERT_EQ(ncb_resv_new(&r, NULL, 4 * pg, &o), 0);
 	ASSERT_PTR_EQ(ncb_resv_addr(r), w + 36 * pg);
-	ASSERT_EQ(ncb_release(r), 0);
+	ASSERT_EQ(ncb_resv_release(r), 0);
 	ASSERT_MAP_ERR(ncb__mmap_mode(p, pg, PROT_READ, MAP_PRIVATE |
 				      MAP_ANONYMOUS, -1, 0,
 				      NCB_NOREPLACE_IGNORED), EEXIST);
@@ -658,7 +661,7 @@ TEST(gate_area)
 {
 	const uint64_t gate = 0xffffffffff600000ULL;
 	void *gp = (void *)(uintptr_t)gate;
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	struct ncb_maps *m;
 	int i, found = 0;
 	char line[256];
@@ -686,7 +689,7 @@ TEST(gate_area)
 		ASSERT_EQ(ncb_maps_next(m, &e), 0);
 		ncb_maps_close(m);
 	}
-	ASSERT_EQ(ncb_occupants(0, gp, 1, path_is, "[vsyscall]"), 1);
+	ASSERT_EQ(ncb_maps_occupants(0, gp, 1, path_is, "[vsyscall]"), 1);
 	ASSERT_EQ(ncb_range_free(gp, 4096), 0);
 	ASSERT_EQ(ncb_range_free((char *)gp - 4096, 4096), 1);
 	pid = fork();
@@ -694,7 +697,7 @@ TEST(gate_area)
 		pause();
 		_exit(0);
 	}
-	ASSERT_EQ(ncb_occupants(pid, gp, 4096, path_is, "[vsyscall]"), 1);
+	ASSERT_EQ(ncb_maps_occupants(pid, gp, 4096, path_is, "[vsyscall]"), 1);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 }
@@ -713,7 +716,7 @@ TEST(no_address_space)
 	ASSERT_EQ(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
 	ASSERT_EQ(ncb_maps_open(&m, pid), -ESRCH);
 	ASSERT_EQ(ncb__maps_open_text(&m, pid), -ESRCH);
-	ASSERT_EQ(ncb_occupants(pid, (void *)4096, 1, NULL, NULL), -ESRCH);
+	ASSERT_EQ(ncb_maps_occupants(pid, (void *)4096, 1, NULL, NULL), -ESRCH);
 	waitpid(pid, NULL, 0);
 }
 
@@ -738,7 +741,7 @@ TEST(no_permission)
 			_exit(2);
 		_exit(ncb_maps_open(&m, pid) != -EACCES ||
 		      ncb__maps_open_text(&m, pid) != -EACCES ||
-		      ncb_occupants(pid, (void *)4096, 1, NULL, NULL) !=
+		      ncb_maps_occupants(pid, (void *)4096, 1, NULL, NULL) !=
 		      -EACCES);
 	}
 	ASSERT_EQ(waitpid(reader, &st, 0), reader);

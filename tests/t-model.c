@@ -240,7 +240,9 @@ TEST(mremap_regressions)
 TEST(shared_anonymous_files)
 {
 	uint64_t x = 0x100000000ULL, got, ino;
-	struct ncb_mapping a, b, l;
+	struct ncb_mapping a = NCB_INIT(ncb_mapping);
+	struct ncb_mapping b = NCB_INIT(ncb_mapping);
+	struct ncb_mapping l = NCB_INIT(ncb_mapping);
 	struct ncb_as *as;
 	char maps[160];
 
@@ -281,7 +283,8 @@ TEST(shared_anonymous_files)
 TEST(registered_files_apart_from_made_ones)
 {
 	uint64_t x = 0x100000000ULL, got, ino;
-	struct ncb_mapping a, b;
+	struct ncb_mapping a = NCB_INIT(ncb_mapping);
+	struct ncb_mapping b = NCB_INIT(ncb_mapping);
 	struct ncb_as *as = model();
 	uint32_t f, g;
 
@@ -412,7 +415,7 @@ TEST(program_break)
 static int brute_free(struct ncb_as *as, uint64_t lo, uint64_t hi,
 		      uint64_t len, uint64_t align, int place, uint64_t *out)
 {
-	struct ncb_mapping m;
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
 	uint64_t prev = lo, need = len + align - 1, s, e;
 	int found = 0;
 
@@ -472,7 +475,7 @@ TEST(find_free_matches_brute_force)
 				ASSERT_EQ(got, want);
 			/* A random place: aligned, inside, and free. */
 			if (!rg && place == NCB_PLACE_RANDOM) {
-				struct ncb_mapping m;
+				struct ncb_mapping m = NCB_INIT(ncb_mapping);
 
 				ASSERT_EQ(got & (align - 1), 0);
 				ASSERT_UGE(got, lo);
@@ -678,7 +681,7 @@ static void random_mremap(struct diff *d, struct ncb_as *as, struct op *o)
 				     MREMAP_FIXED, MREMAP_MAYMOVE |
 				     MREMAP_DONTUNMAP };
 	uint64_t *s = &d->seed, end = d->arena + ARENA_PAGES * PG;
-	struct ncb_mapping m;
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
 
 	o->type = OP_MREMAP;
 	if (rnd(s) % 4 && ncb_as_find(as, o->addr, &m) == 1 &&
@@ -852,7 +855,7 @@ static uint64_t start_brk(pid_t pid)
 static uint64_t infer_mmap_base(const char *maps)
 {
 	struct ncb_maps *m;
-	struct ncb_mapping e;
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	uint64_t base = 0;
 
 	ASSERT_EQ(ncb__maps_from_text(&m, maps, strlen(maps)), 0);

@@ -9,19 +9,19 @@
 #define PG test_page()
 
 static struct ncb_resv *reserve(void *addr, size_t len,
-				const struct ncb_reserve_opts *o)
+				const struct ncb_resv_opts *o)
 {
 	struct ncb_resv *r = NULL;
-	int err = ncb_reserve(&r, addr, len, o);
+	int err = ncb_resv_new(&r, addr, len, o);
 
 	if (err)
-		FAIL("ncb_reserve(%p, %zu): %s", addr, len, errname(-err));
+		FAIL("ncb_resv_new(%p, %zu): %s", addr, len, errname(-err));
 	return r;
 }
 
 static struct ncb_mapping mapping_at(const void *addr)
 {
-	struct ncb_mapping m;
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
 	struct ncb_maps *maps;
 
 	ASSERT_EQ(ncb_maps_open(&maps, 0), 0);
@@ -36,7 +36,7 @@ TEST(exact)
 {
 	char *w = free_window(32 * PG);
 	struct ncb_resv *r = reserve(w, 16 * PG, NULL), *r2;
-	struct ncb_mapping m;
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
 
 	ASSERT_PTR_EQ(ncb_resv_addr(r), w);
 	ASSERT_EQ(ncb_resv_len(r), 16 * PG);
@@ -47,13 +47,13 @@ TEST(exact)
 		ASSERT_EQ(m.prot, PROT_NONE);
 	}
 	/* Over it, or overlapping it: refused. */
-	ASSERT_EQ(ncb_reserve(&r2, w + 8 * PG, 16 * PG, NULL), -EEXIST);
-	ASSERT_EQ(ncb_reserve(&r2, w + 1, PG, NULL), -EINVAL);
+	ASSERT_EQ(ncb_resv_new(&r2, w + 8 * PG, 16 * PG, NULL), -EEXIST);
+	ASSERT_EQ(ncb_resv_new(&r2, w + 1, PG, NULL), -EINVAL);
 	/* A length that is not a page multiple is rounded up. */
 	r2 = reserve(w + 16 * PG, PG + 1, NULL);
 	ASSERT_EQ(ncb_resv_len(r2), 2 * PG);
-	ASSERT_EQ(ncb_release(r), 0);
-	ASSERT_EQ(ncb_release(r2), 0);
+	ASSERT_EQ(ncb_resv_release(r), 0);
+	ASSERT_EQ(ncb_resv_release(r2), 0);
 	ASSERT_EQ(occupants(w, 32 * PG), 0);
 }
 
@@ -65,13 +65,13 @@ TEST(anywhere)
 	require_prot_none_in_maps();
 	ASSERT_EQ(mapping_at(a).prot, PROT_NONE);
 	ASSERT_EQ(occupants(a, 1UL << 30), 1);
-	ASSERT_EQ(ncb_release(r), 0);
+	ASSERT_EQ(ncb_resv_release(r), 0);
 }
 
 /* Over-reserve and trim: aligned, and nothing left around it. */
 static void aligned(size_t align)
 {
-	struct ncb_reserve_opts o = { .size = sizeof(o), .align = align };
+	struct ncb_resv_opts o = { .size = sizeof(o), .align = align };
 	struct ncb_resv *r = reserve(NULL, 3 * PG, &o);
 	char *a = ncb_resv_addr(r);
 
@@ -80,7 +80,7 @@ static void aligned(size_t align)
 		ASSERT_EQ(occupants(a, 3 * PG), 1);
 		ASSERT_EQ(mapping_at(a).end, (uintptr_t)a + 3 * PG);
 	}
-	ASSERT_EQ(ncb_release(r), 0);
+	ASSERT_EQ(ncb_resv_release(r), 0);
 	ASSERT_EQ(ncb_range_free(a, 3 * PG), 1);
 }
 TEST(aligned_2m) { aligned(2UL << 20); }
@@ -88,7 +88,7 @@ TEST(aligned_1g) { aligned(1UL << 30); }
 
 static void in_window(int place)
 {
-	struct ncb_reserve_opts o = { .size = sizeof(o), .place = place };
+	struct ncb_resv_opts o = { .size = sizeof(o), .place = place };
 	char *w = free_window(64 * PG);
 	struct ncb_resv *r;
 	char *a;
@@ -106,10 +106,10 @@ static void in_window(int place)
 	if (place == NCB_PLACE_HIGHEST)
 		ASSERT_PTR_EQ(a, w + 56 * PG);
 	check_sentinel(w + 10 * PG, PG, 0x11);
-	ASSERT_EQ(ncb_release(r), 0);
+	ASSERT_EQ(ncb_resv_release(r), 0);
 	/* No room: ENOMEM. */
 	o.hi = (uintptr_t)w + 12 * PG;
-	ASSERT_EQ(ncb_reserve(&r, NULL, 11 * PG, &o), -ENOMEM);
+	ASSERT_EQ(ncb_resv_new(&r, NULL, 11 * PG, &o), -ENOMEM);
 }
 TEST(window_lowest) { in_window(NCB_PLACE_LOWEST); }
 TEST(window_highest) { in_window(NCB_PLACE_HIGHEST); }
@@ -119,7 +119,7 @@ TEST(window_any) { in_window(NCB_PLACE_ANY); }
 /* A second reservation in the window goes beside the first. */
 static void two_in_window(int place)
 {
-	struct ncb_reserve_opts o = { .size = sizeof(o), .place = place };
+	struct ncb_resv_opts o = { .size = sizeof(o), .place = place };
 	char *w = free_window(32 * PG), *a, *b;
 	struct ncb_resv *r1, *r2;
 
@@ -132,15 +132,15 @@ static void two_in_window(int place)
 	ASSERT_TRUE(b + 8 * PG <= a || b >= a + 8 * PG);
 	ASSERT_PTR_EQ(b, place == NCB_PLACE_LOWEST ? w + 8 * PG
 						   : w + 16 * PG);
-	ASSERT_EQ(ncb_release(r1), 0);
-	ASSERT_EQ(ncb_release(r2), 0);
+	ASSERT_EQ(ncb_resv_release(r1), 0);
+	ASSERT_EQ(ncb_resv_release(r2), 0);
 }
 TEST(two_in_window_lowest) { two_in_window(NCB_PLACE_LOWEST); }
 TEST(two_in_window_highest) { two_in_window(NCB_PLACE_HIGHEST); }
 
 TEST(window_and_alignment)
 {
-	struct ncb_reserve_opts o = { .size = sizeof(o), .align = 16 * PG,
+	struct ncb_resv_opts o = { .size = sizeof(o), .align = 16 * PG,
 				      .place = NCB_PLACE_RANDOM };
 	char *w = free_window(256 * PG);
 	struct ncb_resv *r;
@@ -153,37 +153,37 @@ TEST(window_and_alignment)
 		ASSERT_EQ((uintptr_t)ncb_resv_addr(r) % (16 * PG), 0);
 		ASSERT_UGE((uintptr_t)ncb_resv_addr(r), o.lo);
 		ASSERT_ULE((uintptr_t)ncb_resv_addr(r) + 16 * PG, o.hi);
-		ASSERT_EQ(ncb_release(r), 0);
+		ASSERT_EQ(ncb_resv_release(r), 0);
 	}
 	/* An exact address must honour the alignment and the window. */
-	ASSERT_EQ(ncb_reserve(&r, (char *)(uintptr_t)(o.lo + 16 * PG - 1 -
-			      (o.lo + 16 * PG - 1) % (16 * PG) + PG), PG, &o),
+	ASSERT_EQ(ncb_resv_new(&r, (char *)(uintptr_t)(o.lo + 16 * PG - 1 -
+			       (o.lo + 16 * PG - 1) % (16 * PG) + PG), PG, &o),
 		  -EINVAL);
-	ASSERT_EQ(ncb_reserve(&r, w + 256 * PG, 16 * PG, &o), -EINVAL);
+	ASSERT_EQ(ncb_resv_new(&r, w + 256 * PG, 16 * PG, &o), -EINVAL);
 }
 
 TEST(bad_options)
 {
-	struct ncb_reserve_opts o = { .size = sizeof(o) };
+	struct ncb_resv_opts o = { .size = sizeof(o) };
 	struct ncb_resv *r;
 
-	ASSERT_EQ(ncb_reserve(NULL, NULL, PG, NULL), -EINVAL);
-	ASSERT_EQ(ncb_reserve(&r, NULL, 0, NULL), -EINVAL);
-	ASSERT_EQ(ncb_reserve(&r, NULL, SIZE_MAX, NULL), -ENOMEM);
+	ASSERT_EQ(ncb_resv_new(NULL, NULL, PG, NULL), -EINVAL);
+	ASSERT_EQ(ncb_resv_new(&r, NULL, 0, NULL), -EINVAL);
+	ASSERT_EQ(ncb_resv_new(&r, NULL, SIZE_MAX, NULL), -ENOMEM);
 	o.align = 3 * PG;
-	ASSERT_EQ(ncb_reserve(&r, NULL, PG, &o), -EINVAL);
+	ASSERT_EQ(ncb_resv_new(&r, NULL, PG, &o), -EINVAL);
 	o.align = PG / 2;
-	ASSERT_EQ(ncb_reserve(&r, NULL, PG, &o), -EINVAL);
+	ASSERT_EQ(ncb_resv_new(&r, NULL, PG, &o), -EINVAL);
 	o.align = 0;
 	o.place = 9;
-	ASSERT_EQ(ncb_reserve(&r, NULL, PG, &o), -EINVAL);
+	ASSERT_EQ(ncb_resv_new(&r, NULL, PG, &o), -EINVAL);
 	o.place = 0;
 	o.lo = 2 * PG;
 	o.hi = PG;
-	ASSERT_EQ(ncb_reserve(&r, NULL, PG, &o), -EINVAL);
+	ASSERT_EQ(ncb_resv_new(&r, NULL, PG, &o), -EINVAL);
 	o.size = 4;
-	ASSERT_EQ(ncb_reserve(&r, NULL, PG, &o), -EINVAL);
-	ASSERT_EQ(ncb_release(NULL), -EINVAL);
+	ASSERT_EQ(ncb_resv_new(&r, NULL, PG, &o), -EINVAL);
+	ASSERT_EQ(ncb_resv_release(NULL), -EINVAL);
 	ASSERT_PTR_EQ(ncb_resv_addr(NULL), NULL);
 	ASSERT_EQ(ncb_resv_len(NULL), 0);
 }
@@ -193,38 +193,38 @@ TEST(commit_and_decommit)
 	struct ncb_resv *r = reserve(NULL, 16 * PG, NULL);
 	char *a = ncb_resv_addr(r);
 
-	ASSERT_EQ(ncb_commit(r, a + 4 * PG, 4 * PG, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
+	ASSERT_EQ(ncb_resv_commit(r, a + 4 * PG, 4 * PG, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
 	memset(a + 4 * PG, 0x5a, 4 * PG);
 	ASSERT_EQ(mapping_at(a + 4 * PG).prot, PROT_READ | PROT_WRITE);
 	/* Overlapping commits fail and leave the data alone. */
-	ASSERT_EQ(ncb_commit(r, a + 7 * PG, 2 * PG, PROT_READ,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), -EEXIST);
-	ASSERT_EQ(ncb_commit(r, a, 16 * PG, PROT_READ,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0),
-		  -EEXIST);
+	ASSERT_EQ(ncb_resv_commit(r, a + 7 * PG, 2 * PG, PROT_READ,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), -EEXIST);
+	ASSERT_EQ(ncb_resv_commit(r, a, 16 * PG, PROT_READ,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+				  -1, 0), -EEXIST);
 	check_sentinel(a + 4 * PG, 4 * PG, 0x5a);
 	/* Adjacent commits are fine. */
-	ASSERT_EQ(ncb_commit(r, a + 8 * PG, PG, PROT_READ,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
-	ASSERT_EQ(ncb_commit(r, a + 3 * PG, PG, PROT_READ,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
+	ASSERT_EQ(ncb_resv_commit(r, a + 8 * PG, PG, PROT_READ,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
+	ASSERT_EQ(ncb_resv_commit(r, a + 3 * PG, PG, PROT_READ,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
 	/* Decommit the middle: contents gone, pages back to reserved. */
-	ASSERT_EQ(ncb_decommit(r, a + 5 * PG, 2 * PG), 0);
+	ASSERT_EQ(ncb_resv_decommit(r, a + 5 * PG, 2 * PG), 0);
 	if (maps_show_prot_none())
 		ASSERT_EQ(mapping_at(a + 5 * PG).prot, PROT_NONE);
 	check_sentinel(a + 4 * PG, PG, 0x5a);
 	check_sentinel(a + 7 * PG, PG, 0x5a);
-	ASSERT_EQ(ncb_commit(r, a + 5 * PG, 2 * PG, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
+	ASSERT_EQ(ncb_resv_commit(r, a + 5 * PG, 2 * PG, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
 	check_sentinel(a + 5 * PG, 2 * PG, 0);
 	/* Decommit across several commits and reserved pages. */
-	ASSERT_EQ(ncb_decommit(r, a, 16 * PG), 0);
+	ASSERT_EQ(ncb_resv_decommit(r, a, 16 * PG), 0);
 	if (maps_show_prot_none())
 		ASSERT_EQ(occupants(a, 16 * PG), 1);
-	ASSERT_EQ(ncb_commit(r, a, 16 * PG, PROT_READ,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
-	ASSERT_EQ(ncb_release(r), 0);
+	ASSERT_EQ(ncb_resv_commit(r, a, 16 * PG, PROT_READ,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
+	ASSERT_EQ(ncb_resv_release(r), 0);
 	ASSERT_EQ(ncb_range_free(a, 16 * PG), 1);
 }
 
@@ -232,29 +232,29 @@ TEST(commit_errors)
 {
 	struct ncb_resv *r = reserve(NULL, 8 * PG, NULL);
 	char *a = ncb_resv_addr(r);
-	int anon = MAP_PRIVATE | MAP_ANONYMOUS;
+	int anon = MAP_PRIVATE | MAP_ANONYMOUS, rd = PROT_READ;
 
-	ASSERT_EQ(ncb_commit(NULL, a, PG, PROT_READ, anon, -1, 0), -EINVAL);
-	ASSERT_EQ(ncb_commit(r, a + 1, PG, PROT_READ, anon, -1, 0), -EINVAL);
-	ASSERT_EQ(ncb_commit(r, a, 0, PROT_READ, anon, -1, 0), -EINVAL);
-	ASSERT_EQ(ncb_commit(r, a - PG, 2 * PG, PROT_READ, anon, -1, 0),
+	ASSERT_EQ(ncb_resv_commit(NULL, a, PG, rd, anon, -1, 0), -EINVAL);
+	ASSERT_EQ(ncb_resv_commit(r, a + 1, PG, rd, anon, -1, 0), -EINVAL);
+	ASSERT_EQ(ncb_resv_commit(r, a, 0, rd, anon, -1, 0), -EINVAL);
+	ASSERT_EQ(ncb_resv_commit(r, a - PG, 2 * PG, rd, anon, -1, 0),
 		  -ERANGE);
-	ASSERT_EQ(ncb_commit(r, a + 7 * PG, 2 * PG, PROT_READ, anon, -1, 0),
+	ASSERT_EQ(ncb_resv_commit(r, a + 7 * PG, 2 * PG, rd, anon, -1, 0),
 		  -ERANGE);
-	ASSERT_EQ(ncb_commit(r, a + 7 * PG, PG + 1, PROT_READ, anon, -1, 0),
+	ASSERT_EQ(ncb_resv_commit(r, a + 7 * PG, PG + 1, rd, anon, -1, 0),
 		  -ERANGE);
-	ASSERT_EQ(ncb_commit(r, a, SIZE_MAX, PROT_READ, anon, -1, 0), -ERANGE);
+	ASSERT_EQ(ncb_resv_commit(r, a, SIZE_MAX, rd, anon, -1, 0), -ERANGE);
 	/* The kernel's refusal leaves the pages reserved and committable. */
-	ASSERT_EQ(ncb_commit(r, a, PG, PROT_READ, MAP_PRIVATE, -1, 0), -EBADF);
+	ASSERT_EQ(ncb_resv_commit(r, a, PG, rd, MAP_PRIVATE, -1, 0), -EBADF);
 	if (maps_show_prot_none())
 		ASSERT_EQ(mapping_at(a).prot, PROT_NONE);
-	ASSERT_EQ(ncb_commit(r, a, PG, PROT_READ, anon, -1, 0), 0);
-	ASSERT_EQ(ncb_decommit(NULL, a, PG), -EINVAL);
-	ASSERT_EQ(ncb_decommit(r, a + 1, PG), -EINVAL);
-	ASSERT_EQ(ncb_decommit(r, a, 0), -EINVAL);
-	ASSERT_EQ(ncb_decommit(r, a + 8 * PG, PG), -ERANGE);
-	ASSERT_EQ(ncb_decommit(r, a + 7 * PG, PG + 1), -ERANGE);
-	ASSERT_EQ(ncb_release(r), 0);
+	ASSERT_EQ(ncb_resv_commit(r, a, PG, PROT_READ, anon, -1, 0), 0);
+	ASSERT_EQ(ncb_resv_decommit(NULL, a, PG), -EINVAL);
+	ASSERT_EQ(ncb_resv_decommit(r, a + 1, PG), -EINVAL);
+	ASSERT_EQ(ncb_resv_decommit(r, a, 0), -EINVAL);
+	ASSERT_EQ(ncb_resv_decommit(r, a + 8 * PG, PG), -ERANGE);
+	ASSERT_EQ(ncb_resv_decommit(r, a + 7 * PG, PG + 1), -ERANGE);
+	ASSERT_EQ(ncb_resv_release(r), 0);
 }
 
 TEST(commit_file)
@@ -268,14 +268,14 @@ TEST(commit_file)
 	unlink(path);
 	memset(buf, 0x42, 2 * PG);
 	ASSERT_EQ(write(fd, buf, 2 * PG), (ssize_t)(2 * PG));
-	ASSERT_EQ(ncb_commit(r, a + 2 * PG, PG, PROT_READ, MAP_SHARED, fd,
-			     (off_t)PG), 0);
+	ASSERT_EQ(ncb_resv_commit(r, a + 2 * PG, PG, PROT_READ, MAP_SHARED, fd,
+				  (off_t)PG), 0);
 	check_sentinel(a + 2 * PG, PG, 0x42);
 	ASSERT_EQ(mapping_at(a + 2 * PG).shared, 1);
-	ASSERT_EQ(ncb_decommit(r, a + 2 * PG, PG), 0);
+	ASSERT_EQ(ncb_resv_decommit(r, a + 2 * PG, PG), 0);
 	if (maps_show_prot_none())
 		ASSERT_EQ(mapping_at(a + 2 * PG).shared, 0);
-	ASSERT_EQ(ncb_release(r), 0);
+	ASSERT_EQ(ncb_resv_release(r), 0);
 	close(fd);
 	free(buf);
 }
@@ -283,7 +283,7 @@ TEST(commit_file)
 #define THREADS 8
 #define ROUNDS 200
 
-static struct ncb_reserve_opts shared_window;
+static struct ncb_resv_opts shared_window;
 static atomic_int lost;
 static pthread_barrier_t go;
 
@@ -299,7 +299,7 @@ static void *reserver(void *arg)
 	pthread_barrier_wait(&go);
 	pthread_barrier_wait(&go);
 	for (i = 0; i < rounds; i++) {
-		err = ncb_reserve(&r, NULL, 4 * PG, &shared_window);
+		err = ncb_resv_new(&r, NULL, 4 * PG, &shared_window);
 		if (err == -ENOMEM || err == -EAGAIN)
 			continue;
 		if (err) {
@@ -307,8 +307,8 @@ static void *reserver(void *arg)
 			break;
 		}
 		a = ncb_resv_addr(r);
-		if (ncb_commit(r, a, 4 * PG, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) {
+		if (ncb_resv_commit(r, a, 4 * PG, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) {
 			atomic_fetch_add(&lost, 1000);
 			break;
 		}
@@ -319,7 +319,7 @@ static void *reserver(void *arg)
 				atomic_fetch_add(&lost, 1);
 				break;
 			}
-		ncb_release(r);
+		ncb_resv_release(r);
 	}
 	return NULL;
 }
@@ -354,7 +354,7 @@ static void concurrent(int place)
 	for (i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
 	ASSERT_EQ(atomic_load(&lost), 0);
-	ncb_occupants(0, w, 64 * PG, show, NULL);
+	ncb_maps_occupants(0, w, 64 * PG, show, NULL);
 	pthread_barrier_destroy(&go);
 	ASSERT_EQ(occupants(w, 64 * PG), 0);
 }
@@ -369,26 +369,27 @@ TEST(after_fork)
 	pid_t pid;
 	int st;
 
-	ASSERT_EQ(ncb_commit(r, a, PG, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
+	ASSERT_EQ(ncb_resv_commit(r, a, PG, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
 	a[0] = 1;
 	pid = fork();
 	if (pid == 0) {
-		if (ncb_commit(r, a + PG, PG, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) || a[0] != 1)
+		if (ncb_resv_commit(r, a + PG, PG, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) ||
+		    a[0] != 1)
 			_exit(1);
 		a[PG] = 2;
-		if (ncb_reserve(&c, NULL, 4 * PG, NULL) ||
-		    ncb_commit(c, ncb_resv_addr(c), PG, PROT_READ,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+		if (ncb_resv_new(&c, NULL, 4 * PG, NULL) ||
+		    ncb_resv_commit(c, ncb_resv_addr(c), PG, PROT_READ,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
 			_exit(2);
-		_exit(ncb_release(c) || ncb_release(r) ? 3 : 0);
+		_exit(ncb_resv_release(c) || ncb_resv_release(r) ? 3 : 0);
 	}
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	ASSERT_TRUE(WIFEXITED(st));
 	ASSERT_EQ(WEXITSTATUS(st), 0);
 	ASSERT_EQ(mapping_at(a + PG).prot, PROT_NONE);
-	ASSERT_EQ(ncb_release(r), 0);
+	ASSERT_EQ(ncb_resv_release(r), 0);
 }
 
 /* Most of a 32-bit process's space in one piece; any size on 64-bit. */
@@ -396,21 +397,21 @@ TEST(most_of_the_space)
 {
 	/* 32-bit: qemu-user's guests keep the stack at 1 GiB. */
 	size_t len = sizeof(void *) == 4 ? 5UL << 29 : 16UL << 30;
-	struct ncb_reserve_opts o = { .size = sizeof(o),
+	struct ncb_resv_opts o = { .size = sizeof(o),
 				      .place = NCB_PLACE_LOWEST };
 	struct ncb_resv *r = reserve(NULL, len, &o);
 
 	ASSERT_EQ(ncb_resv_len(r), len);
 	if (maps_show_prot_none())
 		ASSERT_EQ(occupants(ncb_resv_addr(r), len), 1);
-	ASSERT_EQ(ncb_release(r), 0);
+	ASSERT_EQ(ncb_resv_release(r), 0);
 }
 
 /* A JIT's code within rel32 reach of its runtime. */
 TEST(near_code)
 {
 	uintptr_t here = (uintptr_t)&near_code, reach = 1UL << 30;
-	struct ncb_reserve_opts o = { .size = sizeof(o),
+	struct ncb_resv_opts o = { .size = sizeof(o),
 				      .place = NCB_PLACE_RANDOM };
 	struct ncb_resv *r;
 
@@ -419,7 +420,7 @@ TEST(near_code)
 	r = reserve(NULL, 64UL << 20, &o);
 	ASSERT_UGE((uintptr_t)ncb_resv_addr(r), o.lo);
 	ASSERT_ULE((uintptr_t)ncb_resv_addr(r) + (64UL << 20), o.hi);
-	ASSERT_EQ(ncb_release(r), 0);
+	ASSERT_EQ(ncb_resv_release(r), 0);
 }
 
 TEST_MAIN(T(exact), T(anywhere), T(aligned_2m), T(aligned_1g),

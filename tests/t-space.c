@@ -103,7 +103,7 @@ TEST(random_spreads)
  */
 TEST(keeps_below_stack_clear)
 {
-	struct ncb_mapping m;
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
 	struct ncb_maps *maps;
 	uint64_t stack = 0, run = 0, prev_end = 0, a, floor;
 

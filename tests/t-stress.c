@@ -86,8 +86,8 @@ static void race_round(int id, int round)
 		if (winners > 1)
 			atomic_fetch_add(&S.multi_winner, 1);
 		if (!winners && !S.reported++)
-			ncb_occupants(0, S.arena + (size_t)(S.center - 2) *
-				      S.pg, 6 * S.pg, report, NULL);
+			ncb_maps_occupants(0, S.arena + (size_t)(S.center - 2) *
+					   S.pg, 6 * S.pg, report, NULL);
 		atomic_fetch_add(&S.rounds_won, winners);
 	}
 	pthread_barrier_wait(&S.bar);

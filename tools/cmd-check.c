@@ -162,7 +162,7 @@ static void print_foreign(const char *path, const struct ncb_elf_arch *a)
 static void check_program(const char *path)
 {
 	struct ncb_elf_arch a = { .size = sizeof(a) };
-	struct ncb_elf_info in = { 0 };
+	struct ncb_elf_info in = NCB_INIT(ncb_elf_info);
 	struct ncb_elf *e = NULL;
 	char why[256] = "";
 	const char *notes = "";

@@ -75,7 +75,7 @@ struct plan {
 static int plan_model(struct plan *pl)
 {
 	struct ncb_as_opts o = { .size = sizeof(o) };
-	struct ncb_mapping m;
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
 	struct ncb_maps *maps;
 	size_t len = 0, cap = 1 << 16;
 	char *text = malloc(cap), *t;
@@ -124,7 +124,7 @@ static void prot_str(int prot, char s[4])
 static void collisions(struct plan *pl, const char *what, uint64_t addr,
 		       uint64_t len)
 {
-	struct ncb_mapping m;
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
 	uint64_t at = addr;
 
 	while (ncb_as_find(pl->as, at, &m) == 1 && m.start < addr + len) {
@@ -190,7 +190,7 @@ static int place(struct plan *pl, const char *what, const struct ncb_elf *e,
 			    MAP_ANONYMOUS | MAP_FIXED, 0, 0, &got);
 		return 0;
 	}
-	/* As ncb_reserve does: room for the alignment, then trimmed. */
+	/* As ncb_resv_new does: room for the alignment, then trimmed. */
 	if (ncb_as_mmap(pl->as, 0, len + align - pl->pg, PROT_NONE,
 			MAP_PRIVATE | MAP_ANONYMOUS, 0, 0, &got))
 		return -ENOMEM;
@@ -209,7 +209,7 @@ static void print_image(struct plan *pl, const char *what, const char *path,
 			uint64_t at)
 {
 	uint64_t bias = at - in->lo;
-	struct ncb_elf_seg s;
+	struct ncb_elf_seg s = NCB_INIT(ncb_elf_seg);
 	unsigned int i;
 	char p[4];
 
@@ -301,7 +301,7 @@ static const char *err_name(int err)
 static int print_identity(const struct ncb_elf *e, int exe, int json)
 {
 	struct ncb_exec_identity id = { .size = sizeof(id) };
-	struct ncb_elf_info in;
+	struct ncb_elf_info in = NCB_INIT(ncb_elf_info);
 	int origin = ncb_elf_uses_origin(e) == 1, interp, set;
 
 	ncb_exec_identity(&id);
@@ -360,7 +360,8 @@ static int do_plan(const char *path, uint64_t base, size_t stack, int exe,
 {
 	struct plan pl = { .json = json, .pg = (uint64_t)getpagesize() };
 	struct ncb_elf *e = NULL, *ie = NULL;
-	struct ncb_elf_info in, iin;
+	struct ncb_elf_info in = NCB_INIT(ncb_elf_info);
+	struct ncb_elf_info iin = NCB_INIT(ncb_elf_info);
 	uint64_t at, iat = 0, sat = 0, brk;
 	int err;
 

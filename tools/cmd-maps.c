@@ -83,7 +83,7 @@ static void json_entry(const struct ncb_mapping *m, struct totals *t)
 int cmd_maps(int argc, char **argv)
 {
 	struct totals t = { 0, 0, 0 };
-	struct ncb_mapping m;
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
 	struct ncb_maps *maps;
 	char buf[32];
 	int c, json, ret;

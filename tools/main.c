@@ -45,8 +45,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("noclobber %d.%d.%d\n", NCB_VERSION_MAJOR,
-		       NCB_VERSION_MINOR, NCB_VERSION_PATCH);
+		unsigned int v = ncb_version();
+
+		printf("noclobber %u.%u.%u\n", v >> 16, v >> 8 & 0xff,
+		       v & 0xff);
 		return 0;
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)

@@ -87,7 +87,7 @@ int parse_pid(const char *s, pid_t *pid)
  */
 int parse_target(const char *s, pid_t pid, uint64_t *addr)
 {
-	struct ncb_mapping m;
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
 	struct ncb_maps *maps;
 	int ret;
 
@@ -318,8 +318,8 @@ int print_occupants(FILE *f, pid_t pid, uint64_t addr, uint64_t len, int json)
 
 	if (json)
 		fputc('[', f);
-	ret = ncb_occupants(pid, (const void *)(uintptr_t)addr, (size_t)len,
-			    occ_one, &c);
+	ret = ncb_maps_occupants(pid, (const void *)(uintptr_t)addr,
+				 (size_t)len, occ_one, &c);
 	if (json)
 		fputc(']', f);
 	return ret;
