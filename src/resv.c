@@ -4,13 +4,20 @@
  * MAP_NORESERVE (it costs no memory), then committed and decommitted piece
  * by piece with MAP_FIXED, which is safe because every byte is ours.  The
  * handle remembers which pieces are committed so that overlapping commits
- * fail instead of replacing one another.
+ * fail instead of replacing one another, and which pieces it can no longer
+ * vouch for (lost), so that it never unmaps what may be another's.
  */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include "internal.h"
+
+#ifndef HUGETLBFS_MAGIC
+#define HUGETLBFS_MAGIC 0x958458f6
+#endif
 
 /* Window placement re-reads the maps and tries again this often. */
 #define PLACE_TRIES 64
@@ -20,13 +27,18 @@ struct extent {
 	uintptr_t end;
 };
 
+struct extents {
+	struct extent *e;	/* sorted, disjoint */
+	size_t n;
+	size_t cap;
+};
+
 struct ncb_resv {
 	uintptr_t start;
 	size_t len;
 	pthread_mutex_t lock;
-	struct extent *ext;	/* committed, sorted, disjoint */
-	size_t n;
-	size_t cap;
+	struct extents done;	/* committed */
+	struct extents lost;	/* perhaps not ours any more */
 };
 
 static const int reserved = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
@@ -210,14 +222,14 @@ size_t ncb_resv_len(const struct ncb_resv *r)
 }
 
 /* Index of the first extent ending above addr. */
-static size_t first_after(const struct ncb_resv *r, uintptr_t addr)
+static size_t first_after(const struct extents *x, uintptr_t addr)
 {
-	size_t lo = 0, hi = r->n;
+	size_t lo = 0, hi = x->n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (r->ext[mid].end > addr)
+		if (x->e[mid].end > addr)
 			hi = mid;
 		else
 			lo = mid + 1;
@@ -225,25 +237,39 @@ static size_t first_after(const struct ncb_resv *r, uintptr_t addr)
 	return lo;
 }
 
-static int insert_extent(struct ncb_resv *r, size_t at, uintptr_t start,
+/* Whether some extent meets [a, end). */
+static int overlaps(const struct extents *x, uintptr_t a, uintptr_t end)
+{
+	size_t i = first_after(x, a);
+
+	return i < x->n && x->e[i].start < end;
+}
+
+static int insert_extent(struct extents *x, size_t at, uintptr_t start,
 			 uintptr_t end)
 {
 	struct extent *e;
 
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 8;
+	if (x->n == x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 8;
 
-		e = realloc(r->ext, cap * sizeof(*e));
+		e = realloc(x->e, cap * sizeof(*e));
 		if (!e)
 			return -ENOMEM;
-		r->ext = e;
-		r->cap = cap;
+		x->e = e;
+		x->cap = cap;
 	}
-	memmove(r->ext + at + 1, r->ext + at, (r->n - at) * sizeof(*r->ext));
-	r->ext[at].start = start;
-	r->ext[at].end = end;
-	r->n++;
+	memmove(x->e + at + 1, x->e + at, (x->n - at) * sizeof(*x->e));
+	x->e[at].start = start;
+	x->e[at].end = end;
+	x->n++;
 	return 0;
+}
+
+static void remove_extent(struct extents *x, size_t at)
+{
+	memmove(x->e + at, x->e + at + 1, (x->n - at - 1) * sizeof(*x->e));
+	x->n--;
 }
 
 /*
@@ -262,45 +288,108 @@ static int check_range(const struct ncb_resv *r, uintptr_t a, size_t len,
 }
 
 /*
- * After a failed MAP_FIXED over our own range, make sure the range is ours
- * again: kernels before 6.12 may already have removed the placeholder, and
- * a plain MAP_FIXED here could replace a mapping another thread just made.
+ * A commit is made elsewhere and then moved onto its pages with mremap,
+ * which takes the placeholder's place in one step.  A plain MAP_FIXED
+ * over the placeholder would not do: on failure, kernels before 6.12
+ * may already have unmapped it (mmap_region unmapped first, then could
+ * fail in the overcommit check, in vm_area_alloc or in the file's own
+ * mmap), and another thread could map in the hole before we took it back.
+ * mremap with same-sized ranges fails before it unmaps the destination
+ * but for ENOMEM (the map count near its limit, or no memory to copy the
+ * VMA), and that is the one answer after which the pages are in doubt.
+ *
+ * Huge pages (mremap could not move them before 5.16, and refuses them
+ * after unmapping the destination there) and device files (a driver may
+ * refuse to be moved) are mapped over the placeholder directly.
  */
-static void restore(uintptr_t a, size_t len)
+static int movable(int flags, int fd)
 {
-	(void)ncb__mmap_mode((void *)a, len, PROT_NONE, reserved, -1, 0,
-			     ncb__probe()->noreplace);
+	struct statfs sfs;
+	struct stat st;
+
+	if (flags & MAP_HUGETLB)
+		return 0;
+	if (flags & MAP_ANONYMOUS)
+		return 1;
+	if (fstat(fd, &st))
+		return 1;	/* EBADF: the first mmap says so */
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	return fstatfs(fd, &sfs) || sfs.f_type != HUGETLBFS_MAGIC;
+}
+
+/* 0, or -errno with *doubt set when the pages may have been unmapped. */
+static int map_onto(uintptr_t a, size_t len, int prot, int flags, int fd,
+		    off_t offset, int *doubt)
+{
+	int err, move = movable(flags, fd);
+	void *p = MAP_FAILED;
+
+	*doubt = 0;
+	if (move)
+		p = mmap(NULL, len, prot, flags, fd, offset);
+	/* Not movable, or no room elsewhere: over the pages, then. */
+	if (!move || (p == MAP_FAILED && errno == ENOMEM)) {
+		p = mmap((void *)a, len, prot, flags | MAP_FIXED, fd, offset);
+		*doubt = p == MAP_FAILED;
+		return p == MAP_FAILED ? -errno : 0;
+	}
+	if (p == MAP_FAILED)
+		return -errno;
+	if (mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   (void *)a) != MAP_FAILED)
+		return 0;
+	err = -errno;
+	(void)munmap(p, len);
+	*doubt = err == -ENOMEM;
+	return err;
+}
+
+/*
+ * After a failure that may have unmapped [a, end): take it back
+ * no-clobber.  Taken: ours again.  Refused: our placeholder may still be
+ * there (the failure came first) or another thread may have mapped in
+ * the hole; they cannot be told apart, so the pages are given up as lost
+ * rather than risk unmapping another's memory at release.
+ */
+static void take_back(struct ncb_resv *r, uintptr_t a, uintptr_t end)
+{
+	size_t at;
+
+	if (!ncb_core_claim(a, end - a, ncb__probe()->noreplace))
+		return;
+	at = first_after(&r->lost, a);
+	/* No room to note it: the range stays claimed (a leak, no harm). */
+	(void)insert_extent(&r->lost, at, a, end);
 }
 
 int ncb_resv_commit(struct ncb_resv *r, void *addr, size_t len, int prot,
 		    int flags, int fd, off_t offset)
 {
 	uintptr_t a = (uintptr_t)addr, end;
+	int err, doubt;
 	size_t at;
-	void *p;
-	int err;
 
 	err = check_range(r, a, len, &end);
 	if (err)
 		return err;
 	flags &= ~(MAP_FIXED | NCB_MAP_FIXED_NOREPLACE);
 	pthread_mutex_lock(&r->lock);
-	at = first_after(r, a);
-	if (at < r->n && r->ext[at].start < end) {
+	at = first_after(&r->done, a);
+	if ((at < r->done.n && r->done.e[at].start < end) ||
+	    overlaps(&r->lost, a, end)) {
 		err = -EEXIST;
 		goto out;
 	}
 	/* Room first, so that a mapping is never left untracked. */
-	err = insert_extent(r, at, a, end);
+	err = insert_extent(&r->done, at, a, end);
 	if (err)
 		goto out;
-	p = mmap(addr, len, prot, flags | MAP_FIXED, fd, offset);
-	if (p == MAP_FAILED) {
-		err = -errno;
-		memmove(r->ext + at, r->ext + at + 1,
-			(r->n - at - 1) * sizeof(*r->ext));
-		r->n--;
-		restore(a, end - a);
+	err = map_onto(a, end - a, prot, flags, fd, offset, &doubt);
+	if (err) {
+		remove_extent(&r->done, at);
+		if (doubt)
+			take_back(r, a, end);
 	}
 out:
 	pthread_mutex_unlock(&r->lock);
@@ -308,60 +397,72 @@ out:
 }
 
 /* Forget [a, end) in the committed set, splitting an extent if need be. */
-static int forget(struct ncb_resv *r, uintptr_t a, uintptr_t end)
+static int forget(struct extents *x, uintptr_t a, uintptr_t end)
 {
-	size_t i = first_after(r, a);
+	size_t i = first_after(x, a);
 	int err;
 
-	if (i < r->n && r->ext[i].start < a && r->ext[i].end > end) {
-		err = insert_extent(r, i + 1, end, r->ext[i].end);
+	if (i < x->n && x->e[i].start < a && x->e[i].end > end) {
+		err = insert_extent(x, i + 1, end, x->e[i].end);
 		if (err)
 			return err;
-		r->ext[i].end = a;
+		x->e[i].end = a;
 		return 0;
 	}
-	if (i < r->n && r->ext[i].start < a) {
-		r->ext[i].end = a;
+	if (i < x->n && x->e[i].start < a) {
+		x->e[i].end = a;
 		i++;
 	}
-	while (i < r->n && r->ext[i].end <= end) {
-		memmove(r->ext + i, r->ext + i + 1,
-			(r->n - i - 1) * sizeof(*r->ext));
-		r->n--;
-	}
-	if (i < r->n && r->ext[i].start < end)
-		r->ext[i].start = end;
+	while (i < x->n && x->e[i].end <= end)
+		remove_extent(x, i);
+	if (i < x->n && x->e[i].start < end)
+		x->e[i].start = end;
 	return 0;
 }
 
 int ncb_resv_decommit(struct ncb_resv *r, void *addr, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr, end;
-	int err;
+	int err, doubt;
 
 	err = check_range(r, a, len, &end);
 	if (err)
 		return err;
 	pthread_mutex_lock(&r->lock);
+	if (overlaps(&r->lost, a, end)) {
+		err = -EEXIST;
+		goto out;
+	}
 	/* Bookkeeping first: it is the only step that can fail cleanly. */
-	err = forget(r, a, end);
-	if (!err && mmap(addr, end - a, PROT_NONE, reserved | MAP_FIXED, -1,
-			 0) == MAP_FAILED)
-		err = -errno;
+	err = forget(&r->done, a, end);
+	if (!err)
+		err = map_onto(a, end - a, PROT_NONE, reserved, -1, 0, &doubt);
+	if (err && doubt)
+		take_back(r, a, end);
+out:
 	pthread_mutex_unlock(&r->lock);
 	return err;
 }
 
+/* The reservation goes, but for the pages it can no longer vouch for. */
 int ncb_resv_release(struct ncb_resv *r)
 {
+	uintptr_t a, end = r ? r->start + r->len : 0;
+	size_t i;
 	int err = 0;
 
 	if (!r)
 		return -EINVAL;
-	if (munmap((void *)r->start, r->len))
-		err = -errno;
+	for (a = r->start, i = 0; a < end; i++) {
+		uintptr_t to = i < r->lost.n ? r->lost.e[i].start : end;
+
+		if (to > a && munmap((void *)a, to - a) && !err)
+			err = -errno;
+		a = i < r->lost.n ? r->lost.e[i].end : end;
+	}
 	pthread_mutex_destroy(&r->lock);
-	free(r->ext);
+	free(r->done.e);
+	free(r->lost.e);
 	free(r);
 	return err;
 }

@@ -407,6 +407,79 @@ TEST(most_of_the_space)
 	ASSERT_EQ(ncb_resv_release(r), 0);
 }
 
+/*
+ * Mappings split page by page until the kernel's map count is reached:
+ * the region, which goes back to one mapping with restore_count().
+ */
+static char *fill_map_count(size_t *len)
+{
+	unsigned long max = ncb__read_ulong("/proc/sys/vm/max_map_count", 0);
+	size_t i;
+	char *p;
+
+	if (!max || max > 300000)
+		SKIP("vm.max_map_count is %lu: too many to fill", max);
+	if (getenv("NCB_TEST_VALGRIND"))
+		SKIP("valgrind keeps its own mappings and limits");
+	*len = (max + 64) * PG;
+	p = mmap(NULL, *len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
+		 MAP_NORESERVE, -1, 0);
+	ASSERT_TRUE(p != MAP_FAILED);
+	for (i = 1; i < max + 64; i += 2)
+		if (mprotect(p + i * PG, PG, PROT_NONE))
+			break;
+	if (i >= max + 64 || errno != ENOMEM)
+		SKIP("the map count could not be filled (%s)",
+		     strerror(errno));
+	return p;
+}
+
+/*
+ * A commit that fails with the map count at its limit (the kernel must
+ * split the placeholder) either leaves the pages reserved or gives them up;
+ * it never leaves a hole that release would then unmap from under another.
+ */
+TEST(commit_at_map_limit)
+{
+	struct ncb_resv *r = reserve(NULL, 16 * PG, NULL);
+	char *a = (char *)ncb_resv_addr(r) + 8 * PG, *fill, *other;
+	size_t fill_len;
+	int err;
+
+	fill = fill_map_count(&fill_len);
+	err = ncb_resv_commit(r, a, PG, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_EQ(mprotect(fill, fill_len, PROT_READ), 0);
+	ASSERT_EQ(munmap(fill, fill_len), 0);
+	if (!err) {
+		printf("# the commit succeeded at the limit\n");
+		ASSERT_EQ(ncb_resv_release(r), 0);
+		return;
+	}
+	ASSERT_EQ(err, -ENOMEM);
+	/* Another's mapping, no-clobber: it lands only in a hole. */
+	other = ncb_mmap(a, PG, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (other != MAP_FAILED)
+		other[0] = 0x5a;
+	/* Nothing can be committed over pages in doubt. */
+	ASSERT_EQ(ncb_resv_commit(r, a, PG, PROT_READ,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+		  -EEXIST);
+	ASSERT_EQ(ncb_resv_release(r), 0);
+	if (other != MAP_FAILED) {
+		printf("# the kernel left a hole; the page was given up\n");
+		ASSERT_EQ(other[0], 0x5a);
+		ASSERT_EQ(munmap(other, PG), 0);
+	} else {
+		/* Still ours, in doubt: kept mapped, never unmapped. */
+		printf("# the page stayed reserved, and was given up\n");
+		if (maps_show_prot_none())
+			ASSERT_EQ(occupants(a, PG), 1);
+		ASSERT_EQ(munmap(a, PG), 0);
+	}
+}
+
 /* A JIT's code within rel32 reach of its runtime. */
 TEST(near_code)
 {
@@ -429,4 +502,4 @@ TEST_MAIN(T(exact), T(anywhere), T(aligned_2m), T(aligned_1g),
 	  T(two_in_window_lowest), T(two_in_window_highest), T(bad_options),
 	  T(commit_and_decommit), T(commit_errors), T(commit_file),
 	  T(concurrent_lowest), T(concurrent_random), T(after_fork),
-	  T(most_of_the_space), T(near_code))
+	  T(most_of_the_space), T(near_code), T(commit_at_map_limit))
