@@ -13,6 +13,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,13 +323,13 @@ out:
  * a line longer than the buffer (Groups: of a user in many groups) is
  * passed over whole, never read as the start of another.
  */
-static unsigned long long status_field(const char *name, int base,
-				       unsigned long long dflt)
+static unsigned long long status_of(const char *path, const char *name,
+				    int base, unsigned long long dflt)
 {
 	char buf[512], *line, *nl, *end;
 	size_t len = 0, nlen = strlen(name);
 	unsigned long long v = dflt;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	int skip = 0;
 	ssize_t n;
 
@@ -361,6 +362,12 @@ static unsigned long long status_field(const char *name, int base,
 out:
 	close(fd);
 	return v;
+}
+
+static unsigned long long status_field(const char *name, int base,
+				       unsigned long long dflt)
+{
+	return status_of("/proc/self/status", name, base, dflt);
 }
 
 /*
@@ -428,15 +435,51 @@ static unsigned int count_threads(void)
 }
 
 /*
- * The threads there were when the library was loaded: at a program's
- * start these are not the program's but its runtime's (qemu-user keeps a
- * thread of its own, listed in /proc/self/task).
+ * Whether an emulator runs this process: it answers for /proc/self/exe
+ * with the guest's program, while the link of this thread's own entry,
+ * which it passes through, names the emulator.  Natively they agree.
  */
-static unsigned int base_threads;
-
-__attribute__((constructor)) static void note_threads(void)
+static int emulated(void)
 {
-	base_threads = count_threads();
+	char self[PATH_MAX], task[64], real[PATH_MAX];
+	ssize_t a, b;
+
+	snprintf(task, sizeof(task), "/proc/self/task/%ld/exe",
+		 (long)syscall(SYS_gettid));
+	a = readlink("/proc/self/exe", self, sizeof(self));
+	b = readlink(task, real, sizeof(real));
+	return a > 0 && b > 0 && (a != b || memcmp(self, real, (size_t)a));
+}
+
+/*
+ * The threads an emulator keeps beside the guest's (qemu-user has a
+ * service thread of its own, listed in /proc/self/task and re-created in
+ * a forked child), counted when the library is loaded, before the guest
+ * program can have started any.  They cannot be told from the guest's
+ * later: their signal masks, names and start times are all like a
+ * guest thread's at some moment.  Natively nothing is counted, and no
+ * /proc file is read at load.
+ */
+static unsigned int emulator_threads;
+
+__attribute__((constructor)) static void note_emulator_threads(void)
+{
+	if (emulated())
+		emulator_threads = count_threads();
+}
+
+/*
+ * The program's threads besides the caller, decided at the call:
+ * natively every other thread is the program's, whenever it started
+ * (a library loaded late must not take the threads there were then as
+ * allowed); under an emulator, those past its own.
+ */
+static unsigned int other_threads(void)
+{
+	unsigned int all = count_threads();
+	unsigned int own = emulator_threads > 1 ? emulator_threads : 1;
+
+	return all > own ? all - own : 0;
 }
 
 /* An image at base (0: anywhere). */
@@ -706,10 +749,11 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 	 * execve ends the other threads; in-process they would run on in
 	 * the new program's address space.
 	 */
-	threads = count_threads();
-	if (threads > (base_threads > 1 ? base_threads : 1))
+	threads = other_threads();
+	if (threads)
 		return ncb__why(why, wl, EBUSY, "this process has %u threads: "
-				"the caller must be the only one", threads);
+				"the caller must be the only one",
+				threads + 1);
 	for (depth = 0; depth <= SCRIPT_DEPTH; depth++) {
 		/* As execve: the file must be executable by us. */
 		if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS)) {
