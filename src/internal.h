@@ -69,6 +69,16 @@ NCB_HIDDEN uint64_t ncb__as_pgoff(const struct ncb_as *as, uint64_t addr);
 NCB_HIDDEN int ncb__as_check(const struct ncb_as *as);
 NCB_HIDDEN size_t ncb__as_bytes(const struct ncb_as *as);
 
+/*
+ * The version the kernel gives itself (osrelease): major << 16 | minor << 8
+ * | patch, 0 if unknown.  Only for what no experiment can tell.
+ */
+NCB_HIDDEN unsigned int ncb__kernel_version(void);
+#define NCB__KERNEL(major, minor) ((major) << 16 | (minor) << 8)
+
+/* For tests: commits always made elsewhere and moved (resv.c). */
+NCB_HIDDEN extern int ncb__resv_move_always;
+
 /* 64 random bits for placement (not for secrets). */
 NCB_HIDDEN uint64_t ncb__random64(void);
 

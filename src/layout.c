@@ -90,30 +90,6 @@ int ncb__kernel_64(void)
 }
 
 /*
- * The version the kernel gives itself: osrelease, which a personality
- * does not change (UNAME26 makes uname say 2.6.x); major << 16 | minor
- * << 8 | patch (patch at most 255), 0 if unknown.
- */
-static unsigned int kernel_version(void)
-{
-	/* It never changes while the machine runs: read once. */
-	static unsigned int known;
-	unsigned int maj = 0, min = 0, pat = 0, v;
-	char buf[64];
-
-	v = __atomic_load_n(&known, __ATOMIC_RELAXED);
-	if (v)
-		return v;
-	if (ncb__read_small("/proc/sys/kernel/osrelease", buf,
-			    sizeof(buf)) <= 0 ||
-	    sscanf(buf, "%u.%u.%u", &maj, &min, &pat) < 2)
-		return 0;
-	v = maj << 16 | min << 8 | (pat > 255 ? 255 : pat);
-	__atomic_store_n(&known, v, __ATOMIC_RELAXED);
-	return v;
-}
-
-/*
  * When a static PIE's break moves to ELF_ET_DYN_BASE: never before 5.18
  * (bbdc6076d2e5), when randomizing from then on, always since
  * 11854fe263eb ("binfmt_elf: Move brk for static PIE even if ASLR
@@ -149,7 +125,7 @@ void ncb__sys_read(struct ncb__sys *sys)
 	if (sys->rnd_bits > 40)
 		sys->rnd_bits = 40;
 	sys->kernel_64 = ncb__kernel_64();
-	sys->brk_moves = brk_moves(kernel_version());
+	sys->brk_moves = brk_moves(ncb__kernel_version());
 }
 
 /* arch_mmap_rnd(): rnd_bits random pages. */

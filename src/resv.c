@@ -301,7 +301,21 @@ static int check_range(const struct ncb_resv *r, uintptr_t a, size_t len,
  * Huge pages (mremap could not move them before 5.16, and refuses them
  * after unmapping the destination there) and device files (a driver may
  * refuse to be moved) are mapped over the placeholder directly.
+ *
+ * Since 6.12 mmap_region gathers the old mappings first and puts them
+ * back if the new one cannot be made (vms_gather_munmap_vmas,
+ * vms_abort_munmap_vmas), but for a file's or shared memory's own mmap
+ * failing after the old pages were cleared: there private anonymous
+ * memory goes over the placeholder directly, in one call instead of two.
  */
+int ncb__resv_move_always;
+
+static int direct_safe(int flags)
+{
+	return !ncb__resv_move_always && (flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE &&
+	       ncb__kernel_version() >= NCB__KERNEL(6, 12);
+}
+
 static int movable(int flags, int fd)
 {
 	struct statfs sfs;
@@ -322,7 +336,7 @@ static int movable(int flags, int fd)
 static int map_onto(uintptr_t a, size_t len, int prot, int flags, int fd,
 		    off_t offset, int *doubt)
 {
-	int err, move = movable(flags, fd);
+	int err, move = !direct_safe(flags) && movable(flags, fd);
 	void *p = MAP_FAILED;
 
 	*doubt = 0;
@@ -331,7 +345,7 @@ static int map_onto(uintptr_t a, size_t len, int prot, int flags, int fd,
 	/* Not movable, or no room elsewhere: over the pages, then. */
 	if (!move || (p == MAP_FAILED && errno == ENOMEM)) {
 		p = mmap((void *)a, len, prot, flags | MAP_FIXED, fd, offset);
-		*doubt = p == MAP_FAILED;
+		*doubt = p == MAP_FAILED && !direct_safe(flags);
 		return p == MAP_FAILED ? -errno : 0;
 	}
 	if (p == MAP_FAILED)

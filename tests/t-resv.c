@@ -462,15 +462,23 @@ TEST(commit_at_map_limit)
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (other != MAP_FAILED)
 		other[0] = 0x5a;
-	/* Nothing can be committed over pages in doubt. */
-	ASSERT_EQ(ncb_resv_commit(r, a, PG, PROT_READ,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-		  -EEXIST);
+	/*
+	 * Pages in doubt are given up: nothing is committed over them.
+	 * Pages known to be ours (the kernel put the placeholder back, as
+	 * since 6.12 for private anonymous memory) can be committed.
+	 */
+	err = ncb_resv_commit(r, a, PG, PROT_READ,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (other != MAP_FAILED || err)
+		ASSERT_EQ(err, -EEXIST);
 	ASSERT_EQ(ncb_resv_release(r), 0);
 	if (other != MAP_FAILED) {
 		printf("# the kernel left a hole; the page was given up\n");
 		ASSERT_EQ(other[0], 0x5a);
 		ASSERT_EQ(munmap(other, PG), 0);
+	} else if (!err) {
+		printf("# the page stayed reserved, known to be ours\n");
+		ASSERT_EQ(occupants(a, PG), 0);
 	} else {
 		/* Still ours, in doubt: kept mapped, never unmapped. */
 		printf("# the page stayed reserved, and was given up\n");
@@ -478,6 +486,22 @@ TEST(commit_at_map_limit)
 			ASSERT_EQ(occupants(a, PG), 1);
 		ASSERT_EQ(munmap(a, PG), 0);
 	}
+}
+
+/* The same where every commit is made elsewhere and moved (before 6.12). */
+TEST(commits_moved)
+{
+	ncb__resv_move_always = 1;
+	commit_and_decommit();
+	commit_errors();
+	commit_file();
+	after_fork();
+}
+
+TEST(commit_moved_at_map_limit)
+{
+	ncb__resv_move_always = 1;
+	commit_at_map_limit();
 }
 
 /* A JIT's code within rel32 reach of its runtime. */
@@ -502,4 +526,5 @@ TEST_MAIN(T(exact), T(anywhere), T(aligned_2m), T(aligned_1g),
 	  T(two_in_window_lowest), T(two_in_window_highest), T(bad_options),
 	  T(commit_and_decommit), T(commit_errors), T(commit_file),
 	  T(concurrent_lowest), T(concurrent_random), T(after_fork),
-	  T(most_of_the_space), T(near_code), T(commit_at_map_limit))
+	  T(most_of_the_space), T(near_code), T(commit_at_map_limit),
+	  T(commits_moved), T(commit_moved_at_map_limit))
