@@ -312,7 +312,8 @@ int ncb__resv_move_always;
 
 static int direct_safe(int flags)
 {
-	return !ncb__resv_move_always && (flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE &&
+	return !ncb__resv_move_always && (flags & MAP_ANONYMOUS) &&
+	       (flags & MAP_TYPE) == MAP_PRIVATE &&
 	       ncb__kernel_version() >= NCB__KERNEL(6, 12);
 }
 
@@ -329,7 +330,9 @@ static int movable(int flags, int fd)
 		return 1;	/* EBADF: the first mmap says so */
 	if (!S_ISREG(st.st_mode))
 		return 0;
-	return fstatfs(fd, &sfs) || sfs.f_type != HUGETLBFS_MAGIC;
+	/* f_type is signed on 32-bit machines; the magic is not. */
+	return fstatfs(fd, &sfs) ||
+	       (uint32_t)sfs.f_type != (uint32_t)HUGETLBFS_MAGIC;
 }
 
 /* 0, or -errno with *doubt set when the pages may have been unmapped. */

@@ -397,6 +397,18 @@ else
 	ok 1 "build progs/sigs.c"
 fi
 
+# Threads are counted at the call: one started before the library was
+# loaded (dlopen) is refused too.
+if [ -e "$b/libnoclobber.so.0" ] &&
+	${CC:-cc} -O1 -o "$tmp/late" "$top/tests/progs/late.c" -pthread \
+		-ldl 2>/dev/null; then
+	"$tmp/late" "$b/libnoclobber.so.0" >"$tmp/o1" 2>&1
+	ok $? "a thread started before dlopen is refused"
+	sed 's/^/# /' "$tmp/o1"
+else
+	skip "no shared library in $b, or progs/late.c does not build"
+fi
+
 # Programs built here, in every shape.
 cc=${CC:-cc}
 src=$top/tests/progs/hello.c

@@ -7,9 +7,7 @@
  * a failure after mapping began undone, pages shared between segments, bss.
  */
 #include <dirent.h>
-#include <dlfcn.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <grp.h>
 #include <pthread.h>
 #include <sched.h>
@@ -580,44 +578,6 @@ TEST(exec_with_threads_refused)
 		  -EBUSY);
 	if (!strstr(why, "threads: the caller must be the only one"))
 		FAIL("%s", why);
-}
-
-/*
- * The threads are counted at the call: a thread started before the library
- * was loaded (dlopen, here a second copy of it) is refused as well.
- */
-TEST(exec_threads_before_dlopen)
-{
-	char *argv[] = { "false", NULL }, why[256];
-	char self[PATH_MAX], so[PATH_MAX];
-	int (*exec)(const char *, char *const[], char *const[],
-		    const void *, char *, size_t);
-	ssize_t n;
-	pthread_t t;
-	void *lib;
-
-	if (!getauxval(AT_BASE))
-		SKIP("a static program cannot load the shared library");
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		SKIP("/proc/self/exe: %s", strerror(errno));
-	self[n] = '\0';
-	/* An emulator's threads are those at load: not to be told apart. */
-	snprintf(so, sizeof(so), "/proc/self/task/%ld/exe",
-		 (long)syscall(SYS_gettid));
-	if (readlink(so, why, sizeof(why)) != n || memcmp(why, self, n))
-		SKIP("an emulator runs this test");
-	snprintf(so, sizeof(so), "%s/../libnoclobber.so.0", dirname(self));
-	ASSERT_EQ(pthread_create(&t, NULL, sleeper, NULL), 0);
-	lib = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-	if (!lib)
-		SKIP("dlopen: %s", dlerror());
-	exec = (int (*)(const char *, char *const[], char *const[],
-			const void *, char *, size_t))dlsym(lib, "ncb_exec");
-	ASSERT_TRUE(exec != NULL);
-	ASSERT_EQ(exec("/bin/false", argv, NULL, NULL, why, sizeof(why)),
-		  -EBUSY);
-	dlclose(lib);
 }
 
 /*
@@ -1611,7 +1571,7 @@ TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(load_and_unload), T(exec_image_collision),
 	  T(span_over_the_stack), T(failure_after_mapping_began),
 	  T(file_cut_short_after_check), T(exec_refusals),
-	  T(exec_with_threads_refused), T(exec_threads_before_dlopen),
+	  T(exec_with_threads_refused),
 	  T(exec_threads_seen_past_long_status), T(exec_signals_reset),
 	  T(segments_sharing_a_page), T(load_every_program),
 	  T(load_a_real_program), T(other_machines_checked),
