@@ -168,7 +168,11 @@ NCB_API int ncb_find_free(uint64_t lo, uint64_t hi, size_t len, size_t align,
 
 /*
  * Reservations: PROT_NONE, MAP_NORESERVE address space owned by a handle;
- * MAP_FIXED is used only inside it.
+ * MAP_FIXED is used only inside it.  A failed commit or decommit leaves
+ * its pages reserved; where the kernel may have unmapped them first (the
+ * map count at its limit, say) and they cannot be taken back, they are
+ * given up: later commits there fail with EEXIST and ncb_resv_release
+ * leaves them, so that it never unmaps what may be another's.
  */
 struct ncb_resv_opts {
 	size_t size;			/* sizeof(struct ncb_resv_opts) */
