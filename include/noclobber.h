@@ -26,15 +26,16 @@
  *   ncb_mmap, ncb_mremap, ncb_kernel_probe, ncb_noreplace_name,
  *   ncb_version
  *	thread-safe; allocate nothing.  ncb_mmap and ncb_mremap are
- *	async-signal-safe once the probe has run (ncb_kernel_probe, or any
- *	earlier call): the first call probes under pthread_once.
+ *	async-signal-safe once ncb_kernel_probe, ncb_mmap or ncb_mremap
+ *	has returned: the first of them probes under pthread_once.
  *   ncb_maps_*, ncb_range_free, ncb_find_free
  *	thread-safe, one iterator per thread; allocate (malloc), so not
  *	async-signal-safe.
  *   ncb_resv_*
- *	thread-safe, also on one reservation (it holds a lock); ncb_resv_new
- *	allocates.  ncb_resv_release must not race other calls on the same
- *	reservation.
+ *	thread-safe, also on one reservation (it holds a lock); new, commit
+ *	and decommit allocate, so none but ncb_resv_addr and ncb_resv_len
+ *	is async-signal-safe.  ncb_resv_release must not race other calls
+ *	on the same reservation.
  *   ncb_as_*
  *	a model is not locked: one thread at a time per model (const calls
  *	may run together); allocate.
@@ -42,7 +43,8 @@
  *	thread-safe on distinct images, and const calls on one; allocate.
  *   ncb_exec*
  *	ncb_exec replaces the process: call it with no other thread running
- *	(it refuses otherwise, EBUSY).  The others are thread-safe.
+ *	(it refuses otherwise, EBUSY, where /proc tells).  The others are
+ *	thread-safe.
  * The single-file core (noclobber_core.h) allocates nothing and is
  * async-signal-safe throughout.
  */
