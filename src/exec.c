@@ -741,6 +741,13 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 	if (ncb__opts_in(&o, sizeof(o), opts, NCB__END(ncb_exec_opts, exe)))
 		return ncb__why(why, wl, EINVAL, "options of a size or with "
 				"fields this library does not know");
+	/* What it cannot honour is refused, not ignored. */
+	if (o.flags & ~NCB_EXEC_UNPRIVILEGED)
+		return ncb__why(why, wl, EINVAL, "unknown flags %#x",
+				o.flags & ~NCB_EXEC_UNPRIVILEGED);
+	if (o.exe < NCB_EXE_AUTO || o.exe > NCB_EXE_SET)
+		return ncb__why(why, wl, EINVAL, "unknown exe choice %d",
+				o.exe);
 	execfn = o.execfn ? o.execfn : path;
 	/* As execve since Linux 5.18: no program starts with argc 0. */
 	if (!argv[0])

@@ -721,15 +721,25 @@ int ncb_maps_next(struct ncb_maps *m, struct ncb_mapping *out)
 int ncb_maps_find(struct ncb_maps *m, uint64_t addr, struct ncb_mapping *out)
 {
 	struct ncb_mapping e = NCB_INIT(ncb_mapping);
+	uint64_t pos;
+	size_t off;
 	int ret;
 
 	if (bad_args(m, out))
 		return -EINVAL;
 	ret = ncb_maps_seek(m, addr);
-	if (!ret)
-		ret = maps_next(m, &e);
-	if (ret == 1 && e.start > addr)
+	if (ret)
+		return ret;
+	pos = m->pos;
+	off = m->off;
+	ret = maps_next(m, &e);
+	if (ret == 1 && e.start > addr) {
+		/* Not found: the walk goes on from addr, that mapping next. */
+		m->pos = pos;
+		m->off = off;
+		m->last_end = 0;
 		ret = 0;
+	}
 	return mapping_out(out, &e, ret);
 }
 

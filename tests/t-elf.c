@@ -510,6 +510,15 @@ TEST(exec_refusals)
 	refused(NULL, -EINVAL, NULL);
 	ASSERT_EQ(ncb_exec(path, NULL, NULL, NULL, why, sizeof(why)),
 		  -EINVAL);
+	/* Options it cannot honour are refused before anything happens. */
+	ASSERT_EQ(ncb_exec(path, (char *[]){ "x", NULL }, NULL,
+			   &NCB_INIT(ncb_exec_opts, .flags = 0x80), why,
+			   sizeof(why)), -EINVAL);
+	ASSERT_TRUE(strstr(why, "unknown flags 0x80") != NULL);
+	ASSERT_EQ(ncb_exec(path, (char *[]){ "x", NULL }, NULL,
+			   &NCB_INIT(ncb_exec_opts, .exe = NCB_EXE_SET + 1),
+			   why, sizeof(why)), -EINVAL);
+	ASSERT_TRUE(strstr(why, "unknown exe choice") != NULL);
 	/* An interpreter that is not a shared object. */
 	gen_interp(&g, 3, interp, strlen(interp) + 1);
 	refused(write_image(&g, "bad-interp"), -ELIBBAD,

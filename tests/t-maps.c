@@ -151,6 +151,14 @@ TEST(other_process)
 	ASSERT_EQ(ncb_maps_find(m, (uintptr_t)p, &e), 1);
 	ASSERT_EQ(e.end, (uintptr_t)p + pg);
 	ASSERT_EQ(ncb_maps_find(m, (uintptr_t)p + pg, &e), 0);
+	/* Not found: the walk goes on from there, nothing passed over. */
+	ASSERT_EQ(ncb_maps_next(m, &e), 1);
+	ASSERT_EQ(e.start, (uintptr_t)p + 2 * pg);
+	ncb_maps_close(m);
+	ASSERT_EQ(ncb__maps_open_text(&m, pid), 0);
+	ASSERT_EQ(ncb_maps_find(m, (uintptr_t)p + pg, &e), 0);
+	ASSERT_EQ(ncb_maps_next(m, &e), 1);
+	ASSERT_EQ(e.start, (uintptr_t)p + 2 * pg);
 	ncb_maps_close(m);
 	ASSERT_EQ(ncb_maps_occupants(pid, p, 3 * pg, NULL, NULL), 2);
 	ASSERT_EQ(ncb_maps_occupants(0, p, 3 * pg, NULL, NULL), 1);
