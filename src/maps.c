@@ -621,7 +621,8 @@ int ncb__maps_from_text(struct ncb_maps **maps, const char *text,
 	err = text_consistent(m);
 	if (err) {
 		ncb_maps_close(m);
-		return err;
+		/* A text given once is not torn: it is wrong. */
+		return err == -EAGAIN ? -EINVAL : err;
 	}
 	*maps = m;
 	return 0;
