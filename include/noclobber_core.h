@@ -41,7 +41,9 @@
  * and that cannot replace anything (a plain hint, which the kernel takes
  * only if the range is free, and mremap growing in place), then mapped
  * with MAP_FIXED over that claim alone.  EEXIST is returned exactly when
- * something occupies the range, as /proc/self/maps says.
+ * something occupies the range, as /proc/self/maps says, and after what
+ * the kernel checks first (the map count and the end of the address
+ * space are asked of it, with a call that cannot map).
  */
 #ifndef NCB_NOREPLACE_DEFINED
 #define NCB_NOREPLACE_DEFINED
@@ -163,6 +165,11 @@ NCB_CORE_DEF int ncb_core_maps_hide_prot_none(void);
 #define NCB__MAP_NOREPLACE	0x100000
 #define NCB__MAP_HUGETLB	0x40000
 #define NCB__MAP_HUGE_SHIFT	26
+#if defined(__x86_64__)
+#define NCB__MAP_32BIT		0x40
+#else
+#define NCB__MAP_32BIT		0
+#endif
 #define NCB__MREMAP_MAYMOVE	1
 #define NCB__MREMAP_FIXED	2
 #define NCB__MREMAP_DONTUNMAP	4
@@ -1315,6 +1322,89 @@ static unsigned long long ncb__shr64(unsigned long long v, int n)
 }
 
 /*
+ * The largest TASK_SIZE any kernel gives a process of this architecture:
+ * 5-level paging's TASK_SIZE_MAX on x86_64 (arch/x86/include/asm/
+ * page_64_types.h), 52-bit VAs on aarch64 and ppc64's 4 PB, Sv57 on
+ * riscv64 (TASK_SIZE_64), all but the last page on s390x (TASK_SIZE_MAX is
+ * -PAGE_SIZE: page tables grow on demand); a 32-bit process is bounded
+ * only by its own width.  No real TASK_SIZE lies above it, so a range
+ * beyond it is never one the kernel would map.
+ */
+#if defined(__x86_64__)
+#define NCB__TASK_SIZE_MAX ((1UL << 56) - 4096)
+#elif defined(__aarch64__) || defined(__powerpc64__)
+#define NCB__TASK_SIZE_MAX (1UL << 52)
+#elif defined(__riscv)
+#define NCB__TASK_SIZE_MAX (1UL << 56)
+#elif defined(__s390x__)
+#define NCB__TASK_SIZE_MAX (-4096UL)
+#else
+#define NCB__TASK_SIZE_MAX (~0UL)
+#endif
+
+/*
+ * The kernel's own verdict on the address space, asked without touching
+ * it: a fixed anonymous mapping of no type (neither shared nor private).
+ * do_mmap refuses that type with EINVAL in its switch on it, after the
+ * map count (ENOMEM) and __get_unmapped_area (ENOMEM for a length or
+ * range past TASK_SIZE, EINVAL for an address off a page, EPERM or an
+ * LSM's EACCES from security_mmap_addr) and before mmap_region, which
+ * alone unmaps or maps (mm/mmap.c; releases that checked mmap_min_addr
+ * only after the type leave that to the bound in ncb__space_check).
+ * qemu-user checks its guest's range before the type too; valgrind
+ * refuses a fixed range it keeps from its client with EINVAL and passes
+ * the rest to the kernel.
+ */
+static long ncb__ask_space(unsigned long addr, unsigned long len)
+{
+	return ncb__mmap_raw(addr, len, 0, NCB__MAP_ANONYMOUS | NCB__MAP_FIXED,
+			     -1, 0);
+}
+
+/*
+ * The address space's checks with the flag, in the kernel's order
+ * (do_mmap, __get_unmapped_area; mm/mmap.c, 6.18): the map count past
+ * vm.max_map_count (ENOMEM), the length past TASK_SIZE (ENOMEM), a huge
+ * page's alignment (hugetlb_get_unmapped_area: EINVAL), the range past
+ * TASK_SIZE (ENOMEM; x86_64's vsyscall page lies there, though the maps
+ * list it), a page's alignment (EINVAL), security_mmap_addr (EPERM), all
+ * before the collision check (EEXIST).  The kernel answers for the map
+ * count and TASK_SIZE (ncb__ask_space; for a misaligned huge address, of
+ * the length alone); the bound above stands in where an emulator does
+ * not.  Below vm.mmap_min_addr it is EPERM even where CAP_SYS_RAWIO would
+ * let the flag map: a hint there is raised to vm.mmap_min_addr
+ * (round_hint_to_min), so no claim can be made without MAP_FIXED.
+ */
+static int ncb__space_check(unsigned long addr, unsigned long alen,
+			    unsigned long g)
+{
+	unsigned long pg = ncb_core_page_size(), top = NCB__TASK_SIZE_MAX;
+	int huge_off = !!(addr & (g - 1) & ~(pg - 1));
+	long r = ncb__ask_space(huge_off ? 0 : addr, alen);
+
+	if (r == -NCB__ENOMEM || alen > top)
+		return -NCB__ENOMEM;
+	if (huge_off)
+		return -NCB__EINVAL;
+	/*
+	 * An address in the last 4095 bytes comes back from get_area looking
+	 * like an error, and __get_unmapped_area returns it as one
+	 * (IS_ERR_VALUE): -addr is the kernel's answer, where it is as wide.
+	 */
+	if (r == (long)addr)
+		return (int)r;
+	if (addr > top - alen)
+		return -NCB__ENOMEM;
+	if (addr & (pg - 1))
+		return -NCB__EINVAL;
+	if (r == -NCB__EPERM || r == -NCB__EACCES)
+		return (int)r;
+	if (addr < ncb_core_mmap_min_addr())
+		return -NCB__EPERM;
+	return 0;
+}
+
+/*
  * The checks the kernel makes before it looks for a collision (g: the
  * mapping's alignment, ncb__granule), in its order (arch sys_mmap,
  * ksys_mmap_pgoff, do_mmap, __get_unmapped_area), so that the emulated
@@ -1352,34 +1442,27 @@ static int ncb__mmap_precheck(unsigned long addr, unsigned long len,
 		return g > pg ? -NCB__EINVAL : -NCB__ENOMEM;
 	if (pgoff + (alen >> shift) < pgoff)
 		return -NCB__EOVERFLOW;
-	/* hugetlb_get_unmapped_area: a huge page's alignment, first. */
-	if (addr & (g - 1) & ~(pg - 1))
-		return -NCB__EINVAL;
-	if (addr + alen < addr)
-		return -NCB__ENOMEM;
-	if (addr & (pg - 1))
-		return -NCB__EINVAL;
-	if (addr < ncb_core_mmap_min_addr())
-		return -NCB__EPERM;
-	return 0;
+	return ncb__space_check(addr, alen, g);
 }
 
 /*
  * Errors the kernel reports only after its collision check, so that an
  * occupied range wins over them: do_mmap's lock limits, file_mmap_ok's
  * EOVERFLOW, the mapping type's checks (EINVAL for no type or a shared
- * stack, the file's mode and operations), and a huge page reservation
- * (ENOMEM).  The checks made before it are made here first
- * (ncb__mmap_precheck), except a MAP_HUGETLB's: there EINVAL (a file not
- * on hugetlbfs, an unknown size) comes first.
+ * stack, the file's mode and operations), and ENOMEM from mmap_region:
+ * RLIMIT_AS and RLIMIT_DATA (may_expand_vm), the commit charge
+ * (__mmap_setup, mm/vma.c) and a huge page reservation; in 4.17 and
+ * 4.18 too the flag's check came first in do_mmap.  The checks made
+ * before it are made here first (ncb__mmap_precheck, the map count and
+ * TASK_SIZE's ENOMEM included), except a MAP_HUGETLB's: there EINVAL (a
+ * file not on hugetlbfs, an unknown size) comes first.
  */
 static int ncb__after_collision_check(long err, int flags)
 {
 	if (err == -NCB__EINVAL)
 		return !(flags & NCB__MAP_HUGETLB);
-	if (err == -NCB__ENOMEM)
-		return !!(flags & NCB__MAP_HUGETLB);
-	return err == -NCB__EACCES || err == -NCB__EPERM ||
+	return err == -NCB__ENOMEM ||
+	       err == -NCB__EACCES || err == -NCB__EPERM ||
 	       err == -NCB__EAGAIN || err == -NCB__ETXTBSY ||
 	       err == -NCB__ENODEV || err == -NCB__EOPNOTSUPP ||
 	       err == -NCB__EOVERFLOW;
@@ -1459,7 +1542,14 @@ NCB__FN long ncb_core_mmap_mode(void *addr, unsigned long len, int prot,
 	long p;
 	int err;
 
-	flags &= ~(NCB__MAP_FIXED | NCB__MAP_NOREPLACE);
+	/*
+	 * MAP_32BIT only steers the kernel's choice of an address (x86_64's
+	 * find_start_end); a fixed one is taken before it is looked at
+	 * (arch_get_unmapped_area returns it first).  Kept, it would turn a
+	 * hint above 2 GiB into a search of the first 2 GiB, and into ENOMEM
+	 * once nothing is free there.
+	 */
+	flags &= ~(NCB__MAP_FIXED | NCB__MAP_NOREPLACE | NCB__MAP_32BIT);
 	/* The kernel refuses MAP_SHARED_VALIDATE with the flag (EOPNOTSUPP). */
 	if (mode == NCB_NOREPLACE_HONOURED &&
 	    (flags & NCB__MAP_TYPE) != NCB__MAP_SHARED_VALIDATE) {
@@ -1532,12 +1622,31 @@ static int ncb__mremap_lengths(unsigned long old, unsigned long old_len,
 	return 0;
 }
 
+/*
+ * mremap's bound on the destination: a length or range past TASK_SIZE is
+ * EINVAL (mm/mremap.c: check_mremap_params, mremap_to in older releases),
+ * before the source is looked at.  Asked of the kernel as mmap's is
+ * (ncb__ask_space), whose ENOMEM may also be the map count past its
+ * limit: a page at 0, which only that refuses with ENOMEM, tells them
+ * apart, and the map count is left to the claim.
+ */
+static int ncb__mremap_space(unsigned long new, unsigned long nl)
+{
+	if (nl > NCB__TASK_SIZE_MAX || new > NCB__TASK_SIZE_MAX - nl)
+		return -NCB__EINVAL;
+	if (ncb__ask_space(new, nl) != -NCB__ENOMEM ||
+	    ncb__ask_space(0, ncb_core_page_size()) == -NCB__ENOMEM)
+		return 0;
+	return -NCB__EINVAL;
+}
+
 /* The argument checks of mremap(2) and mremap_to(), in the kernel's order. */
 static int ncb__mremap_precheck(unsigned long old, unsigned long old_len,
 				unsigned long new_len, int flags,
 				unsigned long new)
 {
 	unsigned long pg = ncb_core_page_size(), ol, nl;
+	int err;
 
 	if (flags & ~NCB__MREMAP_FLAGS)
 		return -NCB__EINVAL;
@@ -1551,7 +1660,8 @@ static int ncb__mremap_precheck(unsigned long old, unsigned long old_len,
 		return -NCB__EINVAL;
 	if (new & (pg - 1))
 		return -NCB__EINVAL;
-	return ncb__mremap_lengths(old, old_len, new_len, new, pg, &ol, &nl);
+	err = ncb__mremap_lengths(old, old_len, new_len, new, pg, &ol, &nl);
+	return err ? err : ncb__mremap_space(new, nl);
 }
 
 NCB__FN long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,

@@ -80,6 +80,45 @@ static inline void bind_malloc_arena(void)
 	free(p);
 }
 
+/*
+ * The kernel's answer for a page at addr as do_mmap checks it before any
+ * collision: a fixed anonymous mapping of no type, which it refuses with
+ * EINVAL after the map count and __get_unmapped_area (ENOMEM past
+ * TASK_SIZE) and before it maps anything.
+ */
+static inline int space_answer(uintptr_t addr)
+{
+	void *p = mmap((void *)addr, test_page(), PROT_NONE,
+		       MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+
+	if (p != MAP_FAILED)
+		FAIL("a mapping of no type was made at %p", p);
+	return errno;
+}
+
+/*
+ * TASK_SIZE as this process's kernel (or qemu-user) answers: the lowest
+ * page refused with ENOMEM above a free one.  0 where the answers say
+ * nothing (valgrind refuses ranges it keeps with EINVAL).
+ */
+static inline uintptr_t test_task_size(void)
+{
+	size_t pg = test_page();
+	uintptr_t lo = (uintptr_t)free_window(pg);
+	uintptr_t hi = UINTPTR_MAX & ~(uintptr_t)(pg - 1), mid;
+
+	if (space_answer(hi) != ENOMEM || space_answer(lo) == ENOMEM)
+		return 0;
+	while (hi - lo > pg) {
+		mid = lo + ((hi - lo) / 2 & ~(uintptr_t)(pg - 1));
+		if (space_answer(mid) == ENOMEM)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
 static inline int occupants(const void *addr, size_t len)
 {
 	int n = ncb_maps_occupants(0, addr, len, NULL, NULL);

@@ -6,6 +6,7 @@
  */
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
 #include "ncbtest.h"
@@ -108,6 +109,281 @@ static void absurd_lengths(int mode)
 	ASSERT_EQ(occupants(w, pg), 0);
 }
 FOR_MODES(absurd_lengths)
+
+/*
+ * Where the kernel honours the flag, ncb_mmap's answer is its answer,
+ * whatever that is: an address in the last 4095 bytes, which
+ * __get_unmapped_area takes for an error (IS_ERR_VALUE), fails with errno
+ * -addr on a 64-bit kernel.
+ */
+static void expect_as_kernel(int mode, void *addr, size_t len)
+{
+	void *p;
+
+	if (ncb__probe()->noreplace != NCB_NOREPLACE_HONOURED)
+		return;
+	p = mmap(addr, len, PROT_READ, anon | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p != MAP_FAILED)
+		FAIL("the kernel mapped at %p", p);
+	expect(mode, addr, len, PROT_READ, anon, -1, 0, errno);
+}
+
+/*
+ * Past the end of the user address space: ENOMEM from
+ * __get_unmapped_area, before the collision check and before an address
+ * off a page is EINVAL; also where the maps list something (x86_64's
+ * vsyscall page, outside the process's own mappings).  At TASK_SIZE
+ * itself where the kernel says where that is.
+ */
+static void beyond_task_size(int mode)
+{
+	size_t pg = test_page();
+	uintptr_t last = UINTPTR_MAX & ~(uintptr_t)(pg - 1), top;
+	char *w = free_window(pg);
+
+	expect(mode, (void *)last, pg, PROT_READ, anon, -1, 0, ENOMEM);
+	expect_as_kernel(mode, (void *)(last + 1), 1);
+#if defined(__x86_64__)
+	expect(mode, (void *)0xffffffffff600000UL, pg, PROT_READ, anon, -1,
+	       0, ENOMEM);
+	expect(mode, (void *)0xffffffffff5ff000UL, 2 * pg, PROT_READ, anon,
+	       -1, 0, ENOMEM);
+	expect(mode, (void *)0xffffffffff600001UL, pg, PROT_READ, anon, -1,
+	       0, ENOMEM);
+#endif
+	top = test_task_size();
+	if (!top) {
+		printf("# TASK_SIZE unknown here: its own cases left out\n");
+		return;
+	}
+	printf("# TASK_SIZE %#jx\n", (uintmax_t)top);
+	expect(mode, (void *)top, pg, PROT_READ, anon, -1, 0, ENOMEM);
+	expect(mode, (void *)(top - pg), 2 * pg, PROT_READ, anon, -1, 0,
+	       ENOMEM);
+	/*
+	 * The kernel's range before the alignment, qemu-user's after
+	 * (unless the range wraps: that is ENOMEM for both).
+	 */
+	if (top + 1 + pg > top)
+		expect(mode, (void *)(top + 1), pg, PROT_READ, anon, -1, 0,
+		       space_answer(top + 1));
+	if (top + pg > top)
+		expect(mode, w, top + pg, PROT_READ, anon, -1, 0, ENOMEM);
+	ASSERT_EQ(occupants(w, pg), 0);
+}
+FOR_MODES(beyond_task_size)
+
+/*
+ * Run fn(mode) in a child of the test: for a case that changes what is
+ * the process's alone (a limit, the map count).  Its failure or skip is
+ * the test's.
+ */
+static void in_child(void (*fn)(int), int mode)
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		FAIL("fork: %s", errname(errno));
+	if (pid == 0) {
+		fn(mode);
+		fflush(stdout);
+		_exit(0);
+	}
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+		_exit(77);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		FAIL("the child failed (status %#x)", st);
+}
+
+/* ncb_mmap maps at addr, and so does the kernel with the flag. */
+static void expect_map(int mode, void *addr, size_t len, int flags)
+{
+	void *p = mmap_in(mode, addr, len, PROT_READ, flags, -1, 0);
+
+	ASSERT_PTR_EQ(p, addr);
+	munmap(p, len);
+	if (ncb__probe()->noreplace != NCB_NOREPLACE_HONOURED)
+		return;
+	p = mmap(addr, len, PROT_READ, flags | MAP_FIXED_NOREPLACE, -1, 0);
+	ASSERT_PTR_EQ(p, addr);
+	munmap(p, len);
+}
+
+static long read_long(const char *path, const char *key)
+{
+	char line[256];
+	size_t k = strlen(key);
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, k)) {
+			v = strtol(line + k, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/*
+ * Filled to vm.max_map_count by single pages over a reservation of its
+ * own, alternating protections so that none merge, each made with
+ * MAP_FIXED over the next page (no split of another mapping, which has a
+ * limit of its own).  do_mmap refuses the one that would pass the limit.
+ */
+static void map_count_child(int mode)
+{
+	size_t pg = test_page(), n = (size_t)read_long(
+		"/proc/sys/vm/max_map_count", "") + 64, i;
+	char *b = mmap(NULL, n * pg, PROT_NONE, anon | MAP_NORESERVE, -1, 0);
+	char *o, *w;
+	void *p;
+
+	if (b == MAP_FAILED)
+		SKIP("no room to fill the map count: %s", errname(errno));
+	o = map_sentinel(NULL, pg, 0x61);
+	w = free_window(pg);
+	/* The path taken once first: its answers found and kept. */
+	expect_map(mode, w, pg, anon);
+	for (i = 0; i < n; i++) {
+		p = mmap(b + i * pg, pg, PROT_READ | (i & 1 ? PROT_WRITE : 0),
+			 anon | MAP_NORESERVE | MAP_FIXED, -1, 0);
+		if (p == MAP_FAILED)
+			break;
+	}
+	if (i == n)
+		FAIL("%zu mappings made, and no limit met", n);
+	ASSERT_ERRNO(ENOMEM);
+	ASSERT_GT(i, 1);
+	/* Past the limit: ENOMEM before anything else, occupied or not. */
+	expect(mode, o, pg, PROT_READ, anon, -1, 0, ENOMEM);
+	expect(mode, w, pg, PROT_READ, anon, -1, 0, ENOMEM);
+	/* At it: the collision check and the mapping go on. */
+	munmap(b + (i - 1) * pg, pg);
+	expect(mode, o, pg, PROT_READ, anon, -1, 0, EEXIST);
+	expect_map(mode, w, pg, anon);
+	check_sentinel(o, pg, 0x61);
+	munmap(b, n * pg);
+}
+
+static void map_count(int mode)
+{
+	long max = read_long("/proc/sys/vm/max_map_count", "");
+
+	if (max < 0)
+		SKIP("vm.max_map_count is unreadable");
+	if (max > 262144)
+		SKIP("vm.max_map_count is %ld: too many mappings to make", max);
+	/*
+	 * valgrind keeps fewer segments than the kernel allows mappings, and
+	 * qemu-user's own mappings share the count with its guest's.
+	 */
+	if (test_slow())
+		SKIP("the map count is filled where the tests run natively");
+	in_child(map_count_child, mode);
+}
+FOR_MODES(map_count)
+
+/*
+ * RLIMIT_AS is checked as the mapping is made (may_expand_vm in
+ * mmap_region's __mmap_setup), after the collision check: an occupied
+ * range is EEXIST whatever its length, a free one past the limit ENOMEM.
+ * A hint refused for the occupant and placed elsewhere meets the limit
+ * there: that ENOMEM is not the answer.
+ */
+static void address_space_limit_child(int mode)
+{
+	size_t pg = test_page(), big = 64UL << 20;
+	char *o = free_window(big), *w;
+	struct rlimit rl;
+	void *p;
+
+	map_sentinel(o, pg, 0x62);
+	w = free_window(big);
+	expect_map(mode, w, pg, anon);
+	ASSERT_EQ(getrlimit(RLIMIT_AS, &rl), 0);
+	rl.rlim_cur = (rlim_t)read_long("/proc/self/status", "VmSize:") *
+		      1024 + big / 2;
+	ASSERT_EQ(setrlimit(RLIMIT_AS, &rl), 0);
+	p = mmap(NULL, big, PROT_READ, anon, -1, 0);
+	if (p != MAP_FAILED)
+		SKIP("RLIMIT_AS is not enforced here (qemu-user keeps it "
+		     "from the host)");
+	expect(mode, o, big, PROT_READ, anon, -1, 0, EEXIST);
+	expect(mode, w, big, PROT_READ, anon, -1, 0, ENOMEM);
+	expect_map(mode, w, pg, anon);
+	check_sentinel(o, pg, 0x62);
+	ASSERT_EQ(occupants(w, big), 0);
+}
+
+static void address_space_limit(int mode)
+{
+	in_child(address_space_limit_child, mode);
+}
+FOR_MODES(address_space_limit)
+
+#if defined(__x86_64__)
+/*
+ * Whether the kernel's own choices with MAP_32BIT now all fail: the first
+ * 2 GiB's window (x86_64's find_start_end) filled with reservations.
+ */
+static int fill_32bit_window(void)
+{
+	size_t pg = test_page(), sz;
+	void *p;
+
+	for (sz = 1UL << 30; sz >= pg; sz /= 2)
+		while ((p = mmap(NULL, sz, PROT_NONE, anon | MAP_NORESERVE |
+				 MAP_32BIT, -1, 0)) != MAP_FAILED)
+			if ((uintptr_t)p + sz > 1UL << 31)
+				return 0;
+	return errno == ENOMEM;
+}
+
+static void map_32bit_window_full(int mode)
+{
+	size_t pg = test_page();
+	char *w = map_sentinel(free_window(pg), pg, 0);
+
+	/* w kept out of the filling, wherever the window lies. */
+	if (!fill_32bit_window())
+		SKIP("MAP_32BIT does not keep to the first 2 GiB here");
+	munmap(w, pg);
+	expect_map(mode, w, pg, anon | MAP_32BIT);
+}
+#endif
+
+/*
+ * MAP_32BIT steers only the kernel's own choice of an address: a fixed
+ * one is taken before it is looked at (x86_64's arch_get_unmapped_area),
+ * and a 32-bit process ignores it.  So a range anywhere maps, even with
+ * the flag's window full, and an occupied one is EEXIST.
+ */
+static void map_32bit(int mode)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	size_t pg = test_page();
+	char *w = free_window(2 * pg);
+
+	expect_map(mode, w, pg, anon | MAP_32BIT);
+	map_sentinel(w + pg, pg, 0x63);
+	expect(mode, w + pg, pg, PROT_READ, anon | MAP_32BIT, -1, 0, EEXIST);
+	check_sentinel(w + pg, pg, 0x63);
+#if defined(__x86_64__)
+	in_child(map_32bit_window_full, mode);
+#endif
+#else
+	(void)mode;
+	SKIP("MAP_32BIT is x86's");
+#endif
+}
+FOR_MODES(map_32bit)
 
 /* The kernel checks the collision before the file's open mode. */
 static void collision_before_access(int mode)
@@ -519,7 +795,9 @@ FOR_MODES(huge_whole)
 
 TEST_MAIN(T_MODES(zero_length), T_MODES(unaligned_address),
 	  T_MODES(unaligned_offset), T_MODES(bad_descriptor),
-	  T_MODES(absurd_lengths), T_MODES(collision_before_access),
+	  T_MODES(absurd_lengths), T_MODES(beyond_task_size),
+	  T_MODES(map_count), T_MODES(address_space_limit),
+	  T_MODES(map_32bit), T_MODES(collision_before_access),
 	  T_MODES(below_mmap_min_addr), T_MODES(stack_guard_gap),
 	  T_MODES(occupant_past_first_page), T_MODES(table),
 	  T_MODES(hugetlb), T_MODES(huge_whole))

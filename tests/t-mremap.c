@@ -90,6 +90,48 @@ static void bad_arguments(int mode)
 }
 FOR_MODES(bad_arguments)
 
+/*
+ * A destination past the end of the user address space: EINVAL, mremap's
+ * own check (check_mremap_params; mremap_to before), made before the
+ * source is looked at; also over x86_64's vsyscall page, which the maps
+ * list.  Where the kernel honours the flag it is asked too: it unmaps
+ * nothing there.
+ */
+static void beyond_to(int mode, void *src, size_t len, uintptr_t to)
+{
+	void *p = mremap_in(mode, src, len, len, 0, (void *)to);
+
+	ASSERT_MAP_ERR(p, EINVAL);
+	if (ncb__probe()->noreplace != NCB_NOREPLACE_HONOURED)
+		return;
+	p = mremap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)to);
+	ASSERT_MAP_ERR(p, EINVAL);
+}
+
+static void beyond_task_size(int mode)
+{
+	size_t pg = test_page();
+	char *w = free_window(4 * pg), *src = map_sentinel(w, 2 * pg, 0x37);
+	uintptr_t last = UINTPTR_MAX & ~(uintptr_t)(pg - 1);
+	uintptr_t top = test_task_size();
+
+	beyond_to(mode, src, pg, last);
+#if defined(__x86_64__)
+	beyond_to(mode, src, pg, 0xffffffffff600000UL);
+	beyond_to(mode, src, 2 * pg, 0xffffffffff5ff000UL);
+#endif
+	if (top) {
+		beyond_to(mode, src, pg, top);
+		beyond_to(mode, src, 2 * pg, top - pg);
+		/* No source there: the destination is still the error. */
+		beyond_to(mode, w + 2 * pg, pg, top);
+	}
+	check_sentinel(src, 2 * pg, 0x37);
+	ASSERT_EQ(occupants(w, 4 * pg), 1);
+	munmap(w, 4 * pg);
+}
+FOR_MODES(beyond_task_size)
+
 /* A source that is not one mapping: EFAULT, and the destination untouched. */
 static void source_not_mapped(int mode)
 {
@@ -149,4 +191,5 @@ FOR_MODES(dont_unmap)
 
 TEST_MAIN(T_MODES(moves_to_free), T_MODES(grows_and_shrinks),
 	  T_MODES(refuses_occupied), T_MODES(bad_arguments),
-	  T_MODES(source_not_mapped), T_MODES(dont_unmap))
+	  T_MODES(source_not_mapped), T_MODES(dont_unmap),
+	  T_MODES(beyond_task_size))

@@ -67,6 +67,12 @@ static void paths(unsigned long pg, int mode)
 	p = ncb_core_mremap_mode((void *)base, pg, pg, 0,
 				 (void *)(base + (long)pg), mode);
 	say("mremap onto an occupied page: EEXIST", p, -NCB__EEXIST);
+	/* The last page lies past the end of every user address space. */
+	p = ncb_core_mmap_mode((void *)-pg, pg, 3, NCB__MAP_PRIVATE |
+			       NCB__MAP_ANONYMOUS, -1, 0, mode);
+	say("the last page: ENOMEM", p, -NCB__ENOMEM);
+	p = ncb_core_mremap_mode((void *)base, pg, pg, 0, (void *)-pg, mode);
+	say("mremap onto the last page: EINVAL", p, -NCB__EINVAL);
 	ncb__munmap((unsigned long)base, 2 * pg);
 	say("the range is free again",
 	    ncb_core_occupied((unsigned long)base,
