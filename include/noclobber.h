@@ -156,7 +156,14 @@ typedef int (*ncb_mapping_fn)(const struct ncb_mapping *m, void *arg);
 NCB_API int ncb_maps_occupants(pid_t pid, const void *addr, size_t len,
 			       ncb_mapping_fn fn, void *arg);
 
-/* Free space: where a range of len bytes could go. */
+/*
+ * Free space: where a range of len bytes could go.  A fit is an aligned
+ * address whose range lies in the window and in one free gap, the guard
+ * gap below a stack not counting as free.  NCB_PLACE_ANY goes as the
+ * kernel's top-down search would within the window: where mmap would put
+ * len bytes if that fits the window, else the highest fit ending no higher,
+ * else the lowest fit.
+ */
 enum ncb_place {
 	NCB_PLACE_ANY = 0,		/* where the kernel would put it */
 	NCB_PLACE_LOWEST = 1,		/* lowest fitting address */

@@ -60,6 +60,58 @@ NCB_HIDDEN int ncb__range_occupied(uint64_t start, uint64_t end);
 NCB_HIDDEN int ncb__maps_open_text(struct ncb_maps **maps, pid_t pid);
 NCB_HIDDEN int ncb__maps_from_text(struct ncb_maps **maps, const char *text,
 				   size_t len);
+/*
+ * The caller's own mappings from the one covering or following lo, for a
+ * walk upward that stops where its caller does: read by the reader that
+ * costs less for a walk here (maps.c), without the gate area.  Iterated
+ * with ncb_maps_next.
+ */
+NCB_HIDDEN int ncb__maps_walk(struct ncb_maps **maps, uint64_t lo);
+/*
+ * The reader walks use here, measured at the first walk: 1 the ioctl, 2
+ * the text (0: not yet); set not 0 imposes one (tests, benchmarks).
+ */
+NCB_HIDDEN int ncb__walk_reader(int set);
+
+/*
+ * Placement: one rule for the live process (space.c) and the model
+ * (model.c).  A fit is a multiple a of align with [a, a + len) inside the
+ * window [lo, hi) and inside one free gap, the guard gap below a stack
+ * not counting as free.  Every fitting address counts, an exact fit too.
+ * The searches offer each free gap to ncb__place_gap, which keeps the
+ * lowest (NCB_PLACE_LOWEST) or highest (NCB_PLACE_HIGHEST) fit whatever
+ * the order, or (NCB_PLACE_RANDOM) one drawn uniformly over every fit of
+ * every gap offered, in one pass: a gap with n of the s fits so far wins
+ * with one draw below s, which also says which of its n fits.
+ * NCB_PLACE_ANY is resolved by the searches into these: the highest fit
+ * ending no higher than the kernel's own choice for len bytes (where mmap
+ * would put an anonymous mapping of that length), else the lowest fit.
+ * Returns 1 if the gap has a fit.
+ */
+struct ncb__place {
+	uint64_t lo, hi;	/* the window */
+	uint64_t len, align;	/* whole pages; a power of two, >= page */
+	int place;		/* LOWEST, HIGHEST or RANDOM */
+	int have;		/* found holds a fit */
+	uint64_t found;
+	uint64_t seen;		/* RANDOM: fits offered so far */
+};
+
+NCB_HIDDEN int ncb__place_gap(struct ncb__place *p, uint64_t gap_lo,
+			      uint64_t gap_hi);
+/*
+ * ncb_find_free with the kernel's choice for NCB_PLACE_ANY given: the end
+ * of the range it gave (kernel_end; 0 if it gave none).
+ */
+NCB_HIDDEN int ncb__find_free(uint64_t lo, uint64_t hi, size_t len,
+			      size_t align, int place, uint64_t kernel_end,
+			      uint64_t *addr);
+/*
+ * An address the kernel's top-down search starts above (its mmap_base is
+ * no lower), learnt once per process; 0 if unknown.  Below it, ANY is the
+ * highest fit.
+ */
+NCB_HIDDEN uint64_t ncb__mmap_base_floor(void);
 
 
 /* The model's flags of the area at or after addr, for tests. */
@@ -79,8 +131,12 @@ NCB_HIDDEN unsigned int ncb__kernel_version(void);
 /* For tests: commits always made elsewhere and moved (resv.c). */
 NCB_HIDDEN extern int ncb__resv_move_always;
 
-/* 64 random bits for placement (not for secrets). */
+/*
+ * 64 random bits for placement (not for secrets).  A test makes the
+ * calling thread's draws a fixed sequence from seed (0: random again).
+ */
 NCB_HIDDEN uint64_t ncb__random64(void);
+NCB_HIDDEN void ncb__random_fixed(uint64_t seed);
 
 /* The top of the address space a hint can reach. */
 NCB_HIDDEN uint64_t ncb__user_top(void);

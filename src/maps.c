@@ -3,6 +3,14 @@
  * Reading a process's mappings: the PROCMAP_QUERY ioctl on /proc/PID/maps
  * (Linux 6.11, fs/proc/task_mmu.c) answers "the mapping at or after addr"
  * in O(log n); elsewhere the text of the same file is parsed.
+ *
+ * Which reader a walk over many mappings uses is a matter of cost, and
+ * machines differ: the ioctl is a system call per mapping of the walk, the
+ * text a read per kilobyte of lines from the first mapping to where the
+ * walk stops, and an answer of the ioctl costs from about one line of text
+ * to five (docs/benchmarks.md).  So look-ups of one place ask the ioctl,
+ * and a walk (ncb__maps_walk) takes the reader measured cheaper per
+ * mapping in this process (choose_walk_reader).
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -11,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 #include "internal.h"
 
@@ -42,10 +51,23 @@ struct ncb_procmap_query {
 
 #define TEXT_TRIES 16
 
+/*
+ * A walk reads its text a kilobyte at a time, as stdio does (st_blksize of
+ * /proc files): the kernel makes as many lines as a read asks for, so a
+ * walk that stops early has paid for little more than it used.
+ */
+#define STREAM_READ 1024
+
 struct ncb_maps {
 	int fd;
 	int query;		/* 1: ioctl, 0: text */
 	int self;		/* the caller's own mappings */
+	int walk;		/* ncb__maps_walk's: no gate area */
+	int stream;		/* walk: the text read as it is used */
+	int eof;		/* stream: all of it read */
+	size_t cap;		/* stream: room in text */
+	off_t fpos;		/* stream: where the next read starts */
+	uint64_t skip;		/* stream: lines ending at or below it */
 	uint64_t pos;		/* ioctl: next address to ask about */
 	char *text;		/* text: the whole file; ioctl: the last copy */
 	size_t len;		/* read, for long names and the gate area */
@@ -326,6 +348,108 @@ static int load_text(struct ncb_maps *m)
 	return err;
 }
 
+/*
+ * A walk's text is read as the walk goes, from the start of the file: more
+ * only when the lines read are used up, so a walk pays for the lines up to
+ * where it stops and no further.  Unlike a snapshot (load_text), its pieces
+ * may show different moments, as a walk's answers from the ioctl do: lines
+ * ending at or below what was returned already are passed over.
+ */
+static void stream_start(struct ncb_maps *m, uint64_t skip)
+{
+	/* A snapshot read for a long name is of no use from here on. */
+	if (!m->stream) {
+		free(m->text);
+		m->text = NULL;
+		m->cap = 0;
+	}
+	m->query = 0;
+	m->stream = 1;
+	m->eof = 0;
+	m->len = m->off = 0;
+	m->fpos = 0;
+	m->skip = skip;
+	m->last_end = 0;
+}
+
+/* More of the file, after what is left of the last line read. */
+static int stream_more(struct ncb_maps *m)
+{
+	size_t cap = m->cap ? m->cap : 4 * STREAM_READ;
+	ssize_t n;
+	char *t;
+
+	if (m->off) {
+		m->len -= m->off;
+		memmove(m->text, m->text + m->off, m->len);
+		m->off = 0;
+	}
+	while (cap - m->len <= STREAM_READ)
+		cap *= 2;
+	if (cap != m->cap) {
+		t = realloc(m->text, cap);
+		if (!t)
+			return -ENOMEM;
+		m->text = t;
+		m->cap = cap;
+	}
+	/* At an offset: the file is read from its start without a seek. */
+	do
+		n = pread(m->fd, m->text + m->len, STREAM_READ, m->fpos);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	m->eof = !n;
+	m->len += (size_t)n;
+	m->fpos += n;
+	return 0;
+}
+
+/* The next whole line, [*p, *eol): 1, 0 at the end of the file, -errno. */
+static int stream_line(struct ncb_maps *m, const char **p, const char **eol)
+{
+	int err;
+
+	for (;;) {
+		if (m->len > m->off) {
+			*p = m->text + m->off;
+			*eol = memchr(*p, '\n', m->len - m->off);
+			if (*eol)
+				return 1;
+		}
+		if (m->eof)
+			return 0;
+		err = stream_more(m);
+		if (err)
+			return err;
+	}
+}
+
+static int stream_read(struct ncb_maps *m, struct ncb_mapping *out)
+{
+	const char *p = NULL, *eol = NULL, *path;
+	int ret;
+
+	do {
+		ret = stream_line(m, &p, &eol);
+		if (ret <= 0)
+			return ret;
+		ret = parse_fields(p, eol, out, &path);
+		if (ret)
+			return ret;
+		m->off = (size_t)(eol + 1 - m->text);
+	} while (out->end <= m->skip || out->end <= m->last_end);
+	ret = set_name(m, path, eol, out);
+	if (ret)
+		return ret;
+	if (out->start < m->last_end) {
+		out->offset += m->last_end - out->start;
+		out->start = m->last_end;
+	}
+	m->last_end = out->end;
+	return 1;
+}
+
 static int same_mapping(const struct ncb_mapping *a,
 			const struct ncb_mapping *b)
 {
@@ -535,7 +659,92 @@ static int open_retrying(const char *path)
 	return fd >= 0 ? fd : -errno;
 }
 
-static int maps_open(struct ncb_maps **maps, pid_t pid, int text)
+/*
+ * The reader walks use in this process: WALK_QUERY the ioctl, WALK_TEXT
+ * the text; 0 not measured yet.
+ */
+enum { WALK_QUERY = 1, WALK_TEXT = 2 };
+static int walk_reader;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ns per line of a walk's first read of the text; its lines in *lines. */
+static uint64_t time_text(struct ncb_maps *m, unsigned int *lines)
+{
+	char buf[STREAM_READ];
+	const char *p = buf;
+	uint64_t t = now_ns();
+	ssize_t n;
+
+	n = pread(m->fd, buf, sizeof(buf), 0);
+	t = now_ns() - t;
+	*lines = 0;
+	while (n > 0 && (p = memchr(p, '\n', (size_t)(buf + n - p)))) {
+		p++;
+		++*lines;
+	}
+	return *lines ? t / *lines : 0;
+}
+
+/* ns per answer of the ioctl about the first n mappings, one by one. */
+static uint64_t time_query(struct ncb_maps *m, unsigned int n)
+{
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
+	uint64_t pos = 0, t = now_ns();
+	unsigned int i;
+
+	for (i = 0; i < n && query_at(m, pos, &e) == 1; i++)
+		pos = e.end;
+	t = now_ns() - t;
+	return i ? t / i : 0;
+}
+
+/*
+ * Measured once, at the first walk, on the first mappings of the file so
+ * that both readers see the same ones; three times each, the least kept (a
+ * machine busy elsewhere slows a try down, never speeds one up).  The
+ * ioctl is taken only if an answer costs clearly less than a line: then a
+ * walk, asking about the window's mappings alone, costs less than the
+ * text, which has every line up to the walk's end to read, whatever the
+ * layout.  Otherwise the text, which never costs more than another reader
+ * of the same lines (stdio).  Threads measuring at once agree closely
+ * enough: the last one's verdict stays.
+ */
+static void choose_walk_reader(struct ncb_maps *m)
+{
+	uint64_t text = UINT64_MAX, query = UINT64_MAX, t;
+	unsigned int i, lines = 0;
+
+	for (i = 0; i < 3; i++) {
+		t = time_text(m, &lines);
+		if (t && t < text)
+			text = t;
+		t = time_query(m, lines);
+		if (t && t < query)
+			query = t;
+	}
+	__atomic_store_n(&walk_reader, query != UINT64_MAX &&
+			 5 * query <= 4 * text ? WALK_QUERY : WALK_TEXT,
+			 __ATOMIC_RELAXED);
+}
+
+int ncb__walk_reader(int set)
+{
+	if (set)
+		__atomic_store_n(&walk_reader, set, __ATOMIC_RELAXED);
+	return __atomic_load_n(&walk_reader, __ATOMIC_RELAXED);
+}
+
+/* How maps_open reads: the ioctl where it answers, the text, or a walk. */
+enum { READ_ANY, READ_TEXT, READ_WALK };
+
+static int maps_open(struct ncb_maps **maps, pid_t pid, int how)
 {
 	struct ncb_procmap_query q;
 	struct ncb_maps *m;
@@ -564,9 +773,19 @@ static int maps_open(struct ncb_maps **maps, pid_t pid, int text)
 		err = m->fd;
 		goto fail;
 	}
-	/* Any answer but "no such mapping" means the ioctl is not there. */
-	m->query = !text && ask(m, 0, &q, 0) >= 0;
-	if (!m->query) {
+	/*
+	 * Any answer but "no such mapping" means the ioctl is not there;
+	 * for the caller's own maps the core has asked once already.
+	 */
+	if (how != READ_TEXT)
+		m->query = m->self ? ncb_core_procmap_query()
+				   : ask(m, 0, &q, 0) >= 0;
+	m->walk = how == READ_WALK;
+	if (m->walk && m->query && !ncb__walk_reader(0))
+		choose_walk_reader(m);
+	if (m->walk && ncb__walk_reader(0) != WALK_QUERY) {
+		stream_start(m, 0);
+	} else if (!m->query) {
 		err = load_text(m);
 		/*
 		 * Every live process has a mapping (its stack, at least);
@@ -592,12 +811,21 @@ fail:
 
 int ncb_maps_open(struct ncb_maps **maps, pid_t pid)
 {
-	return maps_open(maps, pid, 0);
+	return maps_open(maps, pid, READ_ANY);
 }
 
 int ncb__maps_open_text(struct ncb_maps **maps, pid_t pid)
 {
-	return maps_open(maps, pid, 1);
+	return maps_open(maps, pid, READ_TEXT);
+}
+
+int ncb__maps_walk(struct ncb_maps **maps, uint64_t lo)
+{
+	int err = maps_open(maps, 0, READ_WALK);
+
+	if (!err && (err = ncb_maps_seek(*maps, lo)))
+		ncb_maps_close(*maps);
+	return err;
 }
 
 int ncb__maps_from_text(struct ncb_maps **maps, const char *text,
@@ -640,6 +868,10 @@ int ncb_maps_seek(struct ncb_maps *m, uint64_t addr)
 		m->pos = addr;
 		return 0;
 	}
+	if (m->stream) {
+		stream_start(m, addr);
+		return 0;
+	}
 	end = m->text + m->len;
 	for (p = m->text; p < end; p = eol + 1) {
 		eol = memchr(p, '\n', (size_t)(end - p));
@@ -659,9 +891,12 @@ static int maps_read(struct ncb_maps *m, struct ncb_mapping *out)
 	const char *p, *eol;
 	int ret;
 
+	if (m->stream)
+		return stream_read(m, out);
 	if (m->query) {
 		ret = query_at(m, m->pos, out);
-		if (!ret)
+		/* A walk is for placements: none goes in the gate area. */
+		if (!ret && !m->walk)
 			ret = gate_after(m, m->pos, out);
 		if (ret == 1) {
 			/* The last page ends at 2^64 on no Linux arch. */

@@ -1056,73 +1056,104 @@ static void fill(const struct ncb_as *as, const struct area *a,
 		m->path = "[heap]";
 }
 
-/*
- * How many aligned places for len bytes the free [s, e) has, and the
- * first; as in the other searches, only a gap that holds len plus the
- * alignment slack counts.
- */
-static uint64_t places(uint64_t s, uint64_t e, uint64_t len, uint64_t align,
-		       uint64_t *first)
+/* Where the free gap below area a ends: short of a stack's guard gap. */
+static uint64_t gap_end(const struct ncb_as *as, const struct area *a)
 {
-	uint64_t f = (s + align - 1) & ~(align - 1);
-
-	*first = f;
-	if (e <= s || e - s < len + align - 1 || f < s || f > e - len)
-		return 0;
-	return (((e - len) & ~(align - 1)) - f) / align + 1;
+	if (!(a->flags & A_GROWSDOWN))
+		return a->start;
+	return a->start > as->guard ? a->start - as->guard : 0;
 }
 
 /*
- * A place drawn uniformly from all aligned places in [lo, hi): one pass
- * over the gaps that hold len bytes (found through the augmentation),
- * keeping each gap's places with the probability of their share.
+ * Offer the free gaps of the window that hold len bytes to the rule
+ * (ncb__place_gap), upward, each found through the gap augmentation; the
+ * lowest fit ends the search.  The same gaps, in the same order, as the
+ * walk of a live process's maps (space.c) offers where they fit.
  */
-static int find_random(const struct ncb_as *as, uint64_t lo, uint64_t hi,
-		       uint64_t len, uint64_t align, uint64_t *addr)
+static void gaps_up(const struct ncb_as *as, struct ncb__place *p)
 {
-	uint64_t s = lo, e, first, n, seen = 0, top, g;
-	struct mt_cur c;
+	uint64_t s = p->lo, g, top;
 	struct area *a;
-	int have = 0;
+	struct mt_cur c;
 
-	for (;;) {
-		if (ncb__mt_gap_fwd(&as->t, s, hi, len + align - 1, as->guard,
-				    &g)) {
-			s = g;
-			a = find_vma(as, s, &c);
-			e = a->start;
-			if (a->flags & A_GROWSDOWN)
-				e = e > as->guard ? e - as->guard : 0;
-		} else {
-			/* Past the last area: the space above it. */
-			a = ncb__mt_last(&as->t, &c);
-			top = a ? a->end : 0;
-			s = top > s ? top : s;
-			e = hi;
-			a = NULL;
+	while (ncb__mt_gap_fwd(&as->t, s, p->hi, p->len, as->guard, &g)) {
+		/* An aligned start of a gap that holds len: the lowest fit. */
+		if (p->place == NCB_PLACE_LOWEST && !(g & (p->align - 1))) {
+			ncb__place_gap(p, g, g + p->len);
+			return;
 		}
-		n = places(s, e < hi ? e : hi, len, align, &first);
-		seen += n;
-		if (n && ncb__random64() % seen < n) {
-			*addr = first + ncb__random64() % n * align;
-			have = 1;
-		}
-		if (!a || a->end >= hi)
-			break;
+		a = find_vma(as, g, &c);
+		if (ncb__place_gap(p, g, gap_end(as, a)) &&
+		    p->place == NCB_PLACE_LOWEST)
+			return;
+		if (a->end >= p->hi)
+			return;
 		s = a->end;
 	}
-	return have ? 0 : -ENOMEM;
+	/* Past the last area: the space above it. */
+	a = ncb__mt_last(&as->t, &c);
+	top = a ? a->end : 0;
+	ncb__place_gap(p, top > s ? top : s, p->hi);
+}
+
+/* The same downward, for the highest fit: the first one found is it. */
+static void gaps_down(const struct ncb_as *as, struct ncb__place *p)
+{
+	uint64_t h = p->hi, s, e;
+	struct area *a;
+	struct mt_cur c;
+
+	a = ncb__mt_last(&as->t, &c);
+	s = a ? a->end : 0;
+	if (s < h && ncb__place_gap(p, s, h))
+		return;
+	if (s < h)
+		h = s;
+	while (h > p->lo &&
+	       ncb__mt_gap_rev(&as->t, p->lo, h, p->len, as->guard, &e)) {
+		/* e - 1 is free: the area found is the one above the gap. */
+		find_vma(as, e - 1, &c);
+		a = ncb__mt_prev(&c);
+		s = a ? a->end : 0;
+		if (ncb__place_gap(p, s, e))
+			return;
+		h = s;
+	}
 }
 
 /*
- * Where [lo, hi) has room for len bytes at the given alignment: the lowest
- * or the highest place, found through the gap augmentation, or one drawn
- * at random.
+ * NCB_PLACE_ANY as in space.c: the highest fit ending no higher than the
+ * model's own choice for an anonymous mapping of len bytes (what mmap
+ * would do here), else the lowest.
+ */
+static void find_any(const struct ncb_as *as, struct ncb__place *p)
+{
+	uint64_t hi = p->hi, k;
+
+	p->place = NCB_PLACE_HIGHEST;
+	if (!get_unmapped_area(as, 0, p->len, MAP_PRIVATE | MAP_ANONYMOUS, 0,
+			       &k)) {
+		k += p->len;
+		p->hi = k < hi ? k : hi;
+		if (p->hi > p->lo)
+			gaps_down(as, p);
+		p->hi = hi;
+	}
+	if (p->have)
+		return;
+	p->place = NCB_PLACE_LOWEST;
+	gaps_up(as, p);
+}
+
+/*
+ * Where [lo, hi) has room for len bytes at the given alignment, by the
+ * rule of ncb_find_free (internal.h): each gap found through the gap
+ * augmentation, so the search costs a walk from the root per gap offered.
  */
 int ncb_as_find_free(const struct ncb_as *as, uint64_t lo, uint64_t hi,
 		     uint64_t len, uint64_t align, int place, uint64_t *addr)
 {
-	uint64_t need, a;
+	struct ncb__place p;
 
 	if (!as || !addr || !len || (place != NCB_PLACE_LOWEST &&
 				     place != NCB_PLACE_HIGHEST &&
@@ -1142,14 +1173,17 @@ int ncb_as_find_free(const struct ncb_as *as, uint64_t lo, uint64_t hi,
 		lo = as->min_addr;
 	if (lo >= hi)
 		return -EINVAL;
-	if (place == NCB_PLACE_HIGHEST)
-		return unmapped_area_topdown(as, len, align - 1, lo, hi, addr);
-	if (place == NCB_PLACE_RANDOM)
-		return find_random(as, lo, hi, len, align, addr);
-	need = len + align - 1;
-	if (need < len || unmapped_area_bottomup(as, need, lo, hi, &a))
+	p = (struct ncb__place){ .lo = lo, .hi = hi, .len = len,
+				 .align = align, .place = place };
+	if (place == NCB_PLACE_ANY)
+		find_any(as, &p);
+	else if (place == NCB_PLACE_HIGHEST)
+		gaps_down(as, &p);
+	else
+		gaps_up(as, &p);
+	if (!p.have)
 		return -ENOMEM;
-	*addr = (a + align - 1) & ~(align - 1);
+	*addr = p.found;
 	return 0;
 }
 

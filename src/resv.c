@@ -75,23 +75,60 @@ static int reserve_aligned(size_t len, size_t align, uintptr_t *out)
 	return 0;
 }
 
-/* A hint answer that lies in [lo, hi) and is aligned is ours to keep. */
-static int take_hint(uint64_t lo, uint64_t hi, size_t len, size_t align,
-		     uintptr_t *out)
+/* The window with its defaults filled in: hi 0 is the top of the space. */
+static void window(const struct ncb_resv_opts *o, uint64_t *lo, uint64_t *hi)
 {
-	uint64_t top = hi ? hi : ncb__user_top();
+	uint64_t min = ncb__probe()->mmap_min_addr, top = ncb__user_top();
+
+	*lo = o->lo > min ? o->lo : min;
+	*hi = o->hi && o->hi < top ? o->hi : top;
+}
+
+/*
+ * The kernel's own choice for NCB_PLACE_ANY, kept if it is the answer (it
+ * lies in the window, aligned: the kernel's top-down search found nothing
+ * higher below its start); else removed, and its end given for the search.
+ * 1 if kept, 0 with *kernel_end set (0: the kernel gave nothing).
+ */
+static int take_kernel_choice(uint64_t lo, uint64_t hi, size_t len,
+			      size_t align, uintptr_t *out,
+			      uint64_t *kernel_end)
+{
 	uintptr_t p;
 
-	if (lo < ncb__probe()->mmap_min_addr)
-		lo = ncb__probe()->mmap_min_addr;
-	lo = (lo + align - 1) & ~(uint64_t)(align - 1);
-	if (lo >= top || top - lo < len || lo != (uintptr_t)lo)
-		return 0;
-	p = (uintptr_t)mmap((void *)(uintptr_t)lo, len, PROT_NONE, reserved,
-			    -1, 0);
+	*kernel_end = 0;
+	p = (uintptr_t)mmap(NULL, len, PROT_NONE, reserved, -1, 0);
 	if ((void *)p == MAP_FAILED)
 		return 0;
-	if (p >= lo && p + len <= top && !(p & (align - 1))) {
+	if (p >= lo && p <= hi && hi - p >= len && !(p & (align - 1))) {
+		*out = p;
+		return 1;
+	}
+	(void)munmap((void *)p, len);
+	*kernel_end = (uint64_t)p + len;
+	return 0;
+}
+
+/*
+ * The highest fit is most often the top of the window, [top - len, top)
+ * aligned: a hint there is one atomic step that the kernel honours only
+ * if the range is free and clear of a stack's guard gap, as the search
+ * would judge it, and it never replaces anything.  1 if it was taken.
+ */
+static int take_top(uint64_t lo, uint64_t top, size_t len, size_t align,
+		    uintptr_t *out)
+{
+	uintptr_t p, t;
+
+	if (top < lo || top - lo < len)
+		return 0;
+	t = (uintptr_t)((top - len) & ~(uint64_t)(align - 1));
+	if (t < lo)
+		return 0;
+	p = (uintptr_t)mmap((void *)t, len, PROT_NONE, reserved, -1, 0);
+	if ((void *)p == MAP_FAILED)
+		return 0;
+	if (p == t) {
 		*out = p;
 		return 1;
 	}
@@ -100,25 +137,52 @@ static int take_hint(uint64_t lo, uint64_t hi, size_t len, size_t align,
 }
 
 /*
+ * Where the maps hide PROT_NONE mappings (qemu-user's 32-bit guests), a
+ * candidate they call free may be taken, and would be found again; one
+ * the kernel will not place (EADDRNOTAVAIL, only where the flag is not
+ * honoured) likewise: narrow the search past it.
+ */
+static void step_over(int place, uint64_t a, size_t len, size_t align,
+		      uint64_t *lo, uint64_t *hi, uint64_t *kernel_end)
+{
+	if (place == NCB_PLACE_HIGHEST)
+		*hi = a + len - align;
+	else if (place == NCB_PLACE_LOWEST)
+		*lo = a + align;
+	else if (place == NCB_PLACE_ANY && *kernel_end >= a + len)
+		*kernel_end = a + len - align;
+	else if (place == NCB_PLACE_ANY)
+		*lo = a + align;
+}
+
+/*
  * Candidates from the maps, each claimed no-clobber; a lost race re-reads
- * the maps.  A candidate the kernel will not place (EADDRNOTAVAIL, only
- * where the flag is not honoured) is stepped over.
+ * the maps.  NCB_PLACE_ANY and NCB_PLACE_HIGHEST first try the answers
+ * that cost one system call: the kernel's own choice, the window's top.
  */
 static int reserve_in_window(size_t len, const struct ncb_resv_opts *o,
 			     size_t align, uintptr_t *out)
 {
-	uint64_t lo = o->lo, hi = o->hi, a;
+	uint64_t lo, hi, a, kernel_end = 0, top;
 	int i, err = -ENOMEM;
 
-	/*
-	 * Any place will do: first ask the kernel for the window's start,
-	 * in one atomic step; it may give that, or another place that
-	 * happens to fit.  Walking the maps costs a step per mapping.
-	 */
-	if (o->place == NCB_PLACE_ANY && take_hint(lo, hi, len, align, out))
+	window(o, &lo, &hi);
+	/* A window below the kernel's search start: ANY is the highest. */
+	if (o->place == NCB_PLACE_ANY && hi <= ncb__mmap_base_floor())
+		kernel_end = hi;
+	else if (o->place == NCB_PLACE_ANY &&
+		 take_kernel_choice(lo, hi, len, align, out, &kernel_end))
+		return 0;
+	top = o->place == NCB_PLACE_HIGHEST ? hi : 0;
+	if (o->place == NCB_PLACE_ANY && kernel_end)
+		top = kernel_end < hi ? kernel_end : hi;
+	if (top && take_top(lo, top, len, align, out))
 		return 0;
 	for (i = 0; i < PLACE_TRIES; i++) {
-		err = ncb_find_free(lo, hi, len, align, o->place, &a);
+		if (lo >= hi)
+			return -ENOMEM;
+		err = ncb__find_free(lo, hi, len, align, o->place, kernel_end,
+				     &a);
 		if (err)
 			return err;
 		err = ncb_core_claim((uintptr_t)a, len,
@@ -129,17 +193,9 @@ static int reserve_in_window(size_t len, const struct ncb_resv_opts *o,
 		}
 		if (err != -EEXIST && err != -EADDRNOTAVAIL)
 			return err;
-		/*
-		 * Where the maps hide PROT_NONE mappings (qemu-user's 32-bit
-		 * guests), a candidate they call free may be taken, and will
-		 * be found again: step over it as over a refused one.
-		 */
-		if (err == -EADDRNOTAVAIL || ncb_core_maps_hide_prot_none()) {
-			if (o->place == NCB_PLACE_HIGHEST)
-				hi = a + len - align;
-			else if (o->place != NCB_PLACE_RANDOM)
-				lo = a + align;
-		}
+		if (err == -EADDRNOTAVAIL || ncb_core_maps_hide_prot_none())
+			step_over(o->place, a, len, align, &lo, &hi,
+				  &kernel_end);
 	}
 	return err == -EADDRNOTAVAIL ? -ENOMEM : -EAGAIN;
 }

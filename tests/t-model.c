@@ -411,25 +411,42 @@ TEST(program_break)
 	ncb_as_free(as);
 }
 
-/* The answer by walking every gap, as the kernel's rule states it. */
+/*
+ * The answer by walking every gap, as the rule states it (internal.h): a
+ * fit is an aligned start whose len bytes lie in one gap and the window,
+ * an exact fit too.  ANY: the highest fit ending no higher than where the
+ * model's mmap would put len bytes, else the lowest.
+ */
 static int brute_free(struct ncb_as *as, uint64_t lo, uint64_t hi,
 		      uint64_t len, uint64_t align, int place, uint64_t *out)
 {
 	struct ncb_mapping m = NCB_INIT(ncb_mapping);
-	uint64_t prev = lo, need = len + align - 1, s, e;
+	uint64_t prev = lo, s, e, first, last, k;
 	int found = 0;
 
+	if (place == NCB_PLACE_ANY) {
+		k = map(as, 0, len, PROT_NONE, P);
+		ASSERT_EQ(ncb_as_munmap(as, k, len), 0);
+		if (k + len > lo &&
+		    !brute_free(as, lo, k + len < hi ? k + len : hi, len,
+				align, NCB_PLACE_HIGHEST, out))
+			return 0;
+		return brute_free(as, lo, hi, len, align, NCB_PLACE_LOWEST,
+				  out);
+	}
 	for (;;) {
 		int more = ncb_as_find(as, prev, &m) == 1 && m.start < hi;
 
 		s = prev;
 		e = more ? m.start : hi;
-		if (e > s && e - s >= need) {
+		first = (s + align - 1) & ~(align - 1);
+		last = e >= len ? (e - len) & ~(align - 1) : 0;
+		if (e > s && e - s >= len && first <= last && last >= s) {
 			if (place == NCB_PLACE_LOWEST) {
-				*out = (s + align - 1) & ~(align - 1);
+				*out = first;
 				return 0;
 			}
-			*out = (e - len) & ~(align - 1);
+			*out = last;
 			found = 1;
 		}
 		if (!more)
@@ -441,12 +458,23 @@ static int brute_free(struct ncb_as *as, uint64_t lo, uint64_t hi,
 	return found ? 0 : -ENOMEM;
 }
 
+/*
+ * Against the brute force, on random layouts and windows, every place and
+ * alignments of 1 to 32 pages; the model's mmap_base lies inside the
+ * layout, so that ANY finds the kernel's choice below, inside and above
+ * the window.
+ */
 TEST(find_free_matches_brute_force)
 {
-	struct ncb_as *as = model();
 	uint64_t seed = 42, base = 0x100000000ULL, got, want;
+	struct ncb_as_opts o = { .size = sizeof(o), .page_size = PG,
+				 .mmap_min_addr = 0x10000,
+				 .task_size = 0x7ffffffff000ULL,
+				 .mmap_base = base + 3000 * PG, .thp = -1 };
+	struct ncb_as *as;
 	int i, place, rg, rw;
 
+	ASSERT_EQ(ncb_as_new(&as, &o), 0);
 	for (i = 0; i < 3000; i++) {
 		uint64_t a = base + rnd(&seed) % 4096 * PG;
 		uint64_t l = (1 + rnd(&seed) % 64) * PG;
@@ -458,7 +486,7 @@ TEST(find_free_matches_brute_force)
 			ASSERT_EQ(ncb_as_munmap(as, a, l), 0);
 		if (i % 10)
 			continue;
-		for (place = NCB_PLACE_LOWEST; place <= NCB_PLACE_RANDOM;
+		for (place = NCB_PLACE_ANY; place <= NCB_PLACE_RANDOM;
 		     place++) {
 			uint64_t lo = base + rnd(&seed) % 2048 * PG;
 			uint64_t hi = lo + (1 + rnd(&seed) % 4096) * PG;
@@ -494,6 +522,30 @@ TEST(find_free_matches_brute_force)
 	ASSERT_EQ(ncb_as_find_free(as, base, base, PG, 0, NCB_PLACE_LOWEST,
 				   &got), -EINVAL);
 	ASSERT_EQ(ncb__as_check(as), 0);
+	ncb_as_free(as);
+}
+
+/*
+ * The exact aligned fit: a gap of 16 pages starting at an odd multiple of
+ * 16 pages holds 16 pages aligned to 16, with no slack to spare, and none
+ * aligned to 32.
+ */
+TEST(find_free_exact_fit)
+{
+	struct ncb_as *as = model();
+	uint64_t base = 0x100000000ULL + 16 * PG, got;
+	int place;
+
+	map(as, base - PG, PG, PROT_READ, P | MAP_FIXED);
+	map(as, base + 16 * PG, PG, PROT_READ, P | MAP_FIXED);
+	for (place = NCB_PLACE_ANY; place <= NCB_PLACE_RANDOM; place++) {
+		ASSERT_EQ(ncb_as_find_free(as, base - PG, base + 17 * PG,
+					   16 * PG, 16 * PG, place, &got), 0);
+		ASSERT_EQ(got, base);
+		ASSERT_EQ(ncb_as_find_free(as, base - PG, base + 17 * PG,
+					   16 * PG, 32 * PG, place, &got),
+			  -ENOMEM);
+	}
 	ncb_as_free(as);
 }
 
@@ -1050,6 +1102,7 @@ TEST_MAIN(T(fixed_split_merge), T(noreplace_and_errors),
 	  T(topdown_and_hints), T(guard_gap), T(mremap_regressions),
 	  T(shared_anonymous_files), T(registered_files_apart_from_made_ones),
 	  T(file_index), T(program_break), T(bottom_up_fallback),
-	  T(find_free_matches_brute_force), T(find_free_random_is_uniform),
+	  T(find_free_matches_brute_force), T(find_free_exact_fit),
+	  T(find_free_random_is_uniform),
 	  T(differential_seeds),
 	  T(map_count_limit))

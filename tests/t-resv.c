@@ -138,6 +138,65 @@ static void two_in_window(int place)
 TEST(two_in_window_lowest) { two_in_window(NCB_PLACE_LOWEST); }
 TEST(two_in_window_highest) { two_in_window(NCB_PLACE_HIGHEST); }
 
+/* Where the kernel puts len bytes now: the start of its range. */
+static uintptr_t kernel_choice(size_t len)
+{
+	char *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		       MAP_NORESERVE, -1, 0);
+
+	ASSERT_TRUE(p != MAP_FAILED);
+	munmap(p, len);
+	return (uintptr_t)p;
+}
+
+/*
+ * A reservation in a window goes where ncb_find_free says, whether the
+ * first answer tried (the kernel's choice, the window's top) fits or the
+ * maps are walked; aligned or not.  ANY follows the kernel's choice, which
+ * an emulator may move from one call to the next: then only a fit is sure.
+ */
+static void where_find_free_says(int place)
+{
+	struct ncb_resv_opts o = { .size = sizeof(o), .place = place };
+	char *w = free_window(64 * PG), *a;
+	struct ncb_resv *r;
+	uint64_t want;
+	uintptr_t k;
+	int i;
+
+	map_sentinel(w + 10 * PG, PG, 0x11);
+	o.lo = (uintptr_t)w;
+	o.hi = (uintptr_t)w + 64 * PG;
+	for (i = 0; i < 4; i++) {
+		/* Then with the top taken, then aligned, then both. */
+		if (i == 1)
+			map_sentinel(w + 60 * PG, 4 * PG, 0x22);
+		o.align = i >= 2 ? 4 * PG : 0;
+		k = kernel_choice(8 * PG);
+		ASSERT_EQ(ncb_find_free(o.lo, o.hi, 8 * PG, o.align, place,
+					&want), 0);
+		r = reserve(NULL, 8 * PG, &o);
+		a = ncb_resv_addr(r);
+		if (place != NCB_PLACE_ANY || kernel_choice(8 * PG) == k)
+			ASSERT_UEQ((uintptr_t)a, want);
+		ASSERT_UGE((uintptr_t)a, o.lo);
+		ASSERT_ULE((uintptr_t)a + 8 * PG, o.hi);
+		ASSERT_EQ((uintptr_t)a % (o.align ? o.align : PG), 0);
+		ASSERT_EQ(ncb_resv_release(r), 0);
+	}
+	check_sentinel(w + 10 * PG, PG, 0x11);
+	check_sentinel(w + 60 * PG, 4 * PG, 0x22);
+}
+TEST(where_find_free_says_any) { where_find_free_says(NCB_PLACE_ANY); }
+TEST(where_find_free_says_lowest)
+{
+	where_find_free_says(NCB_PLACE_LOWEST);
+}
+TEST(where_find_free_says_highest)
+{
+	where_find_free_says(NCB_PLACE_HIGHEST);
+}
+
 TEST(window_and_alignment)
 {
 	struct ncb_resv_opts o = { .size = sizeof(o), .align = 16 * PG,
@@ -360,6 +419,8 @@ static void concurrent(int place)
 }
 TEST(concurrent_lowest) { concurrent(NCB_PLACE_LOWEST); }
 TEST(concurrent_random) { concurrent(NCB_PLACE_RANDOM); }
+TEST(concurrent_highest) { concurrent(NCB_PLACE_HIGHEST); }
+TEST(concurrent_any) { concurrent(NCB_PLACE_ANY); }
 
 /* After fork the child owns a copy; reserving there works too. */
 TEST(after_fork)
@@ -544,9 +605,12 @@ TEST(near_code)
 
 TEST_MAIN(T(exact), T(anywhere), T(aligned_2m), T(aligned_1g),
 	  T(window_lowest), T(window_highest), T(window_random),
-	  T(window_any), T(window_and_alignment),
+	  T(window_any), T(where_find_free_says_any),
+	  T(where_find_free_says_lowest), T(where_find_free_says_highest),
+	  T(window_and_alignment),
 	  T(two_in_window_lowest), T(two_in_window_highest), T(bad_options),
 	  T(commit_and_decommit), T(commit_errors), T(commit_file),
-	  T(concurrent_lowest), T(concurrent_random), T(after_fork),
+	  T(concurrent_lowest), T(concurrent_random),
+	  T(concurrent_highest), T(concurrent_any), T(after_fork),
 	  T(most_of_the_space), T(near_code), T(commit_at_map_limit),
 	  T(commits_moved), T(commit_moved_at_map_limit))
