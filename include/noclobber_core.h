@@ -1664,6 +1664,38 @@ static int ncb__mremap_precheck(unsigned long old, unsigned long old_len,
 	return err ? err : ncb__mremap_space(new, nl);
 }
 
+/* A mapping of exactly [start, end) there: 1; another, or none: 0. */
+static int ncb__is_exactly(unsigned long long s, unsigned long long e,
+			   void *arg)
+{
+	struct ncb__range *r = arg;
+
+	if ((!s && !e) || s > r->start)
+		return 0;
+	if (e <= r->start)
+		return -1;
+	return s == r->start && e == r->end;
+}
+
+/*
+ * A failed move leaves the claim on the destination to undo.  Some
+ * releases discard the destination before they look at the source
+ * (mremap_to: do_munmap, then vma_to_resize, whose EFAULT, ENOMEM and
+ * EAGAIN come after), so the claim may be gone and another thread may
+ * have mapped there since: the range is unmapped only while a mapping of
+ * exactly the claim's extent is there.  Where the maps hide PROT_NONE
+ * mappings (qemu-user's 32-bit guests) the claim cannot be seen, and is
+ * unmapped as before.
+ */
+static void ncb__unclaim(unsigned long new, unsigned long nl)
+{
+	struct ncb__range rg = { new, new + nl, 0 };
+
+	if (ncb_core_maps_hide_prot_none() ||
+	    ncb__look(&rg, 0, ncb__is_exactly) == 1)
+		ncb__munmap(new, nl);
+}
+
 NCB__FN long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,
 				       unsigned long new_len, int flags,
 				       void *new_addr, int mode)
@@ -1710,7 +1742,7 @@ NCB__FN long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,
 			    NCB__MREMAP_FIXED |
 			    (flags & NCB__MREMAP_DONTUNMAP), new);
 	if (NCB_CORE_FAILED(p))
-		ncb__munmap(new, nl);
+		ncb__unclaim(new, nl);
 	return p;
 }
 

@@ -189,7 +189,64 @@ static void dont_unmap(int mode)
 }
 FOR_MODES(dont_unmap)
 
+static long max_map_count(void)
+{
+	FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+	long v = -1;
+
+	if (f && fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/*
+ * Near vm.max_map_count the kernel refuses the move (mremap keeps a
+ * margin of its own) with the claim on the destination made: the claim
+ * goes, the source stays, nothing else is touched.  The test's process
+ * is its own (the harness forks one per test): its map count is filled.
+ */
+static void at_map_limit(int mode)
+{
+	int anon = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	long max = max_map_count();
+	size_t pg = test_page(), n, i;
+	char *b, *w, *src;
+	void *p;
+
+	if (max < 0 || max > 262144)
+		SKIP("vm.max_map_count is %ld: too many mappings to make", max);
+	if (test_slow())
+		SKIP("the map count is filled where the tests run natively");
+#ifdef HARNESS_ASAN
+	SKIP("the sanitizer's allocator needs mappings of its own");
+#endif
+	w = free_window(8 * pg);
+	src = map_sentinel(w, pg, 0x3a);
+	/* The path's own answers found and kept before the count is full. */
+	ASSERT_EQ(occupants(w + 4 * pg, pg), 0);
+	n = (size_t)max + 64;
+	b = mmap(NULL, n * pg, PROT_NONE, anon, -1, 0);
+	if (b == MAP_FAILED)
+		SKIP("no room to fill the map count: %s", strerror(errno));
+	for (i = 0; i < n; i++)
+		if (mmap(b + i * pg, pg, PROT_READ | (i & 1 ? PROT_WRITE : 0),
+			 anon | MAP_FIXED, -1, 0) == MAP_FAILED)
+			break;
+	ASSERT_ERRNO(ENOMEM);
+	/* Room for the claim, not for the kernel's margin. */
+	ASSERT_EQ(munmap(b + (i - 4) * pg, 4 * pg), 0);
+	p = mremap_in(mode, src, pg, pg, 0, w + 4 * pg);
+	ASSERT_MAP_ERR(p, ENOMEM);
+	ASSERT_EQ(munmap(b, n * pg), 0);
+	check_sentinel(src, pg, 0x3a);
+	ASSERT_EQ(occupants(w + pg, 7 * pg), 0);
+	munmap(w, 8 * pg);
+}
+FOR_MODES(at_map_limit)
+
 TEST_MAIN(T_MODES(moves_to_free), T_MODES(grows_and_shrinks),
 	  T_MODES(refuses_occupied), T_MODES(bad_arguments),
 	  T_MODES(source_not_mapped), T_MODES(dont_unmap),
-	  T_MODES(beyond_task_size))
+	  T_MODES(beyond_task_size), T_MODES(at_map_limit))
