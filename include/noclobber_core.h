@@ -424,6 +424,8 @@ static long ncb__fd_valid(int fd)
 static unsigned long ncb__page;
 static unsigned long ncb__min_addr;
 static int ncb__min_addr_known;
+static unsigned long ncb__release_v;
+static int ncb__release_known;
 static int ncb__mode;
 static int ncb__query;		/* 0 unknown, 1 works, 2 does not */
 static int ncb__hide;		/* 0 unknown, 1 hides, 2 does not */
@@ -580,6 +582,56 @@ static int ncb__proc_number(const char *path, const char *key,
 	ncb__close(fd);
 	*v = f.v;
 	return 0;
+}
+
+/* A decimal number at line[*k], advanced past it; -1 if none. */
+static long ncb__dec(const char *line, int len, int *k)
+{
+	long v = 0;
+	int k0 = *k;
+
+	for (; *k < len && line[*k] >= '0' && line[*k] <= '9'; (*k)++)
+		v = v * 10 + (line[*k] - '0');
+	return *k > k0 ? v : -1;
+}
+
+/* osrelease's first line: major << 8 | minor into *arg. */
+static int ncb__release_line(const char *line, int len, void *arg)
+{
+	long maj, min = -1;
+	int k = 0;
+
+	if (!line)
+		return 0;
+	maj = ncb__dec(line, len, &k);
+	if (maj >= 0 && k < len && line[k++] == '.')
+		min = ncb__dec(line, len, &k);
+	if (min >= 0)
+		*(unsigned long *)arg = (unsigned long)maj << 8 |
+					(unsigned long)(min > 255 ? 255 : min);
+	return 0;
+}
+
+/*
+ * The kernel's release as it names itself (osrelease, which personalities
+ * do not change): major << 8 | minor, 0 if unknown.  Only for what no
+ * experiment can find out without risk.
+ */
+static unsigned long ncb__release(void)
+{
+	unsigned long v = 0;
+	int fd;
+
+	if (NCB__GET(ncb__release_known))
+		return NCB__GET(ncb__release_v);
+	fd = (int)ncb__open("/proc/sys/kernel/osrelease");
+	if (fd < 0)
+		return 0;
+	(void)ncb__each_line(fd, ncb__release_line, &v);
+	ncb__close(fd);
+	NCB__SET(ncb__release_v, v);
+	NCB__SET(ncb__release_known, 1);
+	return v;
 }
 
 NCB__FN unsigned long ncb_core_mmap_min_addr(void)
@@ -1664,6 +1716,72 @@ static int ncb__mremap_precheck(unsigned long old, unsigned long old_len,
 	return err ? err : ncb__mremap_space(new, nl);
 }
 
+/*
+ * Since 6.17 a move to a fixed address that keeps the length takes a
+ * source of several mappings, and the holes between them, so long as its
+ * first page is mapped ("mm/mremap: permit mremap() move of multiple
+ * VMAs"); before, the kernel fails it with EFAULT after it has discarded
+ * the destination, so it is not tried there.  Only where the flag is
+ * honoured: an emulator's own mremap may not move many (valgrind 3.19
+ * crashes on it).
+ */
+static int ncb__moves_many(unsigned long ol, unsigned long nl, int mode)
+{
+	return ol && ol == nl && mode == NCB_NOREPLACE_HONOURED &&
+	       ncb__release() >= (6UL << 8 | 17);
+}
+
+/* The first mapping ending above start, into the span: 1; none: 0. */
+struct ncb__span {
+	struct ncb__range rg;		/* first: ncb__look passes it */
+	unsigned long long s, e;
+};
+
+static int ncb__first_above(unsigned long long s, unsigned long long e,
+			    void *arg)
+{
+	struct ncb__span *sp = arg;
+
+	if (!s && !e)
+		return 0;
+	if (e <= sp->rg.start)
+		return -1;
+	sp->s = s;
+	sp->e = e;
+	return 1;
+}
+
+/*
+ * A source of many mappings moves piece by piece: the kernel leaves the
+ * destination's parts across the source's holes as they were, here the
+ * claim.  They are given up before the move (the move does not touch
+ * them, as it would not without the claim), so that none of the claim
+ * is left behind.  0, or -errno of the look-up.
+ */
+static int ncb__unclaim_holes(unsigned long old, unsigned long ol,
+			      unsigned long new)
+{
+	struct ncb__span sp;
+	unsigned long a = old, end = old + ol, to;
+	int r;
+
+	while (a < end) {
+		sp.rg.start = a;
+		sp.rg.end = end;
+		sp.rg.page = 0;
+		r = ncb__look(&sp.rg, 1, ncb__first_above);
+		if (r < 0)
+			return r;
+		to = r && sp.s < end ? (unsigned long)sp.s : end;
+		if (to > a)
+			ncb__munmap(new + (a - old), to - a);
+		if (!r || sp.e >= end)
+			break;
+		a = (unsigned long)sp.e;
+	}
+	return 0;
+}
+
 /* A mapping of exactly [start, end) there: 1; another, or none: 0. */
 static int ncb__is_exactly(unsigned long long s, unsigned long long e,
 			   void *arg)
@@ -1704,8 +1822,8 @@ NCB__FN long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,
 	unsigned long new = (unsigned long)new_addr;
 	unsigned long ol = ncb__align(old_len), nl = ncb__align(new_len), g;
 	struct ncb__range rg;
+	int err, many;
 	long p;
-	int err;
 
 	err = ncb__mremap_precheck(old, old_len, new_len, flags, new);
 	if (err)
@@ -1719,6 +1837,11 @@ NCB__FN long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,
 	rg.end = old + (ol ? ol : 1);
 	rg.page = 0;
 	err = ncb__look(&rg, 0, ncb__covers);
+	many = !err && ncb__moves_many(ol, nl, mode);
+	if (many) {
+		rg.end = old + ncb_core_page_size();
+		err = ncb__look(&rg, 0, ncb__covers);
+	}
 	if (err <= 0)
 		return err < 0 ? err : -NCB__EFAULT;
 	/*
@@ -1738,6 +1861,10 @@ NCB__FN long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,
 	err = ncb_core_claim(new, nl, mode);
 	if (err)
 		return err;
+	if (many && (err = ncb__unclaim_holes(old, ol, new))) {
+		ncb__unclaim(new, nl);
+		return err;
+	}
 	p = ncb__mremap_raw(old, old_len, new_len, NCB__MREMAP_MAYMOVE |
 			    NCB__MREMAP_FIXED |
 			    (flags & NCB__MREMAP_DONTUNMAP), new);

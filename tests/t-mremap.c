@@ -132,22 +132,92 @@ static void beyond_task_size(int mode)
 }
 FOR_MODES(beyond_task_size)
 
-/* A source that is not one mapping: EFAULT, and the destination untouched. */
+/*
+ * Whether the kernel itself moves a source of two mappings, asked of it
+ * in memory of the test's own: since 6.17 it does (for a move that keeps
+ * the length), before it fails with EFAULT.
+ */
+static int kernel_moves_many(void)
+{
+	size_t pg = test_page();
+	char *w = free_window(8 * pg), *src = map_sentinel(w, 2 * pg, 0x3b);
+	void *p;
+
+	ASSERT_EQ(mprotect(src + pg, pg, PROT_READ), 0);
+	p = mremap(src, 2 * pg, 2 * pg, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   w + 4 * pg);
+	munmap(w, 8 * pg);
+	return p != MAP_FAILED;
+}
+
+/* Where ncb_mremap moves many mappings: as the kernel, with the flag. */
+static int moves_many(int mode)
+{
+	int honoured = mode == NCB_NOREPLACE_HONOURED ||
+		       (mode == MODE_PROBED &&
+			ncb__probe()->noreplace == NCB_NOREPLACE_HONOURED);
+
+	return honoured && kernel_moves_many();
+}
+
+/*
+ * A source that is not one mapping: EFAULT, and the destination untouched;
+ * where the kernel moves a source of many mappings (and the holes between
+ * them) and the flag is honoured, moved as the kernel moves it.
+ */
 static void source_not_mapped(int mode)
 {
 	size_t pg = test_page();
 	char *w = free_window(8 * pg);
+	int many = moves_many(mode);
 	void *p;
 
 	p = mremap_in(mode, w, pg, pg, 0, w + 4 * pg);
 	ASSERT_MAP_ERR(p, EFAULT);
 	map_sentinel(w, pg, 0x35);
 	p = mremap_in(mode, w, 2 * pg, 2 * pg, 0, w + 4 * pg);
+	if (many) {
+		ASSERT_PTR_EQ(p, w + 4 * pg);
+		check_sentinel(p, pg, 0x35);
+		ASSERT_EQ(occupants(w, 4 * pg), 0);
+		ASSERT_EQ(occupants(w + 5 * pg, pg), 0);
+	} else {
+		ASSERT_MAP_ERR(p, EFAULT);
+		ASSERT_EQ(occupants(w, 8 * pg), 1);
+	}
+	/* The first page unmapped: EFAULT from every kernel. */
+	p = mremap_in(mode, w + 3 * pg, 2 * pg, 2 * pg, 0, w + 6 * pg);
 	ASSERT_MAP_ERR(p, EFAULT);
-	ASSERT_EQ(occupants(w, 8 * pg), 1);
 	munmap(w, 8 * pg);
 }
 FOR_MODES(source_not_mapped)
+
+/* Two mappings side by side: moved whole where the kernel would. */
+static void two_mappings(int mode)
+{
+	size_t pg = test_page();
+	char *w = free_window(8 * pg), *src = map_sentinel(w, 2 * pg, 0x3c);
+	int many = moves_many(mode);
+	void *p;
+
+	ASSERT_EQ(mprotect(src + pg, pg, PROT_READ), 0);
+	p = mremap_in(mode, src, 2 * pg, 2 * pg, 0, w + 4 * pg);
+	if (!many) {
+		ASSERT_MAP_ERR(p, EFAULT);
+		check_sentinel(src, 2 * pg, 0x3c);
+		ASSERT_EQ(occupants(w + 2 * pg, 6 * pg), 0);
+	} else {
+		ASSERT_PTR_EQ(p, w + 4 * pg);
+		check_sentinel(p, 2 * pg, 0x3c);
+		ASSERT_EQ(occupants(w, 4 * pg), 0);
+	}
+	/* Growing a source of two mappings: EFAULT everywhere. */
+	src = many ? w + 4 * pg : src;
+	p = mremap_in(mode, src, 2 * pg, 3 * pg, 0, w + (many ? 0 : 4) * pg);
+	ASSERT_MAP_ERR(p, EFAULT);
+	munmap(w, 8 * pg);
+}
+FOR_MODES(two_mappings)
 
 /* MREMAP_DONTUNMAP (5.7) leaves the source mapped but empty. */
 static void dont_unmap(int mode)
@@ -249,4 +319,5 @@ FOR_MODES(at_map_limit)
 TEST_MAIN(T_MODES(moves_to_free), T_MODES(grows_and_shrinks),
 	  T_MODES(refuses_occupied), T_MODES(bad_arguments),
 	  T_MODES(source_not_mapped), T_MODES(dont_unmap),
-	  T_MODES(beyond_task_size), T_MODES(at_map_limit))
+	  T_MODES(beyond_task_size), T_MODES(at_map_limit),
+	  T_MODES(two_mappings))
