@@ -138,6 +138,24 @@ NCB_CORE_DEF int ncb_core_maps_hide_prot_none(void);
 #ifndef NCB_CORE_IMPLEMENTED
 #define NCB_CORE_IMPLEMENTED
 
+/*
+ * No stack protector, whatever the compiler's default: its check calls
+ * __stack_chk_fail and reads a canary from the C library's thread block,
+ * neither of which a freestanding program, or code running before the
+ * C library is set up, has.
+ */
+#if defined(__clang__) && defined(__has_attribute)
+#if __has_attribute(no_stack_protector)
+#define NCB__NO_SSP_CLANG
+#pragma clang attribute push(__attribute__((no_stack_protector)), \
+			     apply_to = function)
+#endif
+#elif defined(__GNUC__)
+#define NCB__NO_SSP_GCC
+#pragma GCC push_options
+#pragma GCC optimize("no-stack-protector")
+#endif
+
 /* Unused in a vendor's file when NCB_CORE_DEF is static: no warning. */
 #define NCB__FN NCB_CORE_DEF __attribute__((unused))
 
@@ -1880,6 +1898,13 @@ NCB__FN long ncb_core_mremap(void *old_addr, unsigned long old_len,
 	return ncb_core_mremap_mode(old_addr, old_len, new_len, flags,
 				    new_addr, ncb_core_probe());
 }
+
+#ifdef NCB__NO_SSP_CLANG
+#pragma clang attribute pop
+#endif
+#ifdef NCB__NO_SSP_GCC
+#pragma GCC pop_options
+#endif
 
 #endif /* NCB_CORE_IMPLEMENTED */
 #endif /* NCB_CORE_IMPLEMENTATION */

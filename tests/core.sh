@@ -12,6 +12,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 src=$top/tests/core/freestanding.c
+# The test program's own code is kept from the stack protector (the core
+# needs no flag: checked below).
 flags="-std=gnu11 -Wall -Wextra -Werror -static -nostdlib -ffreestanding
 	-fno-builtin -fno-stack-protector -I$top/include"
 
@@ -84,6 +86,39 @@ for arch in $(echo "$ncb_targets" | awk '{ print $1 }'); do
 		build "$arch$o" "$t_gcc" $t_cflags $x $o &&
 			run "$arch$o" $t_runner
 	done
+done
+
+# The core needs no stack protector's runtime, whatever the compiler's
+# default: with it forced on, the implementation calls nothing.
+printf '#define NCB_CORE_IMPLEMENTATION\n#include <noclobber_core.h>\n' \
+	>"$tmp/ssp.c"
+ssp() {
+	name=$1 cc=$2
+	shift 2
+	if ! have "$cc"; then
+		skip "$name: $cc is not installed"
+		return
+	fi
+	# shellcheck disable=SC2086
+	$cc -std=gnu11 -Wall -Wextra -Werror -ffreestanding -fno-builtin \
+		-fstack-protector-all -O2 -I"$top/include" "$@" -c \
+		-o "$tmp/ssp.o" "$tmp/ssp.c" 2>"$tmp/err" || {
+		sed 's/^/# /' "$tmp/err"
+		ok 1 "$name: the core builds with -fstack-protector-all"
+		return
+	}
+	# What the linker itself provides is no library's.
+	u=$(nm -u "$tmp/ssp.o" | awk '{ print $2 }' |
+		grep -v -e '^_GLOBAL_OFFSET_TABLE_$' -e '^\.TOC\.$')
+	[ -z "$u" ]
+	ok $? "$name: no symbol needed with -fstack-protector-all${u:+ ($u)}"
+}
+ssp gcc "${CC:-cc}"
+ssp clang clang
+for arch in $(echo "$ncb_targets" | awk '{ print $1 }'); do
+	target "$arch"
+	# shellcheck disable=SC2086
+	ssp "$arch" "$t_gcc" $t_cflags
 done
 
 done_testing
