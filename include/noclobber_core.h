@@ -142,9 +142,11 @@ NCB_CORE_DEF int ncb_core_maps_hide_prot_none(void);
  * No stack protector, whatever the compiler's default: its check calls
  * __stack_chk_fail and reads a canary from the C library's thread block,
  * neither of which a freestanding program, or code running before the
- * C library is set up, has.
+ * C library is set up, has.  Define NCB_CORE_STACK_PROTECTOR to leave it
+ * to the compiler's flags (a hosted build: the library's own).
  */
-#if defined(__clang__) && defined(__has_attribute)
+#ifdef NCB_CORE_STACK_PROTECTOR
+#elif defined(__clang__) && defined(__has_attribute)
 #if __has_attribute(no_stack_protector)
 #define NCB__NO_SSP_CLANG
 #pragma clang attribute push(__attribute__((no_stack_protector)), \
