@@ -14,7 +14,7 @@
  *   - options the library reads (*_opts): NULL means every default; a size
  *     below the struct of 1.0 is EINVAL, and so is a larger struct whose
  *     bytes past what this library knows are not all zero (an option it
- *     cannot honour);
+ *     cannot honour), or one more than 4096 bytes larger;
  *   - results the library writes: it writes no further than size says and
  *     sets size to what it wrote, so that a caller built against a later
  *     release learns which fields it has; a size below the struct of 1.0

@@ -642,7 +642,7 @@ static unsigned long ncb__release(void)
 	unsigned long v = 0;
 	int fd;
 
-	if (NCB__GET(ncb__release_known))
+	if (__atomic_load_n(&ncb__release_known, __ATOMIC_ACQUIRE))
 		return NCB__GET(ncb__release_v);
 	fd = (int)ncb__open("/proc/sys/kernel/osrelease");
 	if (fd < 0)
@@ -650,7 +650,7 @@ static unsigned long ncb__release(void)
 	(void)ncb__each_line(fd, ncb__release_line, &v);
 	ncb__close(fd);
 	NCB__SET(ncb__release_v, v);
-	NCB__SET(ncb__release_known, 1);
+	__atomic_store_n(&ncb__release_known, 1, __ATOMIC_RELEASE);
 	return v;
 }
 
@@ -658,11 +658,11 @@ NCB__FN unsigned long ncb_core_mmap_min_addr(void)
 {
 	unsigned long long v;
 
-	if (NCB__GET(ncb__min_addr_known))
+	if (__atomic_load_n(&ncb__min_addr_known, __ATOMIC_ACQUIRE))
 		return NCB__GET(ncb__min_addr);
 	(void)ncb__proc_number("/proc/sys/vm/mmap_min_addr", "", &v);
 	NCB__SET(ncb__min_addr, (unsigned long)v);
-	NCB__SET(ncb__min_addr_known, 1);
+	__atomic_store_n(&ncb__min_addr_known, 1, __ATOMIC_RELEASE);
 	return (unsigned long)v;
 }
 

@@ -18,7 +18,11 @@ int ncb__opts_in(void *dst, size_t ours, const void *opts, size_t floor)
 		return 0;
 	}
 	memcpy(&size, opts, sizeof(size));
-	if (size < floor)
+	/*
+	 * No release will grow a struct by a page: a size past that is not
+	 * a struct's, and its tail is not the caller's to read.
+	 */
+	if (size < floor || (size > ours && size - ours > 4096))
 		return -EINVAL;
 	/* A newer caller's option we cannot honour: refuse, not ignore. */
 	for (i = ours; i < size; i++)

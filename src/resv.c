@@ -8,13 +8,18 @@
  * vouch for (lost), so that it never unmaps what may be another's.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include "internal.h"
 
+#ifndef PR_GET_MEMORY_MERGE
+#define PR_GET_MEMORY_MERGE 68
+#endif
 #ifndef HUGETLBFS_MAGIC
 #define HUGETLBFS_MAGIC 0x958458f6
 #endif
@@ -391,11 +396,29 @@ static int movable(int flags, int fd)
 	       (uint32_t)sfs.f_type != (uint32_t)HUGETLBFS_MAGIC;
 }
 
+/* Whether p was mergeable (KSM), cleared; madvise's EINTR is retried. */
+static int unmerge(void *p, size_t len)
+{
+#ifdef MADV_UNMERGEABLE
+	int r;
+
+	do
+		r = madvise(p, len, MADV_UNMERGEABLE);
+	while (r && errno == EINTR);
+	return !r && prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0) == 1;
+#else
+	(void)p;
+	(void)len;
+	return 0;
+#endif
+}
+
 /* 0, or -errno with *doubt set when the pages may have been unmapped. */
 static int map_onto(uintptr_t a, size_t len, int prot, int flags, int fd,
 		    off_t offset, int *doubt)
 {
-	int err, move = !direct_safe(flags) && movable(flags, fd);
+	int err, merge, moved, move = !direct_safe(flags) && movable(flags, fd);
+	sigset_t all, old;
 	void *p = MAP_FAILED;
 
 	*doubt = 0;
@@ -409,12 +432,29 @@ static int map_onto(uintptr_t a, size_t len, int prot, int flags, int fd,
 	}
 	if (p == MAP_FAILED)
 		return -errno;
-	if (mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
-		   (void *)a) != MAP_FAILED)
+	/*
+	 * A mergeable source (PR_SET_MEMORY_MERGE makes every new VMA so)
+	 * has move_vma break its KSM pages after mremap_to has discarded
+	 * the destination, and that stops with -ERESTARTSYS on a signal:
+	 * EINTR with a hole, or a restart that discards the destination
+	 * again, whoever has mapped there since.  Unmerge it first (its
+	 * own EINTR touches nothing: try again).
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	merge = unmerge(p, len);
+	moved = mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+		       (void *)a) != MAP_FAILED;
+	err = moved ? 0 : -errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (moved) {
+		if (merge)
+			(void)madvise((void *)a, len, MADV_MERGEABLE);
 		return 0;
-	err = -errno;
+	}
 	(void)munmap(p, len);
-	*doubt = err == -ENOMEM;
+	/* Any failure may come after the destination was discarded. */
+	*doubt = 1;
 	return err;
 }
 

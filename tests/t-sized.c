@@ -103,6 +103,12 @@ static void check_opts(const char *what, opts_fn fn, void *ctx,
 	buf[ours + TAIL - 1] = 0;
 	buf[ours] = 0x80;
 	ASSERT_EQ(fn(buf, ctx), -EINVAL);
+	buf[ours] = 0;
+	/* Absurd sizes: refused without reading past the struct. */
+	set_size(SIZE_MAX);
+	ASSERT_EQ(fn(buf, ctx), -EINVAL);
+	set_size(ours + 4097);
+	ASSERT_EQ(fn(buf, ctx), -EINVAL);
 	printf("# %s: NULL, %zu and a larger zero tail accepted; below %zu "
 	       "or a set tail refused\n", what, ours, floor);
 }
