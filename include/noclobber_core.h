@@ -411,6 +411,28 @@ static long ncb__mremap_raw(unsigned long old, unsigned long old_len,
 	return NCB__SC5(__NR_mremap, old, old_len, new_len, flags, new_addr);
 }
 
+/*
+ * The move onto a claim, with every signal blocked: moving a mergeable
+ * source (KSM) breaks its merged pages after the destination, our claim,
+ * has been discarded, and a signal stops that with -ERESTARTSYS: an
+ * error with a hole where the claim was, or a restart that discards the
+ * destination again, whatever another thread has mapped there since.  A
+ * blocked signal is not pending for the kernel (recalc_sigpending).
+ * SIG_BLOCK is 0 and SIG_SETMASK 2 on every architecture here.
+ */
+static long ncb__move(unsigned long old, unsigned long old_len,
+		      unsigned long new_len, int flags, unsigned long new_addr)
+{
+	unsigned long long all = ~0ULL, was = 0;
+	long p, m;
+
+	m = NCB__SC4(__NR_rt_sigprocmask, 0, &all, &was, sizeof(all));
+	p = ncb__mremap_raw(old, old_len, new_len, flags, new_addr);
+	if (!m)
+		(void)NCB__SC4(__NR_rt_sigprocmask, 2, &was, 0, sizeof(was));
+	return p;
+}
+
 static long ncb__mincore(unsigned long addr, unsigned long len,
 			 unsigned char *vec)
 {
@@ -1885,9 +1907,8 @@ NCB__FN long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,
 		ncb__unclaim(new, nl);
 		return err;
 	}
-	p = ncb__mremap_raw(old, old_len, new_len, NCB__MREMAP_MAYMOVE |
-			    NCB__MREMAP_FIXED |
-			    (flags & NCB__MREMAP_DONTUNMAP), new);
+	p = ncb__move(old, old_len, new_len, NCB__MREMAP_MAYMOVE |
+		      NCB__MREMAP_FIXED | (flags & NCB__MREMAP_DONTUNMAP), new);
 	if (NCB_CORE_FAILED(p))
 		ncb__unclaim(new, nl);
 	return p;
