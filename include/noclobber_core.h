@@ -125,6 +125,7 @@ NCB_CORE_DEF int ncb_core_in_one_mapping(unsigned long start,
 					 unsigned long end);
 NCB_CORE_DEF unsigned long ncb_core_page_size(void);
 NCB_CORE_DEF unsigned long ncb_core_mmap_min_addr(void);
+NCB_CORE_DEF unsigned long ncb_core_kernel_release(void);
 NCB_CORE_DEF int ncb_core_procmap_query(void);
 NCB_CORE_DEF int ncb_core_maps_hide_prot_none(void);
 
@@ -637,10 +638,16 @@ static long ncb__dec(const char *line, int len, int *k)
 	return *k > k0 ? v : -1;
 }
 
-/* osrelease's first line: major << 8 | minor into *arg. */
+/* At most 255: a number of a release's field. */
+static unsigned long ncb__byte(long v)
+{
+	return (unsigned long)(v > 255 ? 255 : v);
+}
+
+/* osrelease's first line: major << 16 | minor << 8 | patch into *arg. */
 static int ncb__release_line(const char *line, int len, void *arg)
 {
-	long maj, min = -1;
+	long maj, min = -1, pat = -1;
 	int k = 0;
 
 	if (!line)
@@ -648,18 +655,21 @@ static int ncb__release_line(const char *line, int len, void *arg)
 	maj = ncb__dec(line, len, &k);
 	if (maj >= 0 && k < len && line[k++] == '.')
 		min = ncb__dec(line, len, &k);
+	if (min >= 0 && k < len && line[k++] == '.')
+		pat = ncb__dec(line, len, &k);
 	if (min >= 0)
-		*(unsigned long *)arg = (unsigned long)maj << 8 |
-					(unsigned long)(min > 255 ? 255 : min);
+		*(unsigned long *)arg = (unsigned long)maj << 16 |
+					ncb__byte(min) << 8 |
+					(pat > 0 ? ncb__byte(pat) : 0);
 	return 0;
 }
 
 /*
- * The kernel's release as it names itself (osrelease, which personalities
- * do not change): major << 8 | minor, 0 if unknown.  Only for what no
- * experiment can find out without risk.
+ * The kernel's release as it names itself (osrelease, which no
+ * personality changes: UNAME26 makes uname say 2.6.x), read once; only
+ * for what no experiment can find out without risk.
  */
-static unsigned long ncb__release(void)
+NCB__FN unsigned long ncb_core_kernel_release(void)
 {
 	unsigned long v = 0;
 	int fd;
@@ -1770,7 +1780,7 @@ static int ncb__mremap_precheck(unsigned long old, unsigned long old_len,
 static int ncb__moves_many(unsigned long ol, unsigned long nl, int mode)
 {
 	return ol && ol == nl && mode == NCB_NOREPLACE_HONOURED &&
-	       ncb__release() >= (6UL << 8 | 17);
+	       ncb_core_kernel_release() >= (6UL << 16 | 17UL << 8);
 }
 
 /* The first mapping ending above start, into the span: 1; none: 0. */

@@ -323,13 +323,13 @@ out:
  * a line longer than the buffer (Groups: of a user in many groups) is
  * passed over whole, never read as the start of another.
  */
-static unsigned long long status_of(const char *path, const char *name,
-				    int base, unsigned long long dflt)
+static unsigned long long status_field(const char *name, int base,
+				       unsigned long long dflt)
 {
 	char buf[512], *line, *nl, *end;
 	size_t len = 0, nlen = strlen(name);
 	unsigned long long v = dflt;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
 	int skip = 0;
 	ssize_t n;
 
@@ -362,12 +362,6 @@ static unsigned long long status_of(const char *path, const char *name,
 out:
 	close(fd);
 	return v;
-}
-
-static unsigned long long status_field(const char *name, int base,
-				       unsigned long long dflt)
-{
-	return status_of("/proc/self/status", name, base, dflt);
 }
 
 /*

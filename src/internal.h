@@ -121,11 +121,7 @@ NCB_HIDDEN uint64_t ncb__as_pgoff(const struct ncb_as *as, uint64_t addr);
 NCB_HIDDEN int ncb__as_check(const struct ncb_as *as);
 NCB_HIDDEN size_t ncb__as_bytes(const struct ncb_as *as);
 
-/*
- * The version the kernel gives itself (osrelease): major << 16 | minor << 8
- * | patch, 0 if unknown.  Only for what no experiment can tell.
- */
-NCB_HIDDEN unsigned int ncb__kernel_version(void);
+/* A release as ncb_core_kernel_release gives it. */
 #define NCB__KERNEL(major, minor) ((major) << 16 | (minor) << 8)
 
 /* For tests: commits always made elsewhere and moved (resv.c). */

@@ -125,7 +125,7 @@ void ncb__sys_read(struct ncb__sys *sys)
 	if (sys->rnd_bits > 40)
 		sys->rnd_bits = 40;
 	sys->kernel_64 = ncb__kernel_64();
-	sys->brk_moves = brk_moves(ncb__kernel_version());
+	sys->brk_moves = brk_moves((unsigned int)ncb_core_kernel_release());
 }
 
 /* arch_mmap_rnd(): rnd_bits random pages. */

@@ -9,7 +9,6 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,30 +40,6 @@ unsigned long ncb__read_ulong(const char *path, unsigned long dflt)
 	    buf[0] < '0' || buf[0] > '9')
 		return dflt;
 	return strtoul(buf, NULL, 10);
-}
-
-/*
- * The version the kernel gives itself: osrelease, which a personality
- * does not change (UNAME26 makes uname say 2.6.x); major << 16 | minor
- * << 8 | patch (patch at most 255), 0 if unknown.
- */
-unsigned int ncb__kernel_version(void)
-{
-	/* It never changes while the machine runs: read once. */
-	static unsigned int known;
-	unsigned int maj = 0, min = 0, pat = 0, v;
-	char buf[64];
-
-	v = __atomic_load_n(&known, __ATOMIC_RELAXED);
-	if (v)
-		return v;
-	if (ncb__read_small("/proc/sys/kernel/osrelease", buf,
-			    sizeof(buf)) <= 0 ||
-	    sscanf(buf, "%u.%u.%u", &maj, &min, &pat) < 2)
-		return 0;
-	v = maj << 16 | min << 8 | (pat > 255 ? 255 : pat);
-	__atomic_store_n(&known, v, __ATOMIC_RELAXED);
-	return v;
 }
 
 /* The core's experiments (core.c), gathered for ncb_kernel_probe. */

@@ -375,7 +375,7 @@ static int direct_safe(int flags)
 {
 	return !ncb__resv_move_always && (flags & MAP_ANONYMOUS) &&
 	       (flags & MAP_TYPE) == MAP_PRIVATE &&
-	       ncb__kernel_version() >= NCB__KERNEL(6, 12);
+	       ncb_core_kernel_release() >= NCB__KERNEL(6, 12);
 }
 
 static int movable(int flags, int fd)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The kernel probe: its verdict, its API, and its thread safety. */
 #include <pthread.h>
+#include <sys/personality.h>
+#include <sys/utsname.h>
 #include "ncbtest.h"
 
 static int expected_mode(void)
@@ -107,6 +109,23 @@ TEST(bad_arguments)
 	ASSERT_EQ(ncb_kernel_probe(&p), -EINVAL);
 }
 
+/* The release read from osrelease is the one uname gives, patch and all. */
+TEST(kernel_release)
+{
+	unsigned int maj = 0, min = 0, pat = 0;
+	unsigned long want;
+	struct utsname u;
+
+	ASSERT_EQ(uname(&u), 0);
+	if (sscanf(u.release, "%u.%u.%u", &maj, &min, &pat) < 2)
+		SKIP("uname's release \"%s\" has no version", u.release);
+	if (maj == 2 && min == 6 && personality(0xffffffff) & UNAME26)
+		SKIP("UNAME26: uname says 2.6");
+	want = maj << 16 | (min > 255 ? 255 : min) << 8 |
+	       (pat > 255 ? 255 : pat);
+	ASSERT_UEQ(ncb_core_kernel_release(), want);
+}
+
 TEST(names)
 {
 	ASSERT_EQ(strcmp(ncb_noreplace_name(NCB_NOREPLACE_HONOURED),
@@ -168,5 +187,5 @@ TEST(compat_defines)
 }
 
 TEST_MAIN(T(verdict_matches_environment), T(probe_leaves_nothing),
-	  T(bad_arguments), T(names),
+	  T(bad_arguments), T(kernel_release), T(names),
 	  T(first_use_from_threads), T(compat_defines))

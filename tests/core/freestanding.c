@@ -88,6 +88,8 @@ static void run(void)
 	    1);
 	say("the probe's verdict is known", mode >= NCB_NOREPLACE_HONOURED &&
 	    mode <= NCB_NOREPLACE_REPLACES, 1);
+	say("the kernel's release is read",
+	    ncb_core_kernel_release() >= (2UL << 16), 1);
 	paths(pg, mode);
 	paths(pg, NCB_NOREPLACE_IGNORED);
 	paths(pg, NCB_NOREPLACE_PARTIAL);
