@@ -1804,17 +1804,15 @@ static int ncb__first_above(unsigned long long s, unsigned long long e,
 }
 
 /*
- * A source of many mappings moves piece by piece: the kernel leaves the
- * destination's parts across the source's holes as they were, here the
- * claim.  They are given up before the move (the move does not touch
- * them, as it would not without the claim), so that none of the claim
- * is left behind.  0, or -errno of the look-up.
+ * The runs of consecutive mappings in [old, old + ol), each passed to fn
+ * clipped to the range, in order.  0, or -errno of the look-up.
  */
-static int ncb__unclaim_holes(unsigned long old, unsigned long ol,
-			      unsigned long new)
+static int ncb__runs(unsigned long old, unsigned long ol,
+		     void (*fn)(unsigned long, unsigned long, void *),
+		     void *arg)
 {
 	struct ncb__span sp;
-	unsigned long a = old, end = old + ol, to;
+	unsigned long a = old, end = old + ol, rs = 0, re = 0;
 	int r;
 
 	while (a < end) {
@@ -1824,14 +1822,52 @@ static int ncb__unclaim_holes(unsigned long old, unsigned long ol,
 		r = ncb__look(&sp.rg, 1, ncb__first_above);
 		if (r < 0)
 			return r;
-		to = r && sp.s < end ? (unsigned long)sp.s : end;
-		if (to > a)
-			ncb__munmap(new + (a - old), to - a);
-		if (!r || sp.e >= end)
+		if (!r || sp.s >= end)
 			break;
-		a = (unsigned long)sp.e;
+		if (re && sp.s > re) {
+			fn(rs, re, arg);
+			re = 0;
+		}
+		if (!re)
+			rs = sp.s > a ? (unsigned long)sp.s : a;
+		re = sp.e < end ? (unsigned long)sp.e : end;
+		a = re;
 	}
+	if (re)
+		fn(rs, re, arg);
 	return 0;
+}
+
+struct ncb__moving {
+	unsigned long old, end, new, done;
+};
+
+/* The destination's part facing the hole before [rs, re): given up. */
+static void ncb__free_hole(unsigned long rs, unsigned long re, void *arg)
+{
+	struct ncb__moving *m = arg;
+
+	if (rs > m->done)
+		ncb__munmap(m->new + (m->done - m->old), rs - m->done);
+	m->done = re;
+}
+
+/*
+ * A source of many mappings moves piece by piece: the kernel leaves the
+ * destination's parts across the source's holes as they were, here the
+ * claim.  They are given up before the move (the move does not touch
+ * them, as it would not without the claim), so that none of the claim
+ * is left behind.  0, or -errno of the look-up.
+ */
+static int ncb__unclaim_holes(unsigned long old, unsigned long ol,
+			      unsigned long new)
+{
+	struct ncb__moving m = { old, old + ol, new, old };
+	int r = ncb__runs(old, ol, ncb__free_hole, &m);
+
+	if (!r)
+		ncb__free_hole(m.end, m.end, &m);
+	return r;
 }
 
 /* A mapping of exactly [start, end) there: 1; another, or none: 0. */
@@ -1864,6 +1900,28 @@ static void ncb__unclaim(unsigned long new, unsigned long nl)
 	if (ncb_core_maps_hide_prot_none() ||
 	    ncb__look(&rg, 0, ncb__is_exactly) == 1)
 		ncb__munmap(new, nl);
+}
+
+static void ncb__unclaim_run(unsigned long rs, unsigned long re, void *arg)
+{
+	struct ncb__moving *m = arg;
+
+	ncb__unclaim(m->new + (rs - m->old), re - rs);
+}
+
+/*
+ * A failed move of many mappings leaves a piece of the claim facing each
+ * run of the source; the kernel may have moved some runs' mappings
+ * before it failed.  A run still at the source was not moved: its piece,
+ * if exactly that, is the claim's.  A moved one is no longer there to
+ * be looked at, so what now holds its data is never touched.
+ */
+static void ncb__unclaim_many(unsigned long old, unsigned long ol,
+			      unsigned long new)
+{
+	struct ncb__moving m = { old, old + ol, new, old };
+
+	ncb__runs(old, ol, ncb__unclaim_run, &m);
 }
 
 NCB__FN long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,
@@ -1919,7 +1977,9 @@ NCB__FN long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,
 	}
 	p = ncb__move(old, old_len, new_len, NCB__MREMAP_MAYMOVE |
 		      NCB__MREMAP_FIXED | (flags & NCB__MREMAP_DONTUNMAP), new);
-	if (NCB_CORE_FAILED(p))
+	if (NCB_CORE_FAILED(p) && many)
+		ncb__unclaim_many(old, ol, new);
+	else if (NCB_CORE_FAILED(p))
 		ncb__unclaim(new, nl);
 	return p;
 }

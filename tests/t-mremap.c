@@ -272,18 +272,17 @@ static long max_map_count(void)
 }
 
 /*
- * Near vm.max_map_count the kernel refuses the move (mremap keeps a
- * margin of its own) with the claim on the destination made: the claim
- * goes, the source stays, nothing else is touched.  The test's process
- * is its own (the harness forks one per test): its map count is filled.
+ * The process's map count filled up to vm.max_map_count, then room made
+ * for room more: the filling's base (*len bytes), or a SKIP.  The test's
+ * process is its own (the harness forks one per test).  Whatever the
+ * path will want to know is to be asked before.
  */
-static void at_map_limit(int mode)
+static char *fill_map_count(size_t room, size_t *len)
 {
 	int anon = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 	long max = max_map_count();
 	size_t pg = test_page(), n, i;
-	char *b, *w, *src;
-	void *p;
+	char *b;
 
 	if (max < 0 || max > 262144)
 		SKIP("vm.max_map_count is %ld: too many mappings to make", max);
@@ -292,10 +291,6 @@ static void at_map_limit(int mode)
 #ifdef HARNESS_ASAN
 	SKIP("the sanitizer's allocator needs mappings of its own");
 #endif
-	w = free_window(8 * pg);
-	src = map_sentinel(w, pg, 0x3a);
-	/* The path's own answers found and kept before the count is full. */
-	ASSERT_EQ(occupants(w + 4 * pg, pg), 0);
 	n = (size_t)max + 64;
 	b = mmap(NULL, n * pg, PROT_NONE, anon, -1, 0);
 	if (b == MAP_FAILED)
@@ -305,19 +300,64 @@ static void at_map_limit(int mode)
 			 anon | MAP_FIXED, -1, 0) == MAP_FAILED)
 			break;
 	ASSERT_ERRNO(ENOMEM);
+	ASSERT_EQ(munmap(b + (i - 2 * room) * pg, 2 * room * pg), 0);
+	*len = n * pg;
+	return b;
+}
+
+/*
+ * Near vm.max_map_count the kernel refuses the move (mremap keeps a
+ * margin of its own) with the claim on the destination made: the claim
+ * goes, the source stays, nothing else is touched.
+ */
+static void at_map_limit(int mode)
+{
+	size_t pg = test_page(), len;
+	char *w = free_window(8 * pg), *src = map_sentinel(w, pg, 0x3a), *b;
+	void *p;
+
+	ASSERT_EQ(occupants(w + 4 * pg, pg), 0);
 	/* Room for the claim, not for the kernel's margin. */
-	ASSERT_EQ(munmap(b + (i - 4) * pg, 4 * pg), 0);
+	b = fill_map_count(2, &len);
 	p = mremap_in(mode, src, pg, pg, 0, w + 4 * pg);
 	ASSERT_MAP_ERR(p, ENOMEM);
-	ASSERT_EQ(munmap(b, n * pg), 0);
+	ASSERT_EQ(munmap(b, len), 0);
 	check_sentinel(src, pg, 0x3a);
 	ASSERT_EQ(occupants(w + pg, 7 * pg), 0);
 	munmap(w, 8 * pg);
 }
 FOR_MODES(at_map_limit)
 
+/*
+ * The same with a source of two mappings and a hole, where the kernel
+ * moves such a source: the claim is in pieces by then, one facing each
+ * run of the source, and every piece goes.
+ */
+static void many_at_map_limit(int mode)
+{
+	size_t pg = test_page(), len;
+	char *w = free_window(16 * pg), *src = map_sentinel(w, 3 * pg, 0x3b);
+	char *b;
+	void *p;
+
+	if (!moves_many(mode))
+		SKIP("the kernel does not move a source of many mappings");
+	ASSERT_EQ(munmap(src + pg, pg), 0);
+	ASSERT_EQ(occupants(w + 8 * pg, pg), 0);
+	b = fill_map_count(2, &len);
+	p = mremap_in(mode, src, 3 * pg, 3 * pg, 0, w + 8 * pg);
+	ASSERT_MAP_ERR(p, ENOMEM);
+	ASSERT_EQ(munmap(b, len), 0);
+	check_sentinel(src, pg, 0x3b);
+	check_sentinel(src + 2 * pg, pg, 0x3b);
+	ASSERT_EQ(occupants(w + 3 * pg, 13 * pg), 0);
+	munmap(w, 16 * pg);
+}
+FOR_MODES(many_at_map_limit)
+
 TEST_MAIN(T_MODES(moves_to_free), T_MODES(grows_and_shrinks),
 	  T_MODES(refuses_occupied), T_MODES(bad_arguments),
 	  T_MODES(source_not_mapped), T_MODES(dont_unmap),
 	  T_MODES(beyond_task_size), T_MODES(at_map_limit),
-	  T_MODES(two_mappings))
+	  T_MODES(two_mappings),
+	  T_MODES(many_at_map_limit))
