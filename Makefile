@@ -28,7 +28,7 @@ LIB_SRC := src/core.c src/opts.c src/probe.c src/mmap.c src/mremap.c \
 	src/maps.c src/space.c \
 	src/resv.c src/model.c src/model-tree.c \
 	src/elf.c src/elf-dyn.c src/elf-load.c src/exec.c src/identity.c \
-	src/handover.c src/layout.c
+	src/handover.c src/layout.c src/watch.c
 LIB_OBJ := $(LIB_SRC:src/%.c=$(O)/src/%.o)
 SONAME := libnoclobber.so.$(SOMAJOR)
 SHLIB := $(O)/libnoclobber.so.$(VERSION)
@@ -48,7 +48,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 all: $(SHLIB) $(STLIB) $(TOOL)
 
 $(O)/src/%.o: src/%.c include/noclobber.h include/noclobber_core.h \
-		src/internal.h src/model.h src/loader.h
+		src/internal.h src/model.h src/loader.h src/watch.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c -o $@ $<
 
@@ -74,7 +74,7 @@ $(TOOL): $(TOOL_SRC) tools/cli.h $(STLIB)
 
 # Tests and benchmarks link the static library to reach internal paths.
 $(O)/tests/t-%: tests/t-%.c tests/harness.h tests/ncbtest.h tests/elfgen.h \
-		src/internal.h src/loader.h $(STLIB)
+		src/internal.h src/loader.h src/watch.h $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS_NCB)
 

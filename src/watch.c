@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The watcher's rules: whether a fixed placement replaces what its caller
+ * may replace (benign) or what is another's (a clobber).  The evidence for
+ * each benign pattern is in noclobber(7).
+ */
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sysmacros.h>
+#include "watch.h"
+
+static int mod_eq(struct ncb__wmod a, struct ncb__wmod b)
+{
+	return a.ino && a.dev == b.dev && a.ino == b.ino;
+}
+
+static struct ncb__wmod mod_of(const struct ncb_mapping *m)
+{
+	struct ncb__wmod r = { 0, 0 };
+
+	if (m->inode) {
+		r.dev = makedev(m->dev_major, m->dev_minor);
+		r.ino = m->inode;
+	}
+	return r;
+}
+
+/* The bracketed names the kernel gives mappings it made itself. */
+static enum ncb__wkind kernel_name(const char *path)
+{
+	if (!strcmp(path, "[heap]"))
+		return NCB__W_HEAP;
+	if (!strcmp(path, "[stack]"))
+		return NCB__W_STACK;
+	/* "[anon:NAME]" and "[anon_shmem:NAME]" are the program's names. */
+	if (path[0] == '[' && strncmp(path, "[anon", 5))
+		return NCB__W_KERNEL;
+	return NCB__W_ANON;
+}
+
+static int thread_of(const struct ncb__wproc *p, const struct ncb_mapping *m,
+		     pid_t *tid)
+{
+	size_t i;
+
+	for (i = 0; i < p->nthreads; i++)
+		if (p->threads[i].sp >= m->start && p->threads[i].sp < m->end) {
+			*tid = p->threads[i].tid;
+			return 1;
+		}
+	return 0;
+}
+
+/* The seen region holding [s, e), the part of a mapping replaced. */
+static int region_of(const struct ncb__wproc *p, uint64_t s, uint64_t e,
+		     size_t *r)
+{
+	size_t i;
+
+	for (i = 0; i < p->nregions; i++)
+		if (p->regions[i].start <= s && e <= p->regions[i].end) {
+			*r = i;
+			return 1;
+		}
+	return 0;
+}
+
+/* What one victim is, most telling first. */
+static void kind_of(const struct ncb__wproc *p, const struct ncb__wcall *c,
+		    struct ncb__wvictim *v)
+{
+	uint64_t s = v->m.start > c->start ? v->m.start : c->start;
+	uint64_t e = v->m.end < c->end ? v->m.end : c->end;
+	struct ncb__wmod mod = mod_of(&v->m);
+	enum ncb__wkind k = kernel_name(v->m.path);
+
+	v->tid = 0;
+	v->region = 0;
+	if (k != NCB__W_ANON)
+		v->kind = k;
+	else if (mod_eq(mod, p->exe))
+		v->kind = NCB__W_EXE;
+	else if (mod_eq(mod, p->interp))
+		v->kind = NCB__W_INTERP;
+	else if (thread_of(p, &v->m, &v->tid))
+		v->kind = NCB__W_THREAD_STACK;
+	else if (!v->m.prot && !v->m.shared)
+		v->kind = NCB__W_RESERVED;
+	else if (region_of(p, s, e, &v->region))
+		v->kind = NCB__W_REGION;
+	else if (mod.ino && v->elf)
+		v->kind = NCB__W_LIBRARY;
+	else if (mod.ino)
+		v->kind = NCB__W_FILE;
+	else
+		v->kind = NCB__W_ANON;
+}
+
+static int kernel_made(enum ncb__wkind k)
+{
+	return k == NCB__W_HEAP || k == NCB__W_STACK || k == NCB__W_KERNEL ||
+	       k == NCB__W_EXE || k == NCB__W_INTERP;
+}
+
+/* Two victims' memory of one making: the same region, file or kind. */
+static int same_making(const struct ncb__wvictim *a,
+		       const struct ncb__wvictim *b)
+{
+	if (a->kind != b->kind)
+		return 0;
+	if (a->kind == NCB__W_REGION)
+		return a->region == b->region;
+	if (a->kind == NCB__W_ANON)
+		return a->m.shared == b->m.shared;
+	return mod_eq(mod_of(&a->m), mod_of(&b->m));
+}
+
+/*
+ * An object's span as the loader maps it: its file's mappings, the
+ * anonymous pages of its bss after them, reservation pages between.
+ */
+static int in_span(const struct ncb__wvictim *lib,
+		   const struct ncb__wvictim *v)
+{
+	return v->kind == NCB__W_RESERVED || v->kind == NCB__W_ANON ||
+	       same_making(lib, v);
+}
+
+/*
+ * The victims other than reservation pages, one making: the benign class
+ * for the caller, or OTHER_MODULE.  A library's file belongs to the loader
+ * that maps it (and to itself: a module may remap its own image), but the
+ * loader mapping another file over it is a clobber all the same.
+ */
+static enum ncb__wclass one_making(const struct ncb__wproc *p,
+				   const struct ncb__wcall *c,
+				   const struct ncb__wvictim *first)
+{
+	struct ncb__wmod mod = mod_of(&first->m);
+
+	switch (first->kind) {
+	case NCB__W_REGION:
+		return mod_eq(c->caller, p->regions[first->region].by) ?
+		       NCB__WC_OWN_REGION : NCB__WC_OTHER_MODULE;
+	case NCB__W_LIBRARY:
+		if (mod_eq(c->caller, mod))
+			return NCB__WC_OWN_IMAGE;
+		if (mod_eq(c->caller, p->interp) &&
+		    (!c->file.ino || mod_eq(c->file, mod)))
+			return NCB__WC_LOADER;
+		return NCB__WC_OTHER_MODULE;
+	default:
+		return NCB__WC_UNSEEN;
+	}
+}
+
+enum ncb__wclass ncb__wjudge(const struct ncb__wproc *p,
+			     const struct ncb__wcall *c,
+			     struct ncb__wvictim *v, size_t n, size_t *culprit)
+{
+	uint64_t covered = 0;
+	size_t i, first = n;
+
+	*culprit = 0;
+	for (i = 0; i < n; i++) {
+		kind_of(p, c, &v[i]);
+		covered += (v[i].m.end < c->end ? v[i].m.end : c->end) -
+			   (v[i].m.start > c->start ? v[i].m.start : c->start);
+	}
+	for (i = 0; i < n; i++) {
+		*culprit = i;
+		if (kernel_made(v[i].kind))
+			return NCB__WC_KERNEL;
+		if (v[i].kind == NCB__W_THREAD_STACK)
+			return NCB__WC_THREAD_STACK;
+	}
+	for (i = 0; i < n && first == n; i++)
+		if (v[i].kind != NCB__W_RESERVED)
+			first = i;
+	if (first == n)
+		return n ? NCB__WC_RESERVATION : NCB__WC_NOTHING;
+	*culprit = first;
+	for (i = first + 1; i < n; i++) {
+		if (v[first].kind == NCB__W_LIBRARY ? in_span(&v[first], &v[i])
+		    : v[i].kind == NCB__W_RESERVED ||
+		      same_making(&v[first], &v[i]))
+			continue;
+		*culprit = i;
+		return NCB__WC_SPANS;
+	}
+	/* Memory replaced and free space taken: past what was there. */
+	if (covered < c->end - c->start)
+		return NCB__WC_SPANS;
+	return one_making(p, c, &v[first]);
+}
+
+const char *ncb__wclass_name(enum ncb__wclass c)
+{
+	static const char *const names[] = {
+		[NCB__WC_NOTHING] = "nothing",
+		[NCB__WC_RESERVATION] = "reservation",
+		[NCB__WC_LOADER] = "loader",
+		[NCB__WC_OWN_IMAGE] = "own-image",
+		[NCB__WC_OWN_REGION] = "own-region",
+		[NCB__WC_UNSEEN] = "unseen-region",
+		[NCB__WC_KERNEL] = "kernel-memory",
+		[NCB__WC_THREAD_STACK] = "thread-stack",
+		[NCB__WC_OTHER_MODULE] = "other-module",
+		[NCB__WC_SPANS] = "spans-regions",
+	};
+
+	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "?";
+}
+
+const char *ncb__wkind_name(enum ncb__wkind k)
+{
+	static const char *const names[] = {
+		[NCB__W_RESERVED] = "reservation",
+		[NCB__W_HEAP] = "heap",
+		[NCB__W_STACK] = "stack",
+		[NCB__W_KERNEL] = "kernel",
+		[NCB__W_EXE] = "program",
+		[NCB__W_INTERP] = "interpreter",
+		[NCB__W_THREAD_STACK] = "thread-stack",
+		[NCB__W_REGION] = "region",
+		[NCB__W_LIBRARY] = "library",
+		[NCB__W_FILE] = "file",
+		[NCB__W_ANON] = "anonymous",
+	};
+
+	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a fixed placement in a watched process would replace, and whether
+ * replacing it is a clobber.  A pure function of the process's mappings and
+ * of what the watcher knows of their history: no system call, so that the
+ * rules can be tested from recorded maps, and shared by every watcher.  The
+ * rules are written out in noclobber(7).
+ */
+#ifndef NCB_WATCH_H
+#define NCB_WATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "internal.h"
+
+/* A module: the file a piece of code or memory comes from (0, 0: none). */
+struct ncb__wmod {
+	uint64_t dev;			/* makedev(major, minor) */
+	uint64_t ino;
+};
+
+/* A thread and an address in its stack (its stack pointer at clone). */
+struct ncb__wthread {
+	pid_t tid;
+	uint64_t sp;
+};
+
+/* A region whose creation the watcher saw, and the module that made it. */
+struct ncb__wregion {
+	uint64_t start, end;
+	struct ncb__wmod by;
+};
+
+/* What the watcher knows of one process. */
+struct ncb__wproc {
+	struct ncb__wmod exe;		/* the program, as the kernel loaded it */
+	struct ncb__wmod interp;	/* its interpreter (the loader), if any */
+	const struct ncb__wthread *threads;
+	size_t nthreads;
+	const struct ncb__wregion *regions;
+	size_t nregions;
+};
+
+/* The call: its target range, who made it and what it maps. */
+struct ncb__wcall {
+	uint64_t start, end;
+	pid_t tid;
+	struct ncb__wmod caller;	/* the module of the calling code */
+	struct ncb__wmod file;		/* the file mapped; 0, 0 if none */
+};
+
+enum ncb__wkind {
+	NCB__W_RESERVED,	/* PROT_NONE private pages: a reservation */
+	NCB__W_HEAP,		/* [heap]: the program break */
+	NCB__W_STACK,		/* [stack]: the main thread's */
+	NCB__W_KERNEL,		/* [vdso], [vvar], [vsyscall], [uprobes]... */
+	NCB__W_EXE,		/* the program's image */
+	NCB__W_INTERP,		/* the interpreter's image */
+	NCB__W_THREAD_STACK,	/* a thread's stack */
+	NCB__W_REGION,		/* a region whose creation was seen */
+	NCB__W_LIBRARY,		/* an ELF object's mapping: the loader's */
+	NCB__W_FILE,		/* another file's mapping, creation not seen */
+	NCB__W_ANON,		/* anonymous memory, creation not seen */
+};
+
+/* A mapping the call would replace (in), and what it is (out). */
+struct ncb__wvictim {
+	struct ncb_mapping m;		/* in: the whole mapping */
+	int elf;			/* in: the file is an ELF object */
+	enum ncb__wkind kind;		/* out */
+	pid_t tid;			/* out: THREAD_STACK's thread */
+	size_t region;			/* out: REGION's index */
+};
+
+enum ncb__wclass {
+	NCB__WC_NOTHING,		/* free space only: not an event */
+	/* benign */
+	NCB__WC_RESERVATION,		/* only reservation pages */
+	NCB__WC_LOADER,			/* the loader, in an object's span */
+	NCB__WC_OWN_IMAGE,		/* a module over its own image */
+	NCB__WC_OWN_REGION,		/* inside a region it made */
+	NCB__WC_UNSEEN,			/* inside one mapping made unseen */
+	/* clobbers */
+	NCB__WC_KERNEL,			/* memory the kernel made */
+	NCB__WC_THREAD_STACK,		/* a thread's stack */
+	NCB__WC_OTHER_MODULE,		/* a region another module made */
+	NCB__WC_SPANS,			/* several regions, or past one */
+};
+
+#define NCB__WC_CLOBBER(c) ((c) >= NCB__WC_KERNEL)
+
+/*
+ * The verdict on a call replacing victims v[0..n) (the mappings meeting
+ * its range, in address order): the class, each victim's kind filled in,
+ * and in *culprit the index of the victim that decided a clobber.
+ */
+NCB_HIDDEN enum ncb__wclass ncb__wjudge(const struct ncb__wproc *p,
+					const struct ncb__wcall *c,
+					struct ncb__wvictim *v, size_t n,
+					size_t *culprit);
+NCB_HIDDEN const char *ncb__wclass_name(enum ncb__wclass c);
+NCB_HIDDEN const char *ncb__wkind_name(enum ncb__wkind k);
+
+#endif

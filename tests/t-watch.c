@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The watcher's rules, on a recorded address space: each benign pattern
+ * and each kind of clobber, without a process to trace.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include "ncbtest.h"
+#include "watch.h"
+
+/*
+ * A dynamically linked program with two threads: its image (inode 10),
+ * the loader (11), libc (12) and a library mapping its segments (13) into
+ * the span it has just mapped, a data file (14), a reservation partly
+ * committed, a large anonymous chunk, a second thread's stack with its
+ * guard page, the heap and the main stack.
+ */
+static const char maps_text[] =
+	"555500000000-555500001000 r--p 00000000 08:01 10 /usr/bin/prog\n"
+	"555500001000-555500002000 r-xp 00001000 08:01 10 /usr/bin/prog\n"
+	"555500002000-555500003000 rw-p 00002000 08:01 10 /usr/bin/prog\n"
+	"555500003000-555500024000 rw-p 00000000 00:00 0 [heap]\n"
+	"7f0000000000-7f0000010000 ---p 00000000 00:00 0 \n"
+	"7f0000010000-7f0000020000 rw-p 00000000 00:00 0 \n"
+	"7f0000020000-7f0000100000 ---p 00000000 00:00 0 \n"
+	"7f1000000000-7f1000100000 rw-p 00000000 00:00 0 \n"
+	"7f2000000000-7f2000001000 ---p 00000000 00:00 0 \n"
+	"7f2000001000-7f2000801000 rw-p 00000000 00:00 0 \n"
+	"7f3000000000-7f3000001000 rw-s 00000000 08:01 14 /srv/data\n"
+	"7f4000000000-7f4000005000 r--p 00000000 08:01 13 /usr/lib/libnew.so\n"
+	"7f4000005000-7f4000006000 r-xp 00001000 08:01 13 /usr/lib/libnew.so\n"
+	"7f4000006000-7f4000007000 ---p 00000000 00:00 0 \n"
+	"7f4000007000-7f4000008000 rw-p 00000000 00:00 0 \n"
+	"7f5000000000-7f5000028000 r--p 00000000 08:01 12 /usr/lib/libc.so.6\n"
+	"7f5000028000-7f50001bd000 r-xp 00028000 08:01 12 /usr/lib/libc.so.6\n"
+	"7f5000200000-7f5000201000 r--p 00000000 08:01 11 /usr/lib/ld.so\n"
+	"7f5000201000-7f5000229000 r-xp 00001000 08:01 11 /usr/lib/ld.so\n"
+	"7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]\n"
+	"7ffd00100000-7ffd00102000 r-xp 00000000 00:00 0 [vdso]\n";
+
+/* makedev(8, 1), as a constant (checked in names). */
+#define DEV 0x801
+#define MOD(ino) ((struct ncb__wmod){ DEV, ino })
+
+static const struct ncb__wthread threads[] = {
+	{ 100, 0x7ffd00020000 }, { 101, 0x7f2000800000 },
+};
+
+/* Made by the program itself (a fixed placement the watcher saw). */
+static const struct ncb__wregion regions[] = {
+	{ 0x7f0000010000, 0x7f0000020000, { DEV, 10 } },
+};
+
+static const struct ncb__wproc proc = {
+	{ DEV, 10 }, { DEV, 11 }, threads, 2, regions, 1,
+};
+
+struct verdict {
+	enum ncb__wclass cls;
+	enum ncb__wkind culprit;
+	pid_t tid;
+};
+
+/* The victims of [start, end) from the recorded maps, and the verdict. */
+static struct verdict judge(uint64_t start, uint64_t end,
+			    struct ncb__wmod caller, struct ncb__wmod file)
+{
+	struct ncb__wcall c = { start, end, 100, caller, file };
+	struct ncb__wvictim v[16];
+	struct ncb_mapping m = { .size = sizeof(m) };
+	struct ncb_maps *maps;
+	struct verdict out;
+	size_t n = 0, culprit;
+
+	ASSERT_EQ(ncb__maps_from_text(&maps, maps_text, strlen(maps_text)),
+		  0);
+	while (ncb_maps_next(maps, &m) == 1 && n < 16) {
+		if (m.end <= start || m.start >= end)
+			continue;
+		v[n].m = m;
+		v[n].m.path = strdup(m.path);
+		v[n].elf = !!strstr(m.path, ".so");
+		n++;
+	}
+	ncb_maps_close(maps);
+	out.cls = ncb__wjudge(&proc, &c, v, n, &culprit);
+	out.culprit = n ? v[culprit].kind : NCB__W_RESERVED;
+	out.tid = n ? v[culprit].tid : 0;
+	while (n--)
+		free((void *)v[n].m.path);
+	return out;
+}
+
+#define NONE MOD(0)
+#define PROG MOD(10)
+#define LDSO MOD(11)
+#define LIBC MOD(12)
+#define LIBNEW MOD(13)
+
+#define ASSERT_VERDICT(v, c, k)						\
+	do {								\
+		struct verdict v_ = (v);				\
+		ASSERT_EQ(v_.cls, c);					\
+		if (NCB__WC_CLOBBER(c))					\
+			ASSERT_EQ(v_.culprit, k);			\
+	} while (0)
+
+TEST(free_space_is_nothing)
+{
+	ASSERT_VERDICT(judge(0x600000000000, 0x600000001000, PROG, NONE),
+		       NCB__WC_NOTHING, 0);
+}
+
+/* HotSpot, Go, V8, allocators: commit inside their own reservation. */
+TEST(reservation_pages)
+{
+	ASSERT_VERDICT(judge(0x7f0000020000, 0x7f0000030000, LIBC, NONE),
+		       NCB__WC_RESERVATION, 0);
+	/* A guard page is reservation pages too: not the thread's stack. */
+	ASSERT_VERDICT(judge(0x7f2000000000, 0x7f2000001000, PROG, NONE),
+		       NCB__WC_RESERVATION, 0);
+}
+
+/* ld.so mapping a library's segments and bss into the span it mapped. */
+TEST(loader_in_span)
+{
+	ASSERT_VERDICT(judge(0x7f4000005000, 0x7f4000006000, LDSO, LIBNEW),
+		       NCB__WC_LOADER, 0);
+	ASSERT_VERDICT(judge(0x7f4000004000, 0x7f4000008000, LDSO, NONE),
+		       NCB__WC_LOADER, 0);
+	/* The loader mapping another file over it is a clobber still. */
+	ASSERT_VERDICT(judge(0x7f4000005000, 0x7f4000006000, LDSO, LIBC),
+		       NCB__WC_OTHER_MODULE, NCB__W_LIBRARY);
+}
+
+/* A library remapping its own text (onto huge pages, say). */
+TEST(own_image)
+{
+	ASSERT_VERDICT(judge(0x7f5000028000, 0x7f5000100000, LIBC, NONE),
+		       NCB__WC_OWN_IMAGE, 0);
+}
+
+TEST(regions_by_maker)
+{
+	ASSERT_VERDICT(judge(0x7f0000010000, 0x7f0000018000, PROG, NONE),
+		       NCB__WC_OWN_REGION, 0);
+	ASSERT_VERDICT(judge(0x7f0000010000, 0x7f0000018000, LIBC, NONE),
+		       NCB__WC_OTHER_MODULE, NCB__W_REGION);
+	/* Committed pages and the reservation's: still the one region. */
+	ASSERT_VERDICT(judge(0x7f0000018000, 0x7f0000028000, PROG, NONE),
+		       NCB__WC_OWN_REGION, 0);
+}
+
+TEST(unseen_region)
+{
+	ASSERT_VERDICT(judge(0x7f1000000000, 0x7f1000010000, PROG, NONE),
+		       NCB__WC_UNSEEN, 0);
+	ASSERT_VERDICT(judge(0x7f3000000000, 0x7f3000001000, PROG, NONE),
+		       NCB__WC_UNSEEN, 0);
+}
+
+TEST(kernel_memory)
+{
+	ASSERT_VERDICT(judge(0x555500010000, 0x555500011000, LIBC, NONE),
+		       NCB__WC_KERNEL, NCB__W_HEAP);
+	ASSERT_VERDICT(judge(0x7ffd00010000, 0x7ffd00011000, PROG, NONE),
+		       NCB__WC_KERNEL, NCB__W_STACK);
+	ASSERT_VERDICT(judge(0x555500001000, 0x555500002000, PROG, NONE),
+		       NCB__WC_KERNEL, NCB__W_EXE);
+	ASSERT_VERDICT(judge(0x7f5000201000, 0x7f5000202000, LDSO, NONE),
+		       NCB__WC_KERNEL, NCB__W_INTERP);
+	ASSERT_VERDICT(judge(0x7ffd00100000, 0x7ffd00101000, PROG, NONE),
+		       NCB__WC_KERNEL, NCB__W_KERNEL);
+}
+
+TEST(thread_stack)
+{
+	struct verdict v = judge(0x7f2000400000, 0x7f2000401000, PROG, NONE);
+
+	ASSERT_VERDICT(v, NCB__WC_THREAD_STACK, NCB__W_THREAD_STACK);
+	ASSERT_EQ(v.tid, 101);
+}
+
+TEST(another_library)
+{
+	ASSERT_VERDICT(judge(0x7f5000000000, 0x7f5000001000, PROG, NONE),
+		       NCB__WC_OTHER_MODULE, NCB__W_LIBRARY);
+}
+
+TEST(spans_or_runs_past)
+{
+	/* The data file and the library after it: two makings. */
+	ASSERT_VERDICT(judge(0x7f3000000000, 0x7f4000001000, PROG, NONE),
+		       NCB__WC_SPANS, NCB__W_LIBRARY);
+	/* The chunk and the free space after it. */
+	ASSERT_VERDICT(judge(0x7f10000f0000, 0x7f1000110000, PROG, NONE),
+		       NCB__WC_SPANS, NCB__W_ANON);
+}
+
+TEST(names)
+{
+	ASSERT_UEQ(makedev(8, 1), DEV);
+	ASSERT_TRUE(!strcmp(ncb__wclass_name(NCB__WC_LOADER), "loader"));
+	ASSERT_TRUE(!strcmp(ncb__wkind_name(NCB__W_THREAD_STACK),
+			    "thread-stack"));
+	ASSERT_TRUE(!strcmp(ncb__wclass_name((enum ncb__wclass)99), "?"));
+}
+
+TEST_MAIN(T(free_space_is_nothing), T(reservation_pages), T(loader_in_span),
+	  T(own_image), T(regions_by_maker), T(unseen_region),
+	  T(kernel_memory), T(thread_stack), T(another_library),
+	  T(spans_or_runs_past), T(names))
