@@ -363,11 +363,14 @@ static int check_range(const struct ncb_resv *r, uintptr_t a, size_t len,
  * after unmapping the destination there) and device files (a driver may
  * refuse to be moved) are mapped over the placeholder directly.
  *
- * Since 6.12 mmap_region gathers the old mappings first and puts them
- * back if the new one cannot be made (vms_gather_munmap_vmas,
- * vms_abort_munmap_vmas), but for a file's or shared memory's own mmap
- * failing after the old pages were cleared: there private anonymous
- * memory goes over the placeholder directly, in one call instead of two.
+ * Since 6.12 (4f87153e82c4) mmap_region gathers the old mappings first
+ * and puts them back when the new one is refused before they are cleared
+ * (vms_gather_munmap_vmas, then the map count, may_expand_vm and the
+ * overcommit check, then vms_clean_up_area).  After that only ENOMEM can
+ * fail private anonymous memory (vm_area_alloc, vma_iter_prealloc: a
+ * slab allocation), and it leaves the range empty.  There such memory
+ * goes over the placeholder directly, in one call instead of two, and an
+ * ENOMEM is looked into (placeholder_kept).
  */
 int ncb__resv_move_always;
 
@@ -413,6 +416,38 @@ static int unmerge(void *p, size_t len)
 #endif
 }
 
+struct kept {
+	uintptr_t a, end;
+	int kind;		/* 1 the placeholder's, -1 another's */
+};
+
+static int one_placeholder(const struct ncb_mapping *m, void *arg)
+{
+	struct kept *k = arg;
+
+	k->kind = k->kind || m->prot || m->shared || m->inode ||
+		  m->path[0] || m->start > k->a || m->end < k->end ? -1 : 1;
+	return 0;
+}
+
+/*
+ * After a direct commit's ENOMEM: whether [a, a + len) is still under our
+ * placeholder (the overcommit check and the map count refuse before the
+ * pages are cleared) rather than left empty (a slab allocation failed
+ * after).  Nothing there: not ours any more, a case for take_back.  One
+ * PROT_NONE private anonymous mapping over all of it: the placeholder.
+ * Another thread's reservation made in the hole since, exactly over it
+ * and as it, would pass for ours: that needs a slab allocation to fail
+ * and another thread to map there in the same microseconds.
+ */
+static int placeholder_kept(uintptr_t a, size_t len)
+{
+	struct kept k = { a, a + len, 0 };
+	int n = ncb_maps_occupants(0, (void *)a, len, one_placeholder, &k);
+
+	return n == 1 && k.kind == 1;
+}
+
 /* 0, or -errno with *doubt set when the pages may have been unmapped. */
 static int map_onto(uintptr_t a, size_t len, int prot, int flags, int fd,
 		    off_t offset, int *doubt)
@@ -427,8 +462,12 @@ static int map_onto(uintptr_t a, size_t len, int prot, int flags, int fd,
 	/* Not movable, or no room elsewhere: over the pages, then. */
 	if (!move || (p == MAP_FAILED && errno == ENOMEM)) {
 		p = mmap((void *)a, len, prot, flags | MAP_FIXED, fd, offset);
-		*doubt = p == MAP_FAILED && !direct_safe(flags);
-		return p == MAP_FAILED ? -errno : 0;
+		if (p != MAP_FAILED)
+			return 0;
+		err = -errno;
+		*doubt = !direct_safe(flags) ||
+			 (err == -ENOMEM && !placeholder_kept(a, len));
+		return err;
 	}
 	if (p == MAP_FAILED)
 		return -errno;
