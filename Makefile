@@ -67,10 +67,22 @@ $(STLIB): $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
+# noclobber watch needs libseccomp and elfutils' libdw, for this compiler
+# (a cross build has neither, and its tool says so when asked to watch).
+WATCH ?= $(shell printf 'int main(void){return 0;}' | $(CC) $(CFLAGS) \
+	$(LDFLAGS) -x c -o /dev/null - -lseccomp -ldw 2>/dev/null && echo 1)
+WATCH_SRC := tools/cmd-watch.c $(wildcard tools/watch-*.c)
+ifeq ($(WATCH),1)
+TOOL_LIBS := -lseccomp -ldw
+else
+TOOL_SRC := $(filter-out $(WATCH_SRC),$(TOOL_SRC))
+TOOL_DEFS := -DNCB_NO_WATCH
+endif
+
 # The tool links the static library: it runs from the build tree as is.
-$(TOOL): $(TOOL_SRC) tools/cli.h $(STLIB)
-	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $(TOOL_SRC) $(STLIB) \
-		$(LDLIBS_NCB)
+$(TOOL): $(TOOL_SRC) tools/cli.h tools/watcher.h src/watch.h $(STLIB)
+	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(TOOL_DEFS) $(LDFLAGS) -o $@ \
+		$(TOOL_SRC) $(STLIB) $(TOOL_LIBS) $(LDLIBS_NCB)
 
 # Tests and benchmarks link the static library to reach internal paths.
 $(O)/tests/t-%: tests/t-%.c tests/harness.h tests/ncbtest.h tests/elfgen.h \

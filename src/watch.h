@@ -34,8 +34,8 @@ struct ncb__wregion {
 
 /* What the watcher knows of one process. */
 struct ncb__wproc {
-	struct ncb__wmod exe;		/* the program, as the kernel loaded it */
-	struct ncb__wmod interp;	/* its interpreter (the loader), if any */
+	struct ncb__wmod exe;		/* the program the kernel loaded */
+	struct ncb__wmod interp;	/* its interpreter (the loader) */
 	const struct ncb__wthread *threads;
 	size_t nthreads;
 	const struct ncb__wregion *regions;

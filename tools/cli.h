@@ -13,6 +13,7 @@ int cmd_map(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
 
 /* Exit statuses: 0 done, 1 the operation failed, 2 usage error. */
 #define EXIT_USAGE 2
@@ -25,6 +26,7 @@ int parse_target(const char *s, pid_t pid, uint64_t *addr);
 void maps_error(pid_t pid, int err);
 void json_string(FILE *f, const char *s);
 void print_path(FILE *f, const char *s);
+void perm_string(const struct ncb_mapping *m, char buf[5]);
 void print_mapping(FILE *f, const struct ncb_mapping *m);
 void json_mapping(FILE *f, const struct ncb_mapping *m);
 int print_occupants(FILE *f, pid_t pid, uint64_t addr, uint64_t len,

@@ -4,6 +4,17 @@
 #include <string.h>
 #include "cli.h"
 
+#ifdef NCB_NO_WATCH
+int cmd_watch(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "noclobber watch: not in this build of noclobber "
+		"(it needs libseccomp and libdw for this machine)\n");
+	return 125;
+}
+#endif
+
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -15,6 +26,7 @@ static const struct {
 	{ "map", cmd_map, "map a range here, or name what is in the way" },
 	{ "exec", cmd_exec, "run a program here, every mapping no-clobber" },
 	{ "check", cmd_check, "lint ELF files for loading without clobbering" },
+	{ "watch", cmd_watch, "run a program, report or refuse its clobbers" },
 	{ "demo", cmd_demo, "show MAP_FIXED clobbering and ncb_mmap refusing" },
 };
 

@@ -250,7 +250,7 @@ void print_path(FILE *f, const char *s)
 	}
 }
 
-static void perm_string(const struct ncb_mapping *m, char buf[5])
+void perm_string(const struct ncb_mapping *m, char buf[5])
 {
 	buf[0] = m->prot & PROT_READ ? 'r' : '-';
 	buf[1] = m->prot & PROT_WRITE ? 'w' : '-';

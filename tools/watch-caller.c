@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Who made a call: the module holding the code that asked, past the C
+ * library's system call wrappers.  The program counter at the stop says
+ * where the system call instruction is; when that is in the C library, the
+ * stack is walked (elfutils' unwinder, through our ptrace stop) to the
+ * first frame outside it.  Walks cost about a millisecond: only calls that
+ * replace something ask for one.
+ */
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include "cli.h"
+#include "watcher.h"
+
+/* One unwinder per process, kept while it is being watched. */
+static Dwfl *walker;
+static pid_t walker_pid;
+
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+void watch_caller_forget(pid_t tgid)
+{
+	if (walker && walker_pid == tgid) {
+		dwfl_end(walker);
+		walker = NULL;
+	}
+}
+
+/* The unwinder for tgid, its module list brought up to date. */
+static Dwfl *unwinder(pid_t tgid)
+{
+	if (walker && walker_pid != tgid)
+		watch_caller_forget(walker_pid);
+	if (!walker) {
+		walker = dwfl_begin(&callbacks);
+		if (!walker)
+			return NULL;
+		walker_pid = tgid;
+		dwfl_report_begin(walker);
+		if (dwfl_linux_proc_report(walker, tgid) ||
+		    dwfl_report_end(walker, NULL, NULL) ||
+		    /* Stopped by us already: it must not attach itself. */
+		    dwfl_linux_proc_attach(walker, tgid, true)) {
+			watch_caller_forget(tgid);
+			return NULL;
+		}
+		return walker;
+	}
+	dwfl_report_begin_add(walker);
+	dwfl_linux_proc_report(walker, tgid);
+	dwfl_report_end(walker, NULL, NULL);
+	return walker;
+}
+
+/* The C library's wrappers: libc, libpthread, musl's loader-libc. */
+int watch_is_libc(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return !strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) ||
+	       !strncmp(b, "libpthread", 10) || !strncmp(b, "ld-musl", 7);
+}
+
+/* Where addr is, from the process's maps: 0, or -errno. */
+static int site_of(pid_t tgid, uint64_t addr, struct watch_site *s)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	struct ncb_maps *maps;
+	int r = ncb_maps_open(&maps, tgid);
+
+	if (r)
+		return r;
+	r = ncb_maps_find(maps, addr, &m);
+	memset(s, 0, sizeof(*s));
+	if (r == 1) {
+		s->mod.ino = m.inode;
+		s->mod.dev = m.inode ? makedev(m.dev_major, m.dev_minor) : 0;
+		snprintf(s->module, sizeof(s->module), "%s", m.path);
+		s->offset = addr - m.start + m.offset;
+	} else {
+		s->offset = addr;
+	}
+	ncb_maps_close(maps);
+	return r < 0 ? r : 0;
+}
+
+struct walk {
+	pid_t tgid;
+	struct watch_site *site;
+	Dwarf_Addr pc;
+	int found;
+};
+
+static int frame(Dwfl_Frame *f, void *arg)
+{
+	struct walk *w = arg;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (!dwfl_frame_pc(f, &pc, &activation))
+		return DWARF_CB_ABORT;
+	/* A return address points after the call: look at the call. */
+	pc = activation ? pc : pc - 1;
+	if (site_of(w->tgid, pc, w->site))
+		return DWARF_CB_ABORT;
+	w->pc = pc;
+	if (watch_is_libc(w->site->module))
+		return DWARF_CB_OK;
+	w->found = 1;
+	return DWARF_CB_ABORT;
+}
+
+static void symbolize(Dwfl *d, Dwarf_Addr pc, struct watch_site *s)
+{
+	Dwfl_Module *mod = d ? dwfl_addrmodule(d, pc) : NULL;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *name;
+
+	if (!mod)
+		return;
+	name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+	if (!name)
+		return;
+	snprintf(s->symbol, sizeof(s->symbol), "%s", name);
+	s->sym_off = off;
+}
+
+int watch_caller(pid_t tgid, pid_t tid, uint64_t pc,
+		 struct watch_site *site, int walk)
+{
+	struct walk w = { tgid, site, pc, 0 };
+	Dwfl *d;
+	int r = site_of(tgid, pc, site);
+
+	if (r || !walk)
+		return r;
+	d = unwinder(tgid);
+	if (d && watch_is_libc(site->module)) {
+		dwfl_getthread_frames(d, tid, frame, &w);
+		/* No frame outside the C library: it is the caller. */
+		if (!w.found)
+			site_of(tgid, pc, site);
+	}
+	symbolize(d, w.found ? w.pc : pc, site);
+	return 0;
+}

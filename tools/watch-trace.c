@@ -1,0 +1,1023 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * noclobber watch's mechanics: a seccomp filter that stops a process tree
+ * only at fixed placements (everything else runs at full speed), and the
+ * ptrace loop that looks at each, judges it with the library's rules and
+ * lets it run, refuses it or makes it no-replace.  Processes and threads
+ * are followed through fork, vfork, clone and execve; signals, stops and
+ * the exit status pass through as without the watcher.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+#include "watcher.h"
+
+#if !defined(__x86_64__)
+#error "noclobber watch reads x86_64 registers; other hosts are not done yet"
+#endif
+
+/* PTRACE_GET_SYSCALL_INFO's answer (Linux 5.3), as the kernel lays it out. */
+struct syscall_info {
+	uint8_t op;
+	uint8_t pad[3];
+	uint32_t arch;
+	uint64_t ip, sp;
+	union {
+		struct {
+			uint64_t nr, args[6];
+			uint32_t ret_data;
+		} seccomp;
+		struct {
+			int64_t rval;
+			uint8_t is_error;
+		} exit;
+	};
+};
+
+#define INFO_EXIT 2
+#define INFO_SECCOMP 3
+
+/* Tags of the filter's rules: what the stop is for. */
+enum { TAG_MMAP = 1, TAG_OLD_MMAP, TAG_MREMAP, TAG_SHMAT, TAG_IPC };
+
+#define MAP_FIXED_BIT 0x10
+#define MREMAP_FIXED_BIT 2
+#define IPC_SHMAT 21
+
+struct proc {
+	pid_t tgid;
+	char program[64];
+	struct ncb__wproc w;
+	struct ncb__wthread *threads;
+	struct ncb__wregion *regions;
+	size_t nthreads, nregions, cthreads, cregions;
+	struct watch_summary sum;
+	int tasks;
+	int before_exec;		/* still the watcher's child */
+};
+
+struct task {
+	pid_t tid;
+	struct proc *proc;
+	struct watch_event *pending;	/* reported at the call's exit */
+	int started;			/* its first stop seen */
+};
+
+struct tracer {
+	const struct watch_opts *o;
+	struct task **tasks;
+	size_t ntasks, ctasks;
+	struct proc **procs;
+	size_t nprocs, cprocs;
+	struct timespec t0;
+	long page;
+};
+
+/* ---- the filter ---- */
+
+static int rule(scmp_filter_ctx f, int tag, int nr, unsigned int argc,
+		struct scmp_arg_cmp a, struct scmp_arg_cmp b)
+{
+	if (argc == 2)
+		return seccomp_rule_add(f, SCMP_ACT_TRACE(tag), nr, 2, a, b);
+	if (argc == 1)
+		return seccomp_rule_add(f, SCMP_ACT_TRACE(tag), nr, 1, a);
+	return seccomp_rule_add(f, SCMP_ACT_TRACE(tag), nr, 0);
+}
+
+/*
+ * The calls that place at a fixed address, tested in the filter itself:
+ * mmap with MAP_FIXED but not MAP_FIXED_NOREPLACE, mremap with
+ * MREMAP_FIXED, shmat with SHM_REMAP.  Masked tests only: libseccomp
+ * compares the upper half of a 64-bit argument too, and an int flag's is
+ * whatever the caller left there.  One filter per architecture, merged:
+ * rules added to a filter of two architectures are copied by name, and
+ * i386's mmap (old_mmap) takes a pointer to its arguments, so it stops
+ * always; its shmat may come through ipc(2), whose call number the
+ * kernel reads from the low 16 bits only.
+ */
+static scmp_filter_ctx build_filter(void)
+{
+	struct scmp_arg_cmp none = SCMP_A0(SCMP_CMP_MASKED_EQ, 0, 0);
+	scmp_filter_ctx n = seccomp_init(SCMP_ACT_ALLOW);
+	scmp_filter_ctx x = seccomp_init(SCMP_ACT_ALLOW);
+	struct scmp_arg_cmp fixed = SCMP_A3(SCMP_CMP_MASKED_EQ,
+					    MAP_FIXED_BIT | 0x100000,
+					    MAP_FIXED_BIT);
+	struct scmp_arg_cmp mfixed = SCMP_A3(SCMP_CMP_MASKED_EQ,
+					     MREMAP_FIXED_BIT,
+					     MREMAP_FIXED_BIT);
+	struct scmp_arg_cmp remap = SCMP_A2(SCMP_CMP_MASKED_EQ, SHM_REMAP,
+					    SHM_REMAP);
+	int r;
+
+	if (!n || !x)
+		goto fail;
+	r = rule(n, TAG_MMAP, SCMP_SYS(mmap), 1, fixed, none) ||
+	    rule(n, TAG_MREMAP, SCMP_SYS(mremap), 1, mfixed, none) ||
+	    rule(n, TAG_SHMAT, SCMP_SYS(shmat), 1, remap, none) ||
+	    seccomp_arch_remove(x, SCMP_ARCH_NATIVE) ||
+	    seccomp_arch_add(x, SCMP_ARCH_X86) ||
+	    rule(x, TAG_MMAP, SCMP_SYS(mmap2), 1, fixed, none) ||
+	    rule(x, TAG_OLD_MMAP, SCMP_SYS(mmap), 0, none, none) ||
+	    rule(x, TAG_MREMAP, SCMP_SYS(mremap), 1, mfixed, none) ||
+	    rule(x, TAG_SHMAT, SCMP_SYS(shmat), 1, remap, none) ||
+	    rule(x, TAG_IPC, SCMP_SYS(ipc), 2,
+		 SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffff, IPC_SHMAT), remap);
+	if (r || seccomp_merge(n, x))
+		goto fail;
+	/* x is n's now. */
+	if (seccomp_attr_set(n, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW) ||
+	    seccomp_attr_set(n, SCMP_FLTATR_API_SYSRAWRC, 1))
+		goto fail_n;
+	return n;
+fail:
+	if (x)
+		seccomp_release(x);
+fail_n:
+	if (n)
+		seccomp_release(n);
+	return NULL;
+}
+
+/*
+ * In the child, before execve: the filter, without no_new_privs where
+ * this process may (CAP_SYS_ADMIN), so that set-user-ID programs keep
+ * their privileges as without the watcher; with it otherwise, as the
+ * kernel requires.  0, or -errno.
+ */
+static int load_filter(void)
+{
+	scmp_filter_ctx f = build_filter();
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	r = seccomp_attr_set(f, SCMP_FLTATR_CTL_NNP, 0);
+	if (!r)
+		r = seccomp_load(f);
+	if (r == -EACCES)
+		r = seccomp_attr_set(f, SCMP_FLTATR_CTL_NNP, 1) ?:
+		    seccomp_load(f);
+	seccomp_release(f);
+	return r;
+}
+
+/* ---- processes and threads ---- */
+
+/* Room in *p (*cap elements) for one more after n: 0, or -ENOMEM. */
+static int room(void *p, size_t *cap, size_t n, size_t size)
+{
+	void **pp = p, *q;
+	size_t c = *cap ? 2 * *cap : 4;
+
+	if (n < *cap)
+		return 0;
+	q = realloc(*pp, c * size);
+	if (!q)
+		return -ENOMEM;
+	*pp = q;
+	*cap = c;
+	return 0;
+}
+
+static struct task *find_task(struct tracer *t, pid_t tid, size_t *at)
+{
+	size_t i;
+
+	for (i = 0; i < t->ntasks; i++)
+		if (t->tasks[i]->tid == tid) {
+			if (at)
+				*at = i;
+			return t->tasks[i];
+		}
+	return NULL;
+}
+
+static struct proc *find_proc(struct tracer *t, pid_t tgid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nprocs; i++)
+		if (t->procs[i]->tgid == tgid)
+			return t->procs[i];
+	return NULL;
+}
+
+/* A number from /proc/PID/status ("Tgid:", "PPid:"), or 0. */
+static pid_t status_field(pid_t pid, const char *key)
+{
+	char path[64], buf[4096], *p;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = 0;
+	p = strstr(buf, key);
+	return p ? (pid_t)atoi(p + strlen(key)) : 0;
+}
+
+static struct ncb__wmod file_mod(const char *path)
+{
+	struct ncb__wmod m = { 0, 0 };
+	struct stat st;
+
+	if (!stat(path, &st)) {
+		m.dev = st.st_dev;
+		m.ino = st.st_ino;
+	}
+	return m;
+}
+
+/* The interpreter: the mapping at AT_BASE, from the process's auxv. */
+static struct ncb__wmod interp_mod(pid_t pid)
+{
+	struct ncb__wmod m = { 0, 0 };
+	struct ncb_mapping map = NCB_INIT(ncb_mapping);
+	struct ncb_maps *maps;
+	uint64_t v[2 * 64], base = 0;
+	char path[64];
+	ssize_t len;
+	size_t i;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return m;
+	len = read(fd, v, sizeof(v));
+	close(fd);
+	/* A 64-bit vector: a 32-bit program's is read as pairs of words. */
+	for (i = 0; len > 0 && i + 1 < (size_t)len / 8; i += 2)
+		if (v[i] == 7 /* AT_BASE */)
+			base = v[i + 1];
+	if (!base || ncb_maps_open(&maps, pid))
+		return m;
+	if (ncb_maps_find(maps, base, &map) == 1 && map.inode) {
+		m.dev = makedev(map.dev_major, map.dev_minor);
+		m.ino = map.inode;
+	}
+	ncb_maps_close(maps);
+	return m;
+}
+
+/* What a process is after execve (or when first seen). */
+static void identify(struct proc *p)
+{
+	char path[64], exe[4096];
+	ssize_t n;
+	const char *b;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)p->tgid);
+	p->w.exe = file_mod(path);
+	p->w.interp = interp_mod(p->tgid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	b = strrchr(exe, '/');
+	b = b ? b + 1 : exe;
+	/* A long name is cut, as the kernel's comm is. */
+	memset(p->program, 0, sizeof(p->program));
+	memcpy(p->program, b, strnlen(b, sizeof(p->program) - 1));
+	p->sum.program = p->program;
+}
+
+static struct proc *new_proc(struct tracer *t, pid_t tgid,
+			     const struct proc *parent)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p || room(&t->procs, &t->cprocs, t->nprocs, sizeof(p))) {
+		free(p);
+		return NULL;
+	}
+	p->tgid = tgid;
+	p->sum.pid = tgid;
+	/* A child of fork has its parent's memory, and its history. */
+	if (parent && parent->nregions) {
+		p->regions = malloc(parent->cregions * sizeof(*p->regions));
+		if (p->regions) {
+			memcpy(p->regions, parent->regions,
+			       parent->nregions * sizeof(*p->regions));
+			p->nregions = parent->nregions;
+			p->cregions = parent->cregions;
+		}
+	}
+	identify(p);
+	t->procs[t->nprocs++] = p;
+	return p;
+}
+
+static void drop_thread(struct proc *p, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid) {
+			p->threads[i] = p->threads[--p->nthreads];
+			return;
+		}
+}
+
+static void add_thread(struct proc *p, pid_t tid, uint64_t sp)
+{
+	if (room(&p->threads, &p->cthreads, p->nthreads, sizeof(*p->threads)))
+		return;
+	drop_thread(p, tid);
+	p->threads[p->nthreads].tid = tid;
+	p->threads[p->nthreads++].sp = sp;
+}
+
+/* A task seen for the first time: its process found or made. */
+static struct task *new_task(struct tracer *t, pid_t tid)
+{
+	struct task *k = calloc(1, sizeof(*k));
+	pid_t tgid = status_field(tid, "Tgid:");
+	struct proc *p;
+
+	if (!k || room(&t->tasks, &t->ctasks, t->ntasks, sizeof(k)))
+		goto fail;
+	k->tid = tid;
+	p = find_proc(t, tgid ? tgid : tid);
+	if (!p)
+		p = new_proc(t, tgid ? tgid : tid,
+			     find_proc(t, status_field(tid, "PPid:")));
+	if (!p)
+		goto fail;
+	k->proc = p;
+	p->tasks++;
+	t->tasks[t->ntasks++] = k;
+	return k;
+fail:
+	free(k);
+	return NULL;
+}
+
+static void end_proc(struct tracer *t, struct proc *p)
+{
+	size_t i;
+
+	if (t->o->summary && !p->before_exec)
+		t->o->summary(&p->sum, t->o->arg);
+	watch_caller_forget(p->tgid);
+	for (i = 0; i < t->nprocs; i++)
+		if (t->procs[i] == p)
+			t->procs[i] = t->procs[--t->nprocs];
+	free(p->threads);
+	free(p->regions);
+	free(p);
+}
+
+static void free_event(struct watch_event *e);
+
+static void end_task(struct tracer *t, pid_t tid)
+{
+	size_t at;
+	struct task *k = find_task(t, tid, &at);
+	struct proc *p;
+
+	if (!k)
+		return;
+	p = k->proc;
+	t->tasks[at] = t->tasks[--t->ntasks];
+	drop_thread(p, tid);
+	if (k->pending)
+		free_event(k->pending);
+	free(k);
+	if (!--p->tasks)
+		end_proc(t, p);
+}
+
+/* ---- a call ---- */
+
+static double since(const struct tracer *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->t0.tv_sec) +
+	       (double)(now.tv_nsec - t->t0.tv_nsec) / 1e9;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t to)
+{
+	if (v + to - 1 < v)
+		return UINT64_MAX & ~(to - 1);
+	return (v + to - 1) & ~(to - 1);
+}
+
+/* An attached segment's size, rounded to pages; a page if unknown. */
+static uint64_t shm_size(int id, long page)
+{
+	struct shmid_ds ds;
+
+	if (shmctl(id, IPC_STAT, &ds))
+		return (uint64_t)page;
+	return round_up(ds.shm_segsz, (uint64_t)page);
+}
+
+/*
+ * The call in the stop, as the caller asked it: its kind, its arguments
+ * (old_mmap's read from its block), its target range.  0, or -errno.
+ */
+static int decode(struct tracer *t, pid_t tid, const struct syscall_info *si,
+		  struct watch_event *e)
+{
+	const uint64_t *a = si->seccomp.args;
+	uint64_t mask = si->arch == AUDIT_ARCH_I386 ? 0xffffffff : ~0ULL;
+	uint64_t page = (uint64_t)t->page;
+	uint32_t blk[6];
+	size_t i;
+
+	e->compat = si->arch == AUDIT_ARCH_I386;
+	for (i = 0; i < 6; i++)
+		e->args[i] = a[i] & mask;
+	switch (si->seccomp.ret_data) {
+	case TAG_OLD_MMAP: {
+		struct iovec local = { blk, sizeof(blk) };
+		struct iovec remote = { (void *)(uintptr_t)e->args[0],
+					sizeof(blk) };
+
+		if (process_vm_readv(tid, &local, 1, &remote, 1, 0) !=
+		    (ssize_t)sizeof(blk))
+			return -EFAULT;
+		for (i = 0; i < 6; i++)
+			e->args[i] = blk[i];
+		/* Fixed but for the flag's new form: not a clobber. */
+		if ((blk[3] & (MAP_FIXED_BIT | 0x100000)) != MAP_FIXED_BIT)
+			return -ENOENT;
+		e->name = "old_mmap";
+	}	/* fall through */
+	case TAG_MMAP:
+		if (!e->name)
+			e->name = e->compat ? "mmap2" : "mmap";
+		e->call = CALL_MMAP;
+		e->start = e->args[0];
+		e->end = e->start + round_up(e->args[1], page);
+		break;
+	case TAG_MREMAP:
+		e->name = "mremap";
+		e->call = CALL_MREMAP;
+		e->start = e->args[4];
+		e->end = e->start + round_up(e->args[2], page);
+		break;
+	case TAG_IPC:
+		/* ipc(SHMAT, shmid, shmflg, &result, shmaddr) */
+		e->args[0] = e->args[1];
+		e->args[1] = e->args[4];
+		e->name = "ipc";
+		/* fall through */
+	case TAG_SHMAT:
+		if (!e->name)
+			e->name = "shmat";
+		e->call = CALL_SHMAT;
+		e->start = e->args[1];
+		if (e->args[2] & SHM_RND)
+			e->start &= ~(uint64_t)(SHMLBA - 1);
+		e->end = e->start + shm_size((int)e->args[0], t->page);
+		break;
+	default:
+		return -ENOENT;
+	}
+	/* A range that wraps is the kernel's EINVAL: nothing replaced. */
+	return e->end > e->start ? 0 : -ENOENT;
+}
+
+struct victims {
+	struct watch_event *e;
+	size_t cap;
+};
+
+static int one_victim(const struct ncb_mapping *m, void *arg)
+{
+	struct victims *vs = arg;
+	struct watch_event *e = vs->e;
+	struct ncb__wvictim *v;
+
+	if (e->nvictims == vs->cap) {
+		v = realloc(e->victims, (vs->cap ? 2 * vs->cap : 8) *
+			    sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		e->victims = v;
+		vs->cap = vs->cap ? 2 * vs->cap : 8;
+	}
+	v = &e->victims[e->nvictims];
+	memset(v, 0, sizeof(*v));
+	v->m = *m;
+	v->m.path = strdup(m->path);
+	if (!v->m.path)
+		return -ENOMEM;
+	v->elf = m->inode && m->path[0] == '/' &&
+		 ncb_elf_kind(m->path) > 0;
+	e->nvictims++;
+	return 0;
+}
+
+static void free_event(struct watch_event *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->nvictims; i++) {
+		free((void *)e->victims[i].m.path);
+		if (e->creators)
+			free(e->creators[i]);
+	}
+	free(e->victims);
+	free(e->creators);
+	free(e);
+}
+
+/* Who made each victim, in words, for the report. */
+static void describe_creators(const struct proc *p, struct watch_event *e)
+{
+	size_t i;
+
+	e->creators = calloc(e->nvictims, sizeof(*e->creators));
+	for (i = 0; e->creators && i < e->nvictims; i++) {
+		const struct ncb__wvictim *v = &e->victims[i];
+		char buf[96];
+
+		switch (v->kind) {
+		case NCB__W_HEAP: case NCB__W_STACK: case NCB__W_KERNEL:
+		case NCB__W_EXE:
+			snprintf(buf, sizeof(buf), "the kernel");
+			break;
+		case NCB__W_INTERP:
+			snprintf(buf, sizeof(buf), "the kernel (execve)");
+			break;
+		case NCB__W_THREAD_STACK:
+			snprintf(buf, sizeof(buf), "clone (thread %d)",
+				 (int)v->tid);
+			break;
+		case NCB__W_LIBRARY:
+			snprintf(buf, sizeof(buf), "the loader");
+			break;
+		case NCB__W_REGION:
+			snprintf(buf, sizeof(buf), "a fixed mmap (inode %llu)",
+				 (unsigned long long)
+				 p->regions[v->region].by.ino);
+			break;
+		default:
+			snprintf(buf, sizeof(buf), "not seen");
+		}
+		e->creators[i] = strdup(buf);
+	}
+}
+
+/* Anonymous memory placed by a known module: its region from now on. */
+static void note_region(struct proc *p, const struct watch_event *e)
+{
+	size_t i;
+
+	if (e->call != CALL_MMAP || !(e->args[3] & MAP_ANONYMOUS) ||
+	    !e->caller.mod.ino || watch_is_libc(e->caller.module))
+		return;
+	/* Records the new one replaces go. */
+	for (i = 0; i < p->nregions;)
+		if (p->regions[i].start < e->end &&
+		    p->regions[i].end > e->start)
+			p->regions[i] = p->regions[--p->nregions];
+		else
+			i++;
+	if (room(&p->regions, &p->cregions, p->nregions, sizeof(*p->regions)))
+		return;
+	p->regions[p->nregions].start = e->start;
+	p->regions[p->nregions].end = e->end;
+	p->regions[p->nregions++].by = e->caller.mod;
+}
+
+static enum ncb__wclass judge(struct proc *p, struct watch_event *e)
+{
+	struct ncb__wcall c = { e->start, e->end, e->tid, e->caller.mod,
+				{ 0, 0 } };
+	char path[64];
+
+	if (e->call == CALL_MMAP && !(e->args[3] & MAP_ANONYMOUS) &&
+	    (int)e->args[4] >= 0) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)e->pid,
+			 (int)e->args[4]);
+		c.file = file_mod(path);
+	}
+	p->w.threads = p->threads;
+	p->w.nthreads = p->nthreads;
+	p->w.regions = p->regions;
+	p->w.nregions = p->nregions;
+	return ncb__wjudge(&p->w, &c, e->victims, e->nvictims, &e->culprit);
+}
+
+/* Whether the class depends on who called: then a walk may change it. */
+static int caller_matters(const struct watch_event *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->nvictims; i++)
+		if (e->victims[i].kind == NCB__W_REGION ||
+		    e->victims[i].kind == NCB__W_LIBRARY)
+			return 1;
+	return 0;
+}
+
+/* ---- registers: refusing a call, or making it no-replace ---- */
+
+static int refuse(pid_t tid)
+{
+	struct user_regs_struct r;
+
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r))
+		return -errno;
+	/* Skipped by the kernel; the caller sees -EEXIST. */
+	r.orig_rax = (unsigned long long)-1;
+	r.rax = (unsigned long long)-EEXIST;
+	return ptrace(PTRACE_SETREGS, tid, 0, &r) ? -errno : 0;
+}
+
+/*
+ * The flags argument rewritten: MAP_FIXED to MAP_FIXED_NOREPLACE for
+ * mmap (the fourth argument: r10, or a 32-bit caller's esi), SHM_REMAP
+ * cleared for shmat (the third: rdx; ipc's is its third too).  The
+ * filter is run again on the new arguments, which it lets through.
+ */
+static int make_noreplace(pid_t tid, const struct watch_event *e)
+{
+	struct user_regs_struct r;
+	unsigned long long *reg;
+
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r))
+		return -errno;
+	if (e->call == CALL_MMAP)
+		reg = e->compat ? &r.rsi : &r.r10;
+	else
+		reg = &r.rdx;
+	if (e->call == CALL_MMAP)
+		*reg = (*reg & ~(unsigned long long)MAP_FIXED_BIT) | 0x100000;
+	else
+		*reg &= ~(unsigned long long)SHM_REMAP;
+	return ptrace(PTRACE_SETREGS, tid, 0, &r) ? -errno : 0;
+}
+
+/*
+ * What the mode does with a call: 0 let it run, 1 refused, 2 made
+ * no-replace (its result then wanted).  Upgrading leaves alone what
+ * replaces the caller's own (reservation pages, the loader's span, its
+ * region); mremap has no no-replace form and i386's old_mmap keeps its
+ * arguments in memory: a clobber there is refused.
+ */
+static int act(struct tracer *t, struct watch_event *e)
+{
+	int clobber = NCB__WC_CLOBBER(e->cls);
+
+	if (t->o->mode == WATCH_DENY && clobber)
+		return refuse(e->tid) ? 0 : 1;
+	if (t->o->mode != WATCH_UPGRADE ||
+	    (e->cls != NCB__WC_NOTHING && !clobber))
+		return 0;
+	if (e->call == CALL_MREMAP || !strcmp(e->name, "old_mmap"))
+		return clobber && !refuse(e->tid);
+	return make_noreplace(e->tid, e) ? 0 : 2;
+}
+
+static void finish(struct tracer *t, struct task *k, struct watch_event *e)
+{
+	struct proc *p = k->proc;
+
+	p->sum.by_class[e->cls]++;
+	/* Upgraded over free space and refused: another mapped there. */
+	if (NCB__WC_CLOBBER(e->cls) ||
+	    (e->have_result && e->result == -EEXIST)) {
+		describe_creators(p, e);
+		t->o->report(e, t->o->arg);
+	}
+	free_event(e);
+}
+
+/* A seccomp stop: the call judged and acted on. */
+static void on_seccomp(struct tracer *t, struct task *k)
+{
+	struct syscall_info si;
+	struct watch_event *e = calloc(1, sizeof(*e));
+	struct victims vs = { e, 0 };
+	struct proc *p = k->proc;
+	int r, how, walked = 0;
+
+	if (!e || ptrace(PTRACE_GET_SYSCALL_INFO, k->tid, sizeof(si), &si) <
+			  0 || si.op != INFO_SECCOMP)
+		goto cont;
+	e->pid = p->tgid;
+	e->tid = k->tid;
+	e->program = p->program;
+	e->when = since(t);
+	if (decode(t, k->tid, &si, e))
+		goto cont;
+	p->sum.fixed++;
+	r = ncb_maps_occupants(p->tgid, (void *)(uintptr_t)e->start,
+			       (size_t)(e->end - e->start), one_victim, &vs);
+	if (r < 0)
+		goto cont;
+	watch_caller(p->tgid, k->tid, si.ip, &e->caller, 0);
+	e->cls = judge(p, e);
+	if (caller_matters(e) && watch_is_libc(e->caller.module)) {
+		watch_caller(p->tgid, k->tid, si.ip, &e->caller, 1);
+		walked = 1;
+		e->cls = judge(p, e);
+	}
+	if (NCB__WC_CLOBBER(e->cls) && !walked)
+		watch_caller(p->tgid, k->tid, si.ip, &e->caller, 1);
+	how = act(t, e);
+	e->action = how == 1 ? "denied" : how == 2 ? "upgraded" :
+		    "reported";
+	if (how != 1)
+		note_region(p, e);
+	if (how == 2) {
+		/* The result at the call's exit, then reported. */
+		k->pending = e;
+		ptrace(PTRACE_SYSCALL, k->tid, 0, 0);
+		return;
+	}
+	finish(t, k, e);
+	ptrace(PTRACE_CONT, k->tid, 0, 0);
+	return;
+cont:
+	if (e)
+		free_event(e);
+	ptrace(PTRACE_CONT, k->tid, 0, 0);
+}
+
+static void on_syscall_exit(struct tracer *t, struct task *k)
+{
+	struct syscall_info si;
+	struct watch_event *e = k->pending;
+
+	k->pending = NULL;
+	if (e && ptrace(PTRACE_GET_SYSCALL_INFO, k->tid, sizeof(si), &si) >=
+		 0 && si.op == INFO_EXIT) {
+		e->have_result = 1;
+		e->result = si.exit.rval;
+	}
+	if (e)
+		finish(t, k, e);
+	ptrace(PTRACE_CONT, k->tid, 0, 0);
+}
+
+/* ---- the loop ---- */
+
+static void on_new_child(struct tracer *t, struct task *k)
+{
+	unsigned long msg = 0;
+
+	ptrace(PTRACE_GETEVENTMSG, k->tid, 0, &msg);
+	/* It may have reported already; it is found or made now. */
+	if (msg && !find_task(t, (pid_t)msg, NULL))
+		new_task(t, (pid_t)msg);
+}
+
+/*
+ * After execve: a new address space, and one thread left, under the
+ * process's id (the thread that called it took that id).
+ */
+static void on_exec(struct tracer *t, struct task *k)
+{
+	unsigned long former = 0;
+	struct proc *p = k->proc;
+	struct syscall_info si;
+	size_t i;
+
+	ptrace(PTRACE_GETEVENTMSG, k->tid, 0, &former);
+	for (i = 0; i < t->ntasks;)
+		if (t->tasks[i] != k && t->tasks[i]->proc == p)
+			end_task(t, t->tasks[i]->tid);
+		else
+			i++;
+	p->nthreads = p->nregions = 0;
+	p->before_exec = 0;
+	watch_caller_forget(p->tgid);
+	identify(p);
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, k->tid, sizeof(si), &si) >= 0)
+		add_thread(p, k->tid, si.sp);
+}
+
+/* A task's first stop: a thread's stack pointer is its stack. */
+static void on_first_stop(struct task *k)
+{
+	struct syscall_info si;
+
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, k->tid, sizeof(si), &si) >= 0)
+		add_thread(k->proc, k->tid, si.sp);
+}
+
+static int is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
+	       sig == SIGTTOU;
+}
+
+static void on_stop(struct tracer *t, pid_t tid, int status)
+{
+	struct task *k = find_task(t, tid, NULL);
+	int sig = WSTOPSIG(status), ev = status >> 16;
+
+	if (!k) {
+		ptrace(PTRACE_CONT, tid, 0, 0);
+		return;
+	}
+	if (!k->started) {
+		k->started = 1;
+		on_first_stop(k);
+	}
+	if (sig == (SIGTRAP | 0x80)) {
+		on_syscall_exit(t, k);
+		return;
+	}
+	switch (ev) {
+	case PTRACE_EVENT_SECCOMP:
+		on_seccomp(t, k);
+		return;
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+	case PTRACE_EVENT_CLONE:
+		on_new_child(t, k);
+		break;
+	case PTRACE_EVENT_EXEC:
+		on_exec(t, k);
+		break;
+	case PTRACE_EVENT_STOP:
+		/* A group-stop: stay stopped, as without the watcher. */
+		if (is_stop_signal(sig)) {
+			ptrace(PTRACE_LISTEN, tid, 0, 0);
+			return;
+		}
+		break;
+	case 0:
+		/* A signal on its way: delivered as it was sent. */
+		ptrace(PTRACE_CONT, tid, 0, sig);
+		return;
+	}
+	ptrace(PTRACE_CONT, tid, 0, 0);
+}
+
+static int loop(struct tracer *t, pid_t child)
+{
+	int status, main_status = 0;
+	pid_t tid;
+
+	while (t->ntasks) {
+		tid = waitpid(-1, &status, __WALL);
+		if (tid < 0 && errno == EINTR)
+			continue;
+		if (tid < 0)
+			break;
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			if (tid == child)
+				main_status = status;
+			end_task(t, tid);
+			continue;
+		}
+		if (!find_task(t, tid, NULL))
+			new_task(t, tid);
+		on_stop(t, tid, status);
+	}
+	return main_status;
+}
+
+/*
+ * The watcher's own signals: the terminal's (SIGINT, SIGQUIT) reach the
+ * whole foreground group, the program included, and the watcher waits for
+ * it to act on them; SIGTERM and SIGHUP sent to the watcher go on to it.
+ */
+static pid_t main_child;
+
+static void pass_on(int sig)
+{
+	if (main_child > 0)
+		kill(main_child, sig);
+}
+
+/* Set after the fork: the program keeps the dispositions it was given. */
+static void own_signals(void)
+{
+	struct sigaction sa = { .sa_handler = SIG_IGN };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	sa.sa_handler = pass_on;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/*
+ * The child: waits to be seized, loads the filter, runs the program.  On
+ * failure it says which step failed (0 the filter, 1 execve) and why.
+ */
+static void __attribute__((noreturn)) child(char *const argv[], int go,
+					    int err)
+{
+	int msg[2] = { 0, 0 };
+	char c;
+
+	if (read(go, &c, 1) != 1)
+		_exit(127);
+	msg[1] = load_filter();
+	if (!msg[1]) {
+		execvp(argv[0], argv);
+		msg[0] = 1;
+		msg[1] = -errno;
+	}
+	if (write(err, msg, sizeof(msg)) != (ssize_t)sizeof(msg))
+		_exit(127);
+	_exit(126);
+}
+
+int watch_run(char *const argv[], const struct watch_opts *o,
+	      int *exec_failed, char *why, size_t whylen)
+{
+	struct tracer t = { .o = o };
+	int go[2], err[2], msg[2], e = 0, status;
+	long opts = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEFORK |
+		    PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
+		    PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL |
+		    PTRACE_O_TRACESYSGOOD;
+	pid_t pid;
+
+	t.page = sysconf(_SC_PAGESIZE);
+	clock_gettime(CLOCK_MONOTONIC, &t.t0);
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	if (pipe2(err, O_CLOEXEC)) {
+		e = -errno;
+		goto close_go;
+	}
+	pid = fork();
+	if (pid < 0) {
+		e = -errno;
+		goto close_err;
+	}
+	if (!pid)
+		child(argv, go[0], err[1]);
+	main_child = pid;
+	own_signals();
+	close(err[1]);
+	err[1] = -1;
+	if (ptrace(PTRACE_SEIZE, pid, 0, opts)) {
+		e = -errno;
+		snprintf(why, whylen, "cannot trace the program: %s%s",
+			 strerror(-e), e == -EPERM ? " (ptrace is not "
+			 "permitted here: Yama's ptrace_scope, or a "
+			 "container's seccomp profile)" : "");
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		goto close_err;
+	}
+	if (!new_task(&t, pid)) {
+		e = -ENOMEM;
+		kill(pid, SIGKILL);
+		goto close_err;
+	}
+	t.tasks[0]->proc->before_exec = 1;
+	if (write(go[1], "", 1) != 1)
+		e = -errno;
+	status = loop(&t, pid);
+	if (read(err[0], msg, sizeof(msg)) == (ssize_t)sizeof(msg)) {
+		e = msg[1] < 0 ? msg[1] : -EIO;
+		*exec_failed = msg[0];
+		if (msg[0])
+			snprintf(why, whylen, "%s: %s", argv[0],
+				 strerror(-e));
+		else
+			snprintf(why, whylen, "cannot load the seccomp "
+				 "filter: %s", strerror(-e));
+	} else {
+		e = status;
+	}
+	free(t.tasks);
+	free(t.procs);
+close_err:
+	close(err[0]);
+	if (err[1] >= 0)
+		close(err[1]);
+close_go:
+	close(go[0]);
+	close(go[1]);
+	return e;
+}

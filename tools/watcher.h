@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * noclobber watch: the mechanics (watch-trace.c: the seccomp filter and
+ * the ptrace loop over a process tree; watch-caller.c: who made a call)
+ * and the reports (cmd-watch.c).  The rules are the library's (watch.h in
+ * src/).
+ */
+#ifndef NCB_TOOL_WATCH_H
+#define NCB_TOOL_WATCH_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "watch.h"
+
+enum watch_mode { WATCH_REPORT, WATCH_DENY, WATCH_UPGRADE };
+
+enum watch_call { CALL_MMAP, CALL_MREMAP, CALL_SHMAT };
+
+/* A module and where in it: for the caller of a call. */
+struct watch_site {
+	struct ncb__wmod mod;
+	char module[256];		/* its path, or "" */
+	uint64_t offset;		/* in the module's file */
+	char symbol[128];		/* "" if the symbol tables do not say */
+	uint64_t sym_off;
+};
+
+/* One fixed placement as the tracee asked it. */
+struct watch_event {
+	pid_t pid, tid;
+	const char *program;
+	enum watch_call call;
+	const char *name;		/* the system call: "mmap2", "ipc"... */
+	int compat;			/* a 32-bit caller on a 64-bit kernel */
+	uint64_t args[6];		/* as the call takes them */
+	uint64_t start, end;		/* the target range */
+	struct watch_site caller;
+	enum ncb__wclass cls;
+	struct ncb__wvictim *victims;
+	char **creators;		/* per victim: who made it */
+	size_t nvictims, culprit;
+	const char *action;		/* "reported", "denied", "upgraded" */
+	long result;			/* the call's result if known, -errno */
+	int have_result;
+	double when;			/* seconds since the watch began */
+};
+
+/* Per process, at its end. */
+struct watch_summary {
+	pid_t pid;
+	const char *program;
+	unsigned long fixed;			/* placements seen */
+	unsigned long by_class[NCB__WC_SPANS + 1];
+};
+
+struct watch_opts {
+	enum watch_mode mode;
+	void (*report)(const struct watch_event *e, void *arg);
+	void (*summary)(const struct watch_summary *s, void *arg);
+	void *arg;
+};
+
+/*
+ * Runs argv under the watcher until every process it makes has ended:
+ * the program's wait status (as waitpid gives it), or -errno with why
+ * (a sentence), *exec_failed set if it was the program's execve.
+ */
+int watch_run(char *const argv[], const struct watch_opts *o,
+	      int *exec_failed, char *why, size_t whylen);
+
+/*
+ * The module that made the call tid is stopped in at pc: pc's own, or with
+ * walk, the first frame's outside the C library, with its symbol.
+ */
+int watch_caller(pid_t tgid, pid_t tid, uint64_t pc,
+		 struct watch_site *site, int walk);
+void watch_caller_forget(pid_t tgid);
+int watch_is_libc(const char *path);
+
+#endif
