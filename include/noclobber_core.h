@@ -1775,11 +1775,15 @@ static int ncb__mremap_precheck(unsigned long old, unsigned long old_len,
  * VMAs"); before, the kernel fails it with EFAULT after it has discarded
  * the destination, so it is not tried there.  Only where the flag is
  * honoured: an emulator's own mremap may not move many (valgrind 3.19
- * crashes on it).
+ * crashes on it).  Not with MREMAP_DONTUNMAP: a move that fails part-way
+ * leaves the moved mappings' sources in place, empty, and what was moved
+ * could not be told from what was not.
  */
-static int ncb__moves_many(unsigned long ol, unsigned long nl, int mode)
+static int ncb__moves_many(unsigned long ol, unsigned long nl, int flags,
+			   int mode)
 {
 	return ol && ol == nl && mode == NCB_NOREPLACE_HONOURED &&
+	       !(flags & NCB__MREMAP_DONTUNMAP) &&
 	       ncb_core_kernel_release() >= (6UL << 16 | 17UL << 8);
 }
 
@@ -1800,6 +1804,32 @@ static int ncb__first_above(unsigned long long s, unsigned long long e,
 		return -1;
 	sp->s = s;
 	sp->e = e;
+	return 1;
+}
+
+/*
+ * Whether every mapping of a source of many has pages of the base size,
+ * as the ioctl says: 1, 0, or -errno.  The kernel rounds a huge page
+ * mapping's part of a move up to its page, which for any but the first
+ * would reach past the claim; such a source is not moved as many.
+ */
+static int ncb__base_pages(unsigned long old, unsigned long ol)
+{
+	struct ncb__span sp;
+	unsigned long a = old, end = old + ol;
+	int r;
+
+	while (a < end) {
+		sp.rg.start = a;
+		sp.rg.end = end;
+		sp.rg.page = 0;
+		r = ncb__look(&sp.rg, 1, ncb__first_above);
+		if (r <= 0 || sp.s >= end)
+			return r < 0 ? r : 1;
+		if (sp.rg.page != ncb_core_page_size())
+			return 0;
+		a = (unsigned long)sp.e;
+	}
 	return 1;
 }
 
@@ -1947,8 +1977,10 @@ NCB__FN long ncb_core_mremap_mode(void *old_addr, unsigned long old_len,
 	rg.end = old + (ol ? ol : 1);
 	rg.page = 0;
 	err = ncb__look(&rg, 0, ncb__covers);
-	many = !err && ncb__moves_many(ol, nl, mode);
-	if (many) {
+	many = !err && ncb__moves_many(ol, nl, flags, mode);
+	if (many)
+		err = ncb__base_pages(old, ol);
+	if (many && err == 1) {
 		rg.end = old + ncb_core_page_size();
 		err = ncb__look(&rg, 0, ncb__covers);
 	}

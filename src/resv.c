@@ -369,8 +369,8 @@ static int check_range(const struct ncb_resv *r, uintptr_t a, size_t len,
  * overcommit check, then vms_clean_up_area).  After that only ENOMEM can
  * fail private anonymous memory (vm_area_alloc, vma_iter_prealloc: a
  * slab allocation), and it leaves the range empty.  There such memory
- * goes over the placeholder directly, in one call instead of two, and an
- * ENOMEM is looked into (placeholder_kept).
+ * goes over the placeholder directly, in one call instead of two, and a
+ * failure is looked into (kept).
  */
 int ncb__resv_move_always;
 
@@ -416,36 +416,35 @@ static int unmerge(void *p, size_t len)
 #endif
 }
 
-struct kept {
-	uintptr_t a, end;
-	int kind;		/* 1 the placeholder's, -1 another's */
+struct cover {
+	uintptr_t at, end;	/* covered without a gap as far as at */
 };
 
-static int one_placeholder(const struct ncb_mapping *m, void *arg)
+static int no_gap(const struct ncb_mapping *m, void *arg)
 {
-	struct kept *k = arg;
+	struct cover *c = arg;
 
-	k->kind = k->kind || m->prot || m->shared || m->inode ||
-		  m->path[0] || m->start > k->a || m->end < k->end ? -1 : 1;
+	if (m->start <= c->at && m->end > c->at)
+		c->at = m->end;
 	return 0;
 }
 
 /*
- * After a direct commit's ENOMEM: whether [a, a + len) is still under our
- * placeholder (the overcommit check and the map count refuse before the
- * pages are cleared) rather than left empty (a slab allocation failed
- * after).  Nothing there: not ours any more, a case for take_back.  One
- * PROT_NONE private anonymous mapping over all of it: the placeholder.
- * Another thread's reservation made in the hole since, exactly over it
- * and as it, would pass for ours: that needs a slab allocation to fail
- * and another thread to map there in the same microseconds.
+ * After a direct commit or decommit failed: whether [a, a + len) is as it
+ * was (refused before the old pages were cleared: the map count, the
+ * overcommit check) rather than left empty (a slab allocation failed
+ * after).  Since 6.12 the kernel leaves no third state: covered without a
+ * gap, it is as it was.  Another thread's mapping made in the hole since,
+ * over all of it, would pass for ours: that needs a slab allocation to
+ * fail and another thread to map exactly there in the same microseconds.
+ * The maps unreadable: in doubt.
  */
-static int placeholder_kept(uintptr_t a, size_t len)
+static int kept(uintptr_t a, size_t len)
 {
-	struct kept k = { a, a + len, 0 };
-	int n = ncb_maps_occupants(0, (void *)a, len, one_placeholder, &k);
+	struct cover c = { a, a + len };
 
-	return n == 1 && k.kind == 1;
+	return ncb_maps_occupants(0, (void *)a, len, no_gap, &c) > 0 &&
+	       c.at >= c.end;
 }
 
 /* 0, or -errno with *doubt set when the pages may have been unmapped. */
@@ -465,8 +464,7 @@ static int map_onto(uintptr_t a, size_t len, int prot, int flags, int fd,
 		if (p != MAP_FAILED)
 			return 0;
 		err = -errno;
-		*doubt = !direct_safe(flags) ||
-			 (err == -ENOMEM && !placeholder_kept(a, len));
+		*doubt = !direct_safe(flags) || !kept(a, len);
 		return err;
 	}
 	if (p == MAP_FAILED)

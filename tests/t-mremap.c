@@ -355,9 +355,64 @@ static void many_at_map_limit(int mode)
 }
 FOR_MODES(many_at_map_limit)
 
+/*
+ * With MREMAP_DONTUNMAP a source of many is refused (EFAULT, as before
+ * 6.17): a move failing part-way would leave moved sources in place.
+ */
+static void many_dont_unmap(int mode)
+{
+	size_t pg = test_page();
+	char *w = free_window(16 * pg), *src = map_sentinel(w, 3 * pg, 0x3d);
+	void *p;
+
+	ASSERT_EQ(munmap(src + pg, pg), 0);
+	p = mremap_in(mode, src, 3 * pg, 3 * pg, MREMAP_DONTUNMAP,
+		      w + 8 * pg);
+	ASSERT_MAP_ERR(p, EFAULT);
+	check_sentinel(src, pg, 0x3d);
+	check_sentinel(src + 2 * pg, pg, 0x3d);
+	ASSERT_EQ(occupants(w + 3 * pg, 13 * pg), 0);
+	munmap(w, 16 * pg);
+}
+FOR_MODES(many_dont_unmap)
+
+/*
+ * A huge page mapping after the first in a source of many: the kernel
+ * would round its part up to its page, past the claim, so such a source
+ * is refused (EFAULT) and nothing beyond the claim is touched.
+ */
+static void many_huge_later(int mode)
+{
+	size_t pg = test_page(), hp = 2UL << 20;
+	int anon = MAP_PRIVATE | MAP_ANONYMOUS;
+	char *w = free_window(16 * hp), *base, *h, *a, *dst, *other;
+	void *p;
+
+	if (!moves_many(mode))
+		SKIP("the kernel does not move a source of many mappings");
+	base = (char *)(((uintptr_t)w + hp - 1) & ~(hp - 1));
+	h = base + 2 * hp;
+	a = h - pg;
+	if (mmap(h, hp, PROT_READ | PROT_WRITE,
+		 anon | MAP_HUGETLB | MAP_NORESERVE | MAP_FIXED, -1, 0) ==
+	    MAP_FAILED)
+		SKIP("no 2 MiB huge page mapping here: %s", strerror(errno));
+	a = map_sentinel(a, pg, 0x3e);
+	dst = base + 8 * hp - pg;
+	other = map_sentinel(dst + 64 * pg, pg, 0x3f);
+	p = mremap_in(mode, a, 2 * pg, 2 * pg, 0, dst);
+	ASSERT_MAP_ERR(p, EFAULT);
+	check_sentinel(a, pg, 0x3e);
+	check_sentinel(other, pg, 0x3f);
+	ASSERT_EQ(occupants(dst, 64 * pg), 0);
+	munmap(w, 16 * hp);
+}
+FOR_MODES(many_huge_later)
+
 TEST_MAIN(T_MODES(moves_to_free), T_MODES(grows_and_shrinks),
 	  T_MODES(refuses_occupied), T_MODES(bad_arguments),
 	  T_MODES(source_not_mapped), T_MODES(dont_unmap),
 	  T_MODES(beyond_task_size), T_MODES(at_map_limit),
 	  T_MODES(two_mappings),
-	  T_MODES(many_at_map_limit))
+	  T_MODES(many_at_map_limit), T_MODES(many_dont_unmap),
+	  T_MODES(many_huge_later))
