@@ -110,6 +110,8 @@ static int same_making(const struct ncb__wvictim *a,
 		return 0;
 	if (a->kind == NCB__W_REGION)
 		return a->region == b->region;
+	if (a->kind == NCB__W_THREAD_STACK)
+		return a->tid == b->tid;
 	if (a->kind == NCB__W_ANON)
 		return a->m.shared == b->m.shared;
 	return mod_eq(mod_of(&a->m), mod_of(&b->m));
@@ -129,8 +131,9 @@ static int in_span(const struct ncb__wvictim *lib,
 /*
  * The victims other than reservation pages, one making: the benign class
  * for the caller, or OTHER_MODULE.  A library's file belongs to the loader
- * that maps it (and to itself: a module may remap its own image), but the
- * loader mapping another file over it is a clobber all the same.
+ * that maps it (and to itself), but a loader mapping another file over it
+ * is a clobber all the same.  A thread's own stack below its stack
+ * pointer is its to use (HotSpot commits its guard zones there).
  */
 static enum ncb__wclass one_making(const struct ncb__wproc *p,
 				   const struct ncb__wcall *c,
@@ -138,15 +141,23 @@ static enum ncb__wclass one_making(const struct ncb__wproc *p,
 {
 	struct ncb__wmod mod = mod_of(&first->m);
 
+	/* A module may remap its own image (its text onto huge pages). */
+	if (mod.ino && mod_eq(c->caller, mod))
+		return NCB__WC_OWN_IMAGE;
 	switch (first->kind) {
+	case NCB__W_THREAD_STACK:
+		return NCB__WC_OWN_STACK;
 	case NCB__W_REGION:
 		return mod_eq(c->caller, p->regions[first->region].by) ?
 		       NCB__WC_OWN_REGION : NCB__WC_OTHER_MODULE;
 	case NCB__W_LIBRARY:
-		if (mod_eq(c->caller, mod))
-			return NCB__WC_OWN_IMAGE;
-		if (mod_eq(c->caller, p->interp) &&
-		    (!c->file.ino || mod_eq(c->file, mod)))
+		/*
+		 * Any loader (ld.so, an emulator's or a checker's own) maps
+		 * an object's segments from its file over the span it
+		 * mapped from it first; ld.so maps its bss there too.
+		 */
+		if (mod_eq(c->file, mod) ||
+		    (!c->file.ino && mod_eq(c->caller, p->interp)))
 			return NCB__WC_LOADER;
 		return NCB__WC_OTHER_MODULE;
 	default:
@@ -171,7 +182,8 @@ enum ncb__wclass ncb__wjudge(const struct ncb__wproc *p,
 		*culprit = i;
 		if (kernel_made(v[i].kind))
 			return NCB__WC_KERNEL;
-		if (v[i].kind == NCB__W_THREAD_STACK)
+		if (v[i].kind == NCB__W_THREAD_STACK &&
+		    (v[i].tid != c->tid || c->end > c->sp))
 			return NCB__WC_THREAD_STACK;
 	}
 	for (i = 0; i < n && first == n; i++)
@@ -202,6 +214,7 @@ const char *ncb__wclass_name(enum ncb__wclass c)
 		[NCB__WC_LOADER] = "loader",
 		[NCB__WC_OWN_IMAGE] = "own-image",
 		[NCB__WC_OWN_REGION] = "own-region",
+		[NCB__WC_OWN_STACK] = "own-stack",
 		[NCB__WC_UNSEEN] = "unseen-region",
 		[NCB__WC_KERNEL] = "kernel-memory",
 		[NCB__WC_THREAD_STACK] = "thread-stack",

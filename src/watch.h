@@ -46,6 +46,7 @@ struct ncb__wproc {
 struct ncb__wcall {
 	uint64_t start, end;
 	pid_t tid;
+	uint64_t sp;			/* the calling thread's stack pointer */
 	struct ncb__wmod caller;	/* the module of the calling code */
 	struct ncb__wmod file;		/* the file mapped; 0, 0 if none */
 };
@@ -80,6 +81,7 @@ enum ncb__wclass {
 	NCB__WC_LOADER,			/* the loader, in an object's span */
 	NCB__WC_OWN_IMAGE,		/* a module over its own image */
 	NCB__WC_OWN_REGION,		/* inside a region it made */
+	NCB__WC_OWN_STACK,		/* a thread, below its stack pointer */
 	NCB__WC_UNSEEN,			/* inside one mapping made unseen */
 	/* clobbers */
 	NCB__WC_KERNEL,			/* memory the kernel made */

@@ -63,10 +63,11 @@ struct verdict {
 };
 
 /* The victims of [start, end) from the recorded maps, and the verdict. */
-static struct verdict judge(uint64_t start, uint64_t end,
-			    struct ncb__wmod caller, struct ncb__wmod file)
+static struct verdict judge_at(uint64_t start, uint64_t end, pid_t tid,
+			       uint64_t sp, struct ncb__wmod caller,
+			       struct ncb__wmod file)
 {
-	struct ncb__wcall c = { start, end, 100, caller, file };
+	struct ncb__wcall c = { start, end, tid, sp, caller, file };
 	struct ncb__wvictim v[16];
 	struct ncb_mapping m = { .size = sizeof(m) };
 	struct ncb_maps *maps;
@@ -90,6 +91,13 @@ static struct verdict judge(uint64_t start, uint64_t end,
 	while (n--)
 		free((void *)v[n].m.path);
 	return out;
+}
+
+/* Called by the main thread, its stack pointer high in [stack]. */
+static struct verdict judge(uint64_t start, uint64_t end,
+			    struct ncb__wmod caller, struct ncb__wmod file)
+{
+	return judge_at(start, end, 100, 0x7ffd00020000, caller, file);
 }
 
 #define NONE MOD(0)
@@ -131,6 +139,12 @@ TEST(loader_in_span)
 		       NCB__WC_LOADER, 0);
 	/* The loader mapping another file over it is a clobber still. */
 	ASSERT_VERDICT(judge(0x7f4000005000, 0x7f4000006000, LDSO, LIBC),
+		       NCB__WC_OTHER_MODULE, NCB__W_LIBRARY);
+	/* Another loader (an emulator's) maps the file's segments too. */
+	ASSERT_VERDICT(judge(0x7f4000005000, 0x7f4000006000, PROG, LIBNEW),
+		       NCB__WC_LOADER, 0);
+	/* But only ld.so maps anonymous memory there as bss. */
+	ASSERT_VERDICT(judge(0x7f4000005000, 0x7f4000006000, PROG, NONE),
 		       NCB__WC_OTHER_MODULE, NCB__W_LIBRARY);
 }
 
@@ -180,6 +194,18 @@ TEST(thread_stack)
 
 	ASSERT_VERDICT(v, NCB__WC_THREAD_STACK, NCB__W_THREAD_STACK);
 	ASSERT_EQ(v.tid, 101);
+	/* Its own thread, below its stack pointer: a guard zone. */
+	v = judge_at(0x7f2000001000, 0x7f2000003000, 101, 0x7f2000700000,
+		     PROG, NONE);
+	ASSERT_VERDICT(v, NCB__WC_OWN_STACK, 0);
+	/* Its own frames, where the stack is in use: a clobber still. */
+	v = judge_at(0x7f20006ff000, 0x7f2000701000, 101, 0x7f2000700000,
+		     PROG, NONE);
+	ASSERT_VERDICT(v, NCB__WC_THREAD_STACK, NCB__W_THREAD_STACK);
+	/* The main stack is the kernel's, whoever asks. */
+	v = judge_at(0x7ffd00000000, 0x7ffd00001000, 100, 0x7ffd00020000,
+		     PROG, NONE);
+	ASSERT_VERDICT(v, NCB__WC_KERNEL, NCB__W_STACK);
 }
 
 TEST(another_library)

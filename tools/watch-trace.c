@@ -587,13 +587,13 @@ static void describe_creators(const struct proc *p, struct watch_event *e)
 	}
 }
 
-/* Anonymous memory placed by a known module: its region from now on. */
+/* A placement by a known module: its region from now on. */
 static void note_region(struct proc *p, const struct watch_event *e)
 {
 	size_t i;
 
-	if (e->call != CALL_MMAP || !(e->args[3] & MAP_ANONYMOUS) ||
-	    !e->caller.mod.ino || watch_is_libc(e->caller.module))
+	if (e->call != CALL_MMAP || !e->caller.mod.ino ||
+	    watch_is_libc(e->caller.module))
 		return;
 	/* Records the new one replaces go. */
 	for (i = 0; i < p->nregions;)
@@ -611,8 +611,8 @@ static void note_region(struct proc *p, const struct watch_event *e)
 
 static enum ncb__wclass judge(struct proc *p, struct watch_event *e)
 {
-	struct ncb__wcall c = { e->start, e->end, e->tid, e->caller.mod,
-				{ 0, 0 } };
+	struct ncb__wcall c = { e->start, e->end, e->tid, e->sp,
+				e->caller.mod, { 0, 0 } };
 	char path[64];
 
 	if (e->call == CALL_MMAP && !(e->args[3] & MAP_ANONYMOUS) &&
@@ -729,6 +729,8 @@ static void on_seccomp(struct tracer *t, struct task *k)
 	e->tid = k->tid;
 	e->program = p->program;
 	e->when = since(t);
+	e->pc = si.ip;
+	e->sp = si.sp;
 	if (decode(t, k->tid, &si, e))
 		goto cont;
 	p->sum.fixed++;

@@ -35,6 +35,7 @@ struct watch_event {
 	int compat;			/* a 32-bit caller on a 64-bit kernel */
 	uint64_t args[6];		/* as the call takes them */
 	uint64_t start, end;		/* the target range */
+	uint64_t pc, sp;		/* the caller's, at the call */
 	struct watch_site caller;
 	enum ncb__wclass cls;
 	struct ncb__wvictim *victims;
