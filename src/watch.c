@@ -84,6 +84,9 @@ static void kind_of(const struct ncb__wproc *p, const struct ncb__wcall *c,
 		v->kind = NCB__W_INTERP;
 	else if (thread_of(p, &v->m, &v->tid))
 		v->kind = NCB__W_THREAD_STACK;
+	else if (mod.ino && v->file_end &&
+		 v->m.offset + (s - v->m.start) >= v->file_end)
+		v->kind = NCB__W_PAST_EOF;
 	else if (!v->m.prot && !v->m.shared)
 		v->kind = NCB__W_RESERVED;
 	else if (region_of(p, s, e, &v->region))
@@ -94,6 +97,16 @@ static void kind_of(const struct ncb__wproc *p, const struct ncb__wcall *c,
 		v->kind = NCB__W_FILE;
 	else
 		v->kind = NCB__W_ANON;
+}
+
+/*
+ * Pages with nothing in them to lose: reservation pages, and a file
+ * mapping's pages past the end of its file (touching them raises SIGBUS;
+ * a loader maps an object's bss over them).
+ */
+static int empty(enum ncb__wkind k)
+{
+	return k == NCB__W_RESERVED || k == NCB__W_PAST_EOF;
 }
 
 static int kernel_made(enum ncb__wkind k)
@@ -124,7 +137,7 @@ static int same_making(const struct ncb__wvictim *a,
 static int in_span(const struct ncb__wvictim *lib,
 		   const struct ncb__wvictim *v)
 {
-	return v->kind == NCB__W_RESERVED || v->kind == NCB__W_ANON ||
+	return empty(v->kind) || v->kind == NCB__W_ANON ||
 	       same_making(lib, v);
 }
 
@@ -187,15 +200,14 @@ enum ncb__wclass ncb__wjudge(const struct ncb__wproc *p,
 			return NCB__WC_THREAD_STACK;
 	}
 	for (i = 0; i < n && first == n; i++)
-		if (v[i].kind != NCB__W_RESERVED)
+		if (!empty(v[i].kind))
 			first = i;
 	if (first == n)
 		return n ? NCB__WC_RESERVATION : NCB__WC_NOTHING;
 	*culprit = first;
 	for (i = first + 1; i < n; i++) {
 		if (v[first].kind == NCB__W_LIBRARY ? in_span(&v[first], &v[i])
-		    : v[i].kind == NCB__W_RESERVED ||
-		      same_making(&v[first], &v[i]))
+		    : empty(v[i].kind) || same_making(&v[first], &v[i]))
 			continue;
 		*culprit = i;
 		return NCB__WC_SPANS;
@@ -229,6 +241,7 @@ const char *ncb__wkind_name(enum ncb__wkind k)
 {
 	static const char *const names[] = {
 		[NCB__W_RESERVED] = "reservation",
+		[NCB__W_PAST_EOF] = "past-eof",
 		[NCB__W_HEAP] = "heap",
 		[NCB__W_STACK] = "stack",
 		[NCB__W_KERNEL] = "kernel",

@@ -53,6 +53,7 @@ struct ncb__wcall {
 
 enum ncb__wkind {
 	NCB__W_RESERVED,	/* PROT_NONE private pages: a reservation */
+	NCB__W_PAST_EOF,	/* a file mapping's pages past its end */
 	NCB__W_HEAP,		/* [heap]: the program break */
 	NCB__W_STACK,		/* [stack]: the main thread's */
 	NCB__W_KERNEL,		/* [vdso], [vvar], [vsyscall], [uprobes]... */
@@ -69,6 +70,8 @@ enum ncb__wkind {
 struct ncb__wvictim {
 	struct ncb_mapping m;		/* in: the whole mapping */
 	int elf;			/* in: the file is an ELF object */
+	uint64_t file_end;		/* in: its size rounded up to a page;
+					   0 if unknown or no file */
 	enum ncb__wkind kind;		/* out */
 	pid_t tid;			/* out: THREAD_STACK's thread */
 	size_t region;			/* out: REGION's index */

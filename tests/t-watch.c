@@ -14,7 +14,8 @@
  * the loader (11), libc (12) and a library mapping its segments (13) into
  * the span it has just mapped, a data file (14), a reservation partly
  * committed, a large anonymous chunk, a second thread's stack with its
- * guard page, the heap and the main stack.
+ * guard page, the heap and the main stack; libbss.so (15, of 8 KiB) is
+ * mapped 16 KiB long, as an emulator's loader maps an object's span.
  */
 static const char maps_text[] =
 	"555500000000-555500001000 r--p 00000000 08:01 10 /usr/bin/prog\n"
@@ -32,6 +33,7 @@ static const char maps_text[] =
 	"7f4000005000-7f4000006000 r-xp 00001000 08:01 13 /usr/lib/libnew.so\n"
 	"7f4000006000-7f4000007000 ---p 00000000 00:00 0 \n"
 	"7f4000007000-7f4000008000 rw-p 00000000 00:00 0 \n"
+	"7f4800000000-7f4800004000 r--p 00000000 08:01 15 /usr/lib/libbss.so\n"
 	"7f5000000000-7f5000028000 r--p 00000000 08:01 12 /usr/lib/libc.so.6\n"
 	"7f5000028000-7f50001bd000 r-xp 00028000 08:01 12 /usr/lib/libc.so.6\n"
 	"7f5000200000-7f5000201000 r--p 00000000 08:01 11 /usr/lib/ld.so\n"
@@ -82,6 +84,7 @@ static struct verdict judge_at(uint64_t start, uint64_t end, pid_t tid,
 		v[n].m = m;
 		v[n].m.path = strdup(m.path);
 		v[n].elf = !!strstr(m.path, ".so");
+		v[n].file_end = m.inode == 15 ? 0x2000 : 0;
 		n++;
 	}
 	ncb_maps_close(maps);
@@ -145,6 +148,16 @@ TEST(loader_in_span)
 		       NCB__WC_LOADER, 0);
 	/* But only ld.so maps anonymous memory there as bss. */
 	ASSERT_VERDICT(judge(0x7f4000005000, 0x7f4000006000, PROG, NONE),
+		       NCB__WC_OTHER_MODULE, NCB__W_LIBRARY);
+}
+
+/* A loader's bss over its span's pages past the end of the file. */
+TEST(past_end_of_file)
+{
+	ASSERT_VERDICT(judge(0x7f4800002000, 0x7f4800004000, PROG, NONE),
+		       NCB__WC_RESERVATION, 0);
+	/* Reaching into the file's pages: another module's library. */
+	ASSERT_VERDICT(judge(0x7f4800001000, 0x7f4800003000, PROG, NONE),
 		       NCB__WC_OTHER_MODULE, NCB__W_LIBRARY);
 }
 
@@ -234,6 +247,6 @@ TEST(names)
 }
 
 TEST_MAIN(T(free_space_is_nothing), T(reservation_pages), T(loader_in_span),
-	  T(own_image), T(regions_by_maker), T(unseen_region),
-	  T(kernel_memory), T(thread_stack), T(another_library),
+	  T(past_end_of_file), T(own_image), T(regions_by_maker),
+	  T(unseen_region), T(kernel_memory), T(thread_stack), T(another_library),
 	  T(spans_or_runs_past), T(names))

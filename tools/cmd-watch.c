@@ -66,9 +66,9 @@ static void human_victim(FILE *f, const struct watch_event *e, size_t i)
 	char perms[5];
 
 	perm_string(&v->m, perms);
-	fprintf(f, "  %s [%#" PRIx64 ", %#" PRIx64 ") %s ",
+	fprintf(f, "  %s [%#" PRIx64 ", %#" PRIx64 ") %s %08" PRIx64 " ",
 		i == e->culprit ? "replaces" : "and     ", v->m.start, v->m.end,
-		perms);
+		perms, v->m.offset);
 	print_path(f, v->m.path[0] ? v->m.path : "(anonymous)");
 	if (v->kind == NCB__W_THREAD_STACK)
 		fprintf(f, ": stack of thread %d", (int)v->tid);
@@ -102,7 +102,8 @@ static void human_event(FILE *f, const struct watch_event *e)
 			e->args[5]);
 	fprintf(f, " on [%#" PRIx64 ", %#" PRIx64 ")\n", e->start, e->end);
 	for (i = 0; i < e->nvictims; i++)
-		if (e->victims[i].kind != NCB__W_RESERVED)
+		if (e->victims[i].kind != NCB__W_RESERVED &&
+		    e->victims[i].kind != NCB__W_PAST_EOF)
 			human_victim(f, e, i);
 	fputs("  called from ", f);
 	human_site(f, &e->caller);
@@ -119,7 +120,8 @@ static void json_victim(FILE *f, const struct watch_event *e, size_t i)
 
 	perm_string(&v->m, perms);
 	fprintf(f, "{\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64
-		"\",\"perms\":\"%s\",\"path\":", v->m.start, v->m.end, perms);
+		"\",\"perms\":\"%s\",\"offset\":\"0x%" PRIx64 "\",\"path\":",
+		v->m.start, v->m.end, perms, v->m.offset);
 	json_string(f, v->m.path);
 	fprintf(f, ",\"kind\":\"%s\"", ncb__wkind_name(v->kind));
 	if (v->kind == NCB__W_THREAD_STACK)

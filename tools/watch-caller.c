@@ -10,7 +10,9 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include "cli.h"
 #include "watcher.h"
 
@@ -57,18 +59,24 @@ static Dwfl *unwinder(pid_t tgid)
 	return walker;
 }
 
-/* The C library's wrappers: libc, libpthread, musl's loader-libc. */
+/*
+ * The C library's wrappers: libc, libpthread, musl's loader-libc, and the
+ * vDSO's system call entry that i386 wrappers call.
+ */
 int watch_is_libc(const char *path)
 {
 	const char *b = strrchr(path, '/');
 
+	if (!strcmp(path, "[vdso]"))
+		return 1;
 	b = b ? b + 1 : path;
 	return !strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) ||
 	       !strncmp(b, "libpthread", 10) || !strncmp(b, "ld-musl", 7);
 }
 
-/* Where addr is, from the process's maps: 0, or -errno. */
-static int site_of(pid_t tgid, uint64_t addr, struct watch_site *s)
+/* Where addr is, from the process's maps: 0, or -errno; *prot its. */
+static int site_prot(pid_t tgid, uint64_t addr, struct watch_site *s,
+		     int *prot)
 {
 	struct ncb_mapping m = NCB_INIT(ncb_mapping);
 	struct ncb_maps *maps;
@@ -78,6 +86,7 @@ static int site_of(pid_t tgid, uint64_t addr, struct watch_site *s)
 		return r;
 	r = ncb_maps_find(maps, addr, &m);
 	memset(s, 0, sizeof(*s));
+	*prot = r == 1 ? m.prot : 0;
 	if (r == 1) {
 		s->mod.ino = m.inode;
 		s->mod.dev = m.inode ? makedev(m.dev_major, m.dev_minor) : 0;
@@ -88,6 +97,50 @@ static int site_of(pid_t tgid, uint64_t addr, struct watch_site *s)
 	}
 	ncb_maps_close(maps);
 	return r < 0 ? r : 0;
+}
+
+static int site_of(pid_t tgid, uint64_t addr, struct watch_site *s)
+{
+	int prot;
+
+	return site_prot(tgid, addr, s, &prot);
+}
+
+static int peek(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) ==
+	       (ssize_t)len;
+}
+
+/*
+ * A C library wrapper that is a leaf (glibc's mmap on x86_64 pushes
+ * nothing) has its caller's return address on top of the stack: taken
+ * when it points just after a call instruction (call rel32, call through
+ * a RIP-relative pointer, call through a register) in executable code
+ * outside the C library.  Anything else on the stack fails the test, and
+ * the stack is walked instead.  1 if found.
+ */
+static int leaf_return(pid_t tgid, uint64_t sp, struct watch_site *s)
+{
+	unsigned char code[6];
+	uint64_t ret;
+	struct watch_site at;
+	int prot;
+
+	if (!peek(tgid, sp, &ret, sizeof(ret)) || ret < sizeof(code) ||
+	    !peek(tgid, ret - sizeof(code), code, sizeof(code)))
+		return 0;
+	if (code[1] != 0xe8 && !(code[0] == 0xff && code[1] == 0x15) &&
+	    !(code[4] == 0xff && (code[5] & 0xf8) == 0xd0))
+		return 0;
+	if (site_prot(tgid, ret - 1, &at, &prot) || !(prot & PROT_EXEC) ||
+	    watch_is_libc(at.module))
+		return 0;
+	*s = at;
+	return 1;
 }
 
 struct walk {
@@ -132,15 +185,20 @@ static void symbolize(Dwfl *d, Dwarf_Addr pc, struct watch_site *s)
 	s->sym_off = off;
 }
 
-int watch_caller(pid_t tgid, pid_t tid, uint64_t pc,
+int watch_caller(pid_t tgid, pid_t tid, uint64_t pc, uint64_t sp,
 		 struct watch_site *site, int walk)
 {
 	struct walk w = { tgid, site, pc, 0 };
 	Dwfl *d;
 	int r = site_of(tgid, pc, site);
 
-	if (r || !walk)
+	if (r)
 		return r;
+	if (!walk) {
+		if (watch_is_libc(site->module))
+			leaf_return(tgid, sp, site);
+		return 0;
+	}
 	d = unwinder(tgid);
 	if (d && watch_is_libc(site->module)) {
 		dwfl_getthread_frames(d, tid, frame, &w);

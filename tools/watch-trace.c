@@ -53,8 +53,32 @@ struct syscall_info {
 #define INFO_EXIT 2
 #define INFO_SECCOMP 3
 
-/* Tags of the filter's rules: what the stop is for. */
+/*
+ * The calls the filter stops at.  A stop says what it is for by its
+ * architecture and number, not by the rule's tag: libseccomp makes i386's
+ * ipc(2) rules for a shmat rule, with shmat's tag and other arguments.
+ */
 enum { TAG_MMAP = 1, TAG_OLD_MMAP, TAG_MREMAP, TAG_SHMAT, TAG_IPC };
+
+static int call_of(const struct syscall_info *si)
+{
+	/* Each ABI's numbers (syscall_64.tbl, syscall_32.tbl). */
+	if (si->arch == AUDIT_ARCH_X86_64)
+		switch (si->seccomp.nr) {
+		case 9: return TAG_MMAP;
+		case 25: return TAG_MREMAP;
+		case 30: return TAG_SHMAT;
+		}
+	if (si->arch == AUDIT_ARCH_I386)
+		switch (si->seccomp.nr) {
+		case 90: return TAG_OLD_MMAP;
+		case 192: return TAG_MMAP;
+		case 163: return TAG_MREMAP;
+		case 397: return TAG_SHMAT;
+		case 117: return TAG_IPC;
+		}
+	return 0;
+}
 
 #define MAP_FIXED_BIT 0x10
 #define MREMAP_FIXED_BIT 2
@@ -454,7 +478,7 @@ static int decode(struct tracer *t, pid_t tid, const struct syscall_info *si,
 	e->compat = si->arch == AUDIT_ARCH_I386;
 	for (i = 0; i < 6; i++)
 		e->args[i] = a[i] & mask;
-	switch (si->seccomp.ret_data) {
+	switch (call_of(si)) {
 	case TAG_OLD_MMAP: {
 		struct iovec local = { blk, sizeof(blk) };
 		struct iovec remote = { (void *)(uintptr_t)e->args[0],
@@ -508,7 +532,24 @@ static int decode(struct tracer *t, pid_t tid, const struct syscall_info *si,
 struct victims {
 	struct watch_event *e;
 	size_t cap;
+	uint64_t page;
 };
+
+/*
+ * The size of a mapping's file rounded up to a page, if its path still
+ * names that file (same device and inode); else 0, unknown.
+ */
+static uint64_t file_end(const struct ncb_mapping *m, uint64_t page)
+{
+	struct stat st;
+
+	if (!m->inode || m->path[0] != '/' || stat(m->path, &st) ||
+	    st.st_ino != m->inode ||
+	    st.st_dev != makedev(m->dev_major, m->dev_minor) ||
+	    st.st_size <= 0)
+		return 0;
+	return round_up((uint64_t)st.st_size, page);
+}
 
 static int one_victim(const struct ncb_mapping *m, void *arg)
 {
@@ -532,6 +573,7 @@ static int one_victim(const struct ncb_mapping *m, void *arg)
 		return -ENOMEM;
 	v->elf = m->inode && m->path[0] == '/' &&
 		 ncb_elf_kind(m->path) > 0;
+	v->file_end = file_end(m, vs->page);
 	e->nvictims++;
 	return 0;
 }
@@ -550,6 +592,31 @@ static void free_event(struct watch_event *e)
 	free(e);
 }
 
+static int is_mod(const struct ncb_mapping *m, void *arg)
+{
+	struct ncb__wmod *mod = arg;
+
+	return m->inode == mod->ino &&
+	       makedev(m->dev_major, m->dev_minor) == mod->dev;
+}
+
+/* The path of a module of the process, from its maps; "" if gone. */
+static void mod_path(pid_t pid, struct ncb__wmod mod, char *buf, size_t len)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	struct ncb_maps *maps;
+
+	buf[0] = 0;
+	if (ncb_maps_open(&maps, pid))
+		return;
+	while (ncb_maps_next(maps, &m) == 1)
+		if (is_mod(&m, &mod)) {
+			snprintf(buf, len, "%s", m.path);
+			break;
+		}
+	ncb_maps_close(maps);
+}
+
 /* Who made each victim, in words, for the report. */
 static void describe_creators(const struct proc *p, struct watch_event *e)
 {
@@ -558,7 +625,7 @@ static void describe_creators(const struct proc *p, struct watch_event *e)
 	e->creators = calloc(e->nvictims, sizeof(*e->creators));
 	for (i = 0; e->creators && i < e->nvictims; i++) {
 		const struct ncb__wvictim *v = &e->victims[i];
-		char buf[96];
+		char buf[320], path[256];
 
 		switch (v->kind) {
 		case NCB__W_HEAP: case NCB__W_STACK: case NCB__W_KERNEL:
@@ -576,9 +643,10 @@ static void describe_creators(const struct proc *p, struct watch_event *e)
 			snprintf(buf, sizeof(buf), "the loader");
 			break;
 		case NCB__W_REGION:
-			snprintf(buf, sizeof(buf), "a fixed mmap (inode %llu)",
-				 (unsigned long long)
-				 p->regions[v->region].by.ino);
+			mod_path(p->tgid, p->regions[v->region].by, path,
+				 sizeof(path));
+			snprintf(buf, sizeof(buf), "a fixed mmap from %s",
+				 path[0] ? path : "a module since unmapped");
 			break;
 		default:
 			snprintf(buf, sizeof(buf), "not seen");
@@ -595,13 +663,29 @@ static void note_region(struct proc *p, const struct watch_event *e)
 	if (e->call != CALL_MMAP || !e->caller.mod.ino ||
 	    watch_is_libc(e->caller.module))
 		return;
-	/* Records the new one replaces go. */
-	for (i = 0; i < p->nregions;)
-		if (p->regions[i].start < e->end &&
-		    p->regions[i].end > e->start)
-			p->regions[i] = p->regions[--p->nregions];
-		else
-			i++;
+	/* What the new one replaces leaves the older records. */
+	for (i = 0; i < p->nregions; i++) {
+		struct ncb__wregion *r = &p->regions[i];
+
+		if (r->start >= e->end || r->end <= e->start)
+			continue;
+		if (r->start < e->start && r->end > e->end) {
+			/* The middle: the older record split in two. */
+			if (room(&p->regions, &p->cregions, p->nregions,
+				 sizeof(*p->regions)))
+				return;
+			r = &p->regions[i];
+			p->regions[p->nregions] = *r;
+			p->regions[p->nregions++].start = e->end;
+			r->end = e->start;
+		} else if (r->start < e->start) {
+			r->end = e->start;
+		} else if (r->end > e->end) {
+			r->start = e->end;
+		} else {
+			p->regions[i--] = p->regions[--p->nregions];
+		}
+	}
 	if (room(&p->regions, &p->cregions, p->nregions, sizeof(*p->regions)))
 		return;
 	p->regions[p->nregions].start = e->start;
@@ -682,8 +766,9 @@ static int make_noreplace(pid_t tid, const struct watch_event *e)
  * What the mode does with a call: 0 let it run, 1 refused, 2 made
  * no-replace (its result then wanted).  Upgrading leaves alone what
  * replaces the caller's own (reservation pages, the loader's span, its
- * region); mremap has no no-replace form and i386's old_mmap keeps its
- * arguments in memory: a clobber there is refused.
+ * region); mremap has no no-replace form, shmat's (no SHM_REMAP) answers
+ * EINVAL, not EEXIST, and i386's old_mmap keeps its arguments in memory:
+ * a clobber there is refused, as --deny does.
  */
 static int act(struct tracer *t, struct watch_event *e)
 {
@@ -694,8 +779,10 @@ static int act(struct tracer *t, struct watch_event *e)
 	if (t->o->mode != WATCH_UPGRADE ||
 	    (e->cls != NCB__WC_NOTHING && !clobber))
 		return 0;
+	if (clobber && (e->call != CALL_MMAP || !strcmp(e->name, "old_mmap")))
+		return !refuse(e->tid);
 	if (e->call == CALL_MREMAP || !strcmp(e->name, "old_mmap"))
-		return clobber && !refuse(e->tid);
+		return 0;
 	return make_noreplace(e->tid, e) ? 0 : 2;
 }
 
@@ -718,7 +805,7 @@ static void on_seccomp(struct tracer *t, struct task *k)
 {
 	struct syscall_info si;
 	struct watch_event *e = calloc(1, sizeof(*e));
-	struct victims vs = { e, 0 };
+	struct victims vs = { e, 0, (uint64_t)t->page };
 	struct proc *p = k->proc;
 	int r, how, walked = 0;
 
@@ -738,15 +825,15 @@ static void on_seccomp(struct tracer *t, struct task *k)
 			       (size_t)(e->end - e->start), one_victim, &vs);
 	if (r < 0)
 		goto cont;
-	watch_caller(p->tgid, k->tid, si.ip, &e->caller, 0);
+	watch_caller(p->tgid, k->tid, si.ip, si.sp, &e->caller, 0);
 	e->cls = judge(p, e);
 	if (caller_matters(e) && watch_is_libc(e->caller.module)) {
-		watch_caller(p->tgid, k->tid, si.ip, &e->caller, 1);
+		watch_caller(p->tgid, k->tid, si.ip, si.sp, &e->caller, 1);
 		walked = 1;
 		e->cls = judge(p, e);
 	}
 	if (NCB__WC_CLOBBER(e->cls) && !walked)
-		watch_caller(p->tgid, k->tid, si.ip, &e->caller, 1);
+		watch_caller(p->tgid, k->tid, si.ip, si.sp, &e->caller, 1);
 	how = act(t, e);
 	e->action = how == 1 ? "denied" : how == 2 ? "upgraded" :
 		    "reported";

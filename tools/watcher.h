@@ -71,10 +71,12 @@ int watch_run(char *const argv[], const struct watch_opts *o,
 	      int *exec_failed, char *why, size_t whylen);
 
 /*
- * The module that made the call tid is stopped in at pc: pc's own, or with
- * walk, the first frame's outside the C library, with its symbol.
+ * The module that made the call tid is stopped in at pc (sp its stack
+ * pointer): pc's own or, when that is the C library's, its caller's where
+ * the return address is plain to see; with walk, the first frame's
+ * outside the C library by the unwinder, with its symbol.
  */
-int watch_caller(pid_t tgid, pid_t tid, uint64_t pc,
+int watch_caller(pid_t tgid, pid_t tid, uint64_t pc, uint64_t sp,
 		 struct watch_site *site, int walk);
 void watch_caller_forget(pid_t tgid);
 int watch_is_libc(const char *path);

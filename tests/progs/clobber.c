@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The watcher's corpus: "clobber CASE" makes one fixed placement of a kind
+ * noclobber watch must report (or, under --deny, refuse), or one of the
+ * benign patterns it must leave alone.  It prints "CASE: ok" when the call
+ * succeeded or "CASE: EEXIST" (the errno's name) when it failed, then
+ * "intact" or "replaced": whether the victim's bytes are still there.
+ *
+ *   clobbers: heap stack image thread-stack library mremap shmat fork
+ *             exec thread vfork
+ *   benign:   reserve remap-own ring
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MARK 0x5a
+#define ANON (MAP_PRIVATE | MAP_ANONYMOUS)
+
+static size_t pg;
+static const char *name;
+
+/* The mapping whose path (or name) contains what, from our maps. */
+static int find_mapping(const char *what, uintptr_t *start, uintptr_t *end)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned long s, e;
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		if (strstr(line, what) && sscanf(line, "%lx-%lx", &s, &e) == 2)
+			found = 1;
+	if (f)
+		fclose(f);
+	if (found) {
+		*start = s;
+		*end = e;
+	}
+	return found;
+}
+
+/* A page wholly inside a block of the heap: only our bytes are at risk. */
+static uintptr_t heap_page(void)
+{
+	char *b = malloc(4 * pg);
+
+	return ((uintptr_t)b + pg - 1) & ~(pg - 1);
+}
+
+/* The outcome: the call's, then whether the marked page survived. */
+static int outcome(void *p, uintptr_t page, unsigned char mark)
+{
+	int err = p == MAP_FAILED ? errno : 0;
+
+	printf("%s: %s\n", name, err ? strerrorname_np(err) : "ok");
+	printf("%s\n", ((unsigned char *)page)[0] == mark ? "intact"
+							 : "replaced");
+	fflush(stdout);
+	return err ? 1 : 0;
+}
+
+static int over(uintptr_t page)
+{
+	void *p;
+
+	memset((void *)page, MARK, pg);
+	p = mmap((void *)page, pg, PROT_READ | PROT_WRITE, ANON | MAP_FIXED,
+		 -1, 0);
+	return outcome(p, page, MARK);
+}
+
+/* A page of [stack] well below where the stack is in use. */
+static int stack(void)
+{
+	uintptr_t s, e, here = (uintptr_t)&s;
+
+	if (!find_mapping("[stack]", &s, &e) || here - s < 4 * pg) {
+		printf("%s: no spare page in [stack]\n", name);
+		return 2;
+	}
+	return over(s);
+}
+
+/* Its own image's first page (the ELF header: read, never written). */
+static int image(const char *self)
+{
+	uintptr_t s, e;
+	void *p;
+
+	if (!find_mapping(self, &s, &e))
+		return 2;
+	p = mmap((void *)s, pg, PROT_READ, ANON | MAP_FIXED, -1, 0);
+	return outcome(p, s, 0x7f);
+}
+
+static int library(void)
+{
+	uintptr_t s, e;
+	void *p;
+
+	if (!find_mapping("libc.so", &s, &e))
+		return 2;
+	p = mmap((void *)s, pg, PROT_READ, ANON | MAP_FIXED, -1, 0);
+	return outcome(p, s, 0x7f);
+}
+
+static int fds[2];
+
+static void *sleeper(void *arg)
+{
+	char c;
+
+	(void)arg;
+	return read(fds[0], &c, 1) == 1 ? NULL : arg;
+}
+
+/* The lowest page of another thread's stack, above its guard. */
+static int thread_stack(void)
+{
+	pthread_attr_t at;
+	pthread_t t;
+	void *base;
+	size_t size;
+	int r;
+
+	if (pipe(fds) || pthread_create(&t, NULL, sleeper, NULL) ||
+	    pthread_getattr_np(t, &at) ||
+	    pthread_attr_getstack(&at, &base, &size))
+		return 2;
+	r = over((uintptr_t)base);
+	if (write(fds[1], "", 1) != 1 || pthread_join(t, NULL))
+		return 2;
+	return r;
+}
+
+static int do_mremap(void)
+{
+	uintptr_t page = heap_page();
+	char *src = mmap(NULL, pg, PROT_READ | PROT_WRITE, ANON, -1, 0);
+	void *p;
+
+	memset((void *)page, MARK, pg);
+	p = mremap(src, pg, pg, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)page);
+	return outcome(p, page, MARK);
+}
+
+static int do_shmat(void)
+{
+	int id = shmget(IPC_PRIVATE, pg, IPC_CREAT | 0600);
+	uintptr_t page = heap_page();
+	void *p;
+
+	if (id < 0)
+		return 2;
+	memset((void *)page, MARK, pg);
+	p = shmat(id, (void *)page, SHM_REMAP);
+	shmctl(id, IPC_RMID, NULL);
+	return outcome(p == (void *)-1 ? MAP_FAILED : p, page, MARK);
+}
+
+/* The main heap's page, clobbered by a second thread. */
+static void *in_thread(void *arg)
+{
+	return (void *)(intptr_t)over((uintptr_t)arg);
+}
+
+/* The heap clobbered by a child (fork), or by the one sharing it. */
+static int child_clobbers(int use_vfork)
+{
+	uintptr_t page = heap_page();
+	int status;
+	pid_t pid;
+
+	memset((void *)page, MARK, pg);
+	fflush(stdout);
+	pid = use_vfork ? vfork() : fork();
+	if (pid < 0)
+		return 2;
+	if (!pid) {
+		/* In a vfork child only a system call, then _exit. */
+		void *p = mmap((void *)page, pg, PROT_READ | PROT_WRITE,
+			       ANON | MAP_FIXED, -1, 0);
+
+		_exit(p == MAP_FAILED ? 1 : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 2;
+	printf("%s: %s\n", name, WEXITSTATUS(status) ? "EEXIST" : "ok");
+	printf("%s\n", !use_vfork || ((unsigned char *)page)[0] == MARK ?
+		       "intact" : "replaced");
+	return WEXITSTATUS(status);
+}
+
+/* Benign: a reservation, then memory committed inside it. */
+static int reserve(void)
+{
+	char *r = mmap(NULL, 16 * pg, PROT_NONE, ANON | MAP_NORESERVE, -1, 0);
+	void *p;
+
+	if (r == MAP_FAILED)
+		return 2;
+	p = mmap(r + 4 * pg, 4 * pg, PROT_READ | PROT_WRITE,
+		 ANON | MAP_FIXED, -1, 0);
+	return outcome(p, (uintptr_t)r + 4 * pg, 0);
+}
+
+/* Benign: a program remapping part of its own anonymous mapping. */
+static int remap_own(void)
+{
+	char *m = mmap(NULL, 8 * pg, PROT_READ | PROT_WRITE, ANON, -1, 0);
+	void *p;
+
+	if (m == MAP_FAILED)
+		return 2;
+	p = mmap(m + 2 * pg, 2 * pg, PROT_READ, ANON | MAP_FIXED, -1, 0);
+	return outcome(p, (uintptr_t)m + 2 * pg, 0);
+}
+
+/*
+ * Benign: a ring buffer, one memfd mapped twice side by side into a
+ * reservation made for it.
+ */
+static int ring(void)
+{
+	int fd = memfd_create("ring", 0);
+	char *r;
+	void *a, *b;
+
+	if (fd < 0 || ftruncate(fd, (off_t)(4 * pg)))
+		return 2;
+	r = mmap(NULL, 8 * pg, PROT_NONE, ANON | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		return 2;
+	a = mmap(r, 4 * pg, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 fd, 0);
+	b = mmap(r + 4 * pg, 4 * pg, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, fd, 0);
+	if (a == MAP_FAILED)
+		return outcome(a, (uintptr_t)r, 0);
+	((char *)a)[1] = MARK;
+	if (b != MAP_FAILED && ((char *)b)[1] != MARK)
+		return 2;
+	return outcome(b, (uintptr_t)r, 0);
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t;
+	void *r;
+
+	pg = (size_t)sysconf(_SC_PAGESIZE);
+	name = argc > 1 ? argv[1] : "";
+	if (!strcmp(name, "heap"))
+		return over(heap_page());
+	if (!strcmp(name, "stack"))
+		return stack();
+	if (!strcmp(name, "image"))
+		return image(argv[0][0] == '/' ? argv[0] : "clobber");
+	if (!strcmp(name, "thread-stack"))
+		return thread_stack();
+	if (!strcmp(name, "library"))
+		return library();
+	if (!strcmp(name, "mremap"))
+		return do_mremap();
+	if (!strcmp(name, "shmat"))
+		return do_shmat();
+	if (!strcmp(name, "fork") || !strcmp(name, "vfork"))
+		return child_clobbers(name[0] == 'v');
+	if (!strcmp(name, "exec") && argc > 2) {
+		execl(argv[0], argv[0], argv[2], (char *)NULL);
+		return 2;
+	}
+	if (!strcmp(name, "thread"))
+		return pthread_create(&t, NULL, in_thread,
+				      (void *)heap_page()) ||
+		       pthread_join(t, &r) ? 2 : (int)(intptr_t)r;
+	if (!strcmp(name, "reserve"))
+		return reserve();
+	if (!strcmp(name, "remap-own"))
+		return remap_own();
+	if (!strcmp(name, "ring"))
+		return ring();
+	fprintf(stderr, "usage: clobber CASE (see the source)\n");
+	return 2;
+}

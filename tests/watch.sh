@@ -1,0 +1,174 @@
+#!/bin/sh
+# noclobber watch: the corpus (tests/progs/clobber.c), every clobber kind
+# reported with its victim and caller, refused under --deny with the
+# victim's bytes intact, made no-replace under --upgrade; the benign
+# patterns reported as nothing; for x86_64 programs and, where this
+# machine runs them, i386 ones.  Exit statuses, signals and output pass
+# through; real programs report no clobber and behave as without it.
+b=${1:?build directory}
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/tap.sh"
+nc=$b/noclobber
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+have() { command -v "$1" >/dev/null 2>&1; }
+
+"$nc" watch --help >/dev/null 2>&1
+[ $? -ne 125 ] || skip_all "$("$nc" watch true 2>&1 | sed 's/^.*: //')"
+"$nc" watch true >"$tmp/o" 2>&1 ||
+	skip_all "the watcher cannot trace here: $(head -c 200 "$tmp/o")"
+have python3 || skip_all "python3 is not installed (it reads the JSON)"
+
+# events FILE CHECK...: python3 over the NDJSON report, the checks as
+# expressions over ev (the clobber events) and sums (the summaries).
+events() {
+	f=$1
+	shift
+	python3 - "$f" "$@" <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ev = [l for l in lines if l["event"] != "summary"]
+sums = [l for l in lines if l["event"] == "summary"]
+for c in sys.argv[2:]:
+    if not eval(c):
+        print("# failed: %s\n# events: %s" % (c, json.dumps(lines)[:600]))
+        sys.exit(1)
+EOF
+}
+
+# corpus PROG ARCH SKIP: every case but SKIP's, in every mode.  Reported,
+# a clobber may well kill the program (the image's relocations gone):
+# only the report is checked then.
+corpus() {
+	p=$1 a=$2 no=$3
+	while read -r c cls kind; do
+		case " $no " in
+		*" $c "*)
+			skip "$a $c: $4"
+			continue ;;
+		esac
+		"$nc" watch --json -o "$tmp/e" "$p" "$c" >"$tmp/o" 2>&1
+		events "$tmp/e" "len(ev) == 1" \
+			"ev[0]['class'] == '$cls'" \
+			"'$kind' in [v['kind'] for v in ev[0]['victims']]" \
+			"ev[0]['action'] == 'reported'" \
+			"ev[0]['caller']['module'] == '$p'" \
+			"ev[0]['caller']['symbol'] != ''" \
+			"sum(s['clobbers'] for s in sums) == 1"
+		ok $? "$a $c: reported as $cls ($kind), from the program"
+		"$nc" watch --deny --json -o "$tmp/e" "$p" "$c" >"$tmp/o" 2>&1
+		grep -q "^$c: EEXIST$" "$tmp/o" && grep -qx intact "$tmp/o" &&
+			events "$tmp/e" "len(ev) == 1" \
+				"ev[0]['action'] == 'denied'"
+		ok $? "$a $c: --deny refuses it with EEXIST, nothing replaced"
+		"$nc" watch --upgrade --json -o "$tmp/e" "$p" "$c" >"$tmp/o" \
+			2>&1
+		grep -q "^$c: EEXIST$" "$tmp/o" && grep -qx intact "$tmp/o" &&
+			events "$tmp/e" "len(ev) == 1" \
+				"ev[0]['action'] in ('upgraded', 'denied')"
+		ok $? "$a $c: --upgrade makes it fail no-replace"
+	done <<EOF
+heap kernel-memory heap
+stack kernel-memory stack
+image kernel-memory program
+thread-stack thread-stack thread-stack
+library other-module library
+mremap kernel-memory heap
+shmat kernel-memory heap
+fork kernel-memory heap
+vfork kernel-memory heap
+thread kernel-memory heap
+EOF
+	"$nc" watch --json -o "$tmp/e" "$p" exec heap >"$tmp/o" 2>&1
+	events "$tmp/e" "len(ev) == 1" "ev[0]['class'] == 'kernel-memory'" \
+		"len(sums) == 1 and sums[0]['fixed'] >= 1"
+	ok $? "$a exec: the program run by execve is watched as well"
+	for c in reserve remap-own ring; do
+		for m in "" --deny --upgrade; do
+			"$nc" watch $m --json -o "$tmp/e" "$p" "$c" >"$tmp/o" \
+				2>&1
+			grep -q "^$c: ok$" "$tmp/o" &&
+				events "$tmp/e" "len(ev) == 0" \
+					"sums[0]['clobbers'] == 0"
+			ok $? "$a $c ${m:-(report)}: benign, nothing reported"
+		done
+	done
+}
+
+cc=${CC:-cc}
+if $cc -O1 -o "$tmp/clobber" "$top/tests/progs/clobber.c" -pthread; then
+	corpus "$tmp/clobber" x86_64 ""
+else
+	ok 1 "build progs/clobber.c"
+fi
+. "$top/tests/targets.sh"
+target_how "$top" i386
+if [ "$t_how" = native ] &&
+	$t_gcc -m32 -static -O1 -o "$tmp/clobber32" \
+		"$top/tests/progs/clobber.c" -pthread; then
+	corpus "$tmp/clobber32" i386 library "a static program has no library"
+elif [ "$t_how" = native ]; then
+	ok 1 "build progs/clobber.c for i386"
+else
+	skip "i386 programs: $t_why (the watcher traces native ones only)"
+fi
+skip "qemu-user: it has no ptrace, so a program it runs cannot be watched"
+
+# What passes through: output, status, signals.
+out=$("$nc" watch echo through 2>/dev/null)
+[ "$out" = through ]
+ok $? "the program's output is its own"
+status 7 "its exit status" "$nc" watch sh -c 'exit 7'
+"$nc" watch sh -c 'kill -SEGV $$' 2>/dev/null
+[ $? -eq 139 ]
+ok $? "death by a signal is the watcher's death by the same signal"
+out=$("$nc" watch sh -c 'trap "echo caught" USR1; kill -USR1 $$; echo on' \
+	2>/dev/null)
+[ "$out" = "caught
+on" ]
+ok $? "a signal reaches the program's handler"
+status 127 "a program not found: 127" "$nc" watch "$tmp/nothing"
+printf 'not a program\n' >"$tmp/text"
+chmod -x "$tmp/text"
+status 126 "a file that cannot run: 126" "$nc" watch "$tmp/text"
+status 125 "an unknown option: 125" "$nc" watch --frobnicate true
+status 125 "no program: 125" "$nc" watch
+"$nc" watch -o "$tmp/out" sh -c 'exit 0' 2>"$tmp/err"
+[ ! -s "$tmp/err" ]
+ok $? "-o FILE: nothing on stderr"
+
+# Real programs: no clobber, and the same output and status as without.
+real() {
+	name=$1
+	shift
+	if ! have "$1"; then
+		skip "$name: $1 is not installed"
+		return
+	fi
+	"$@" >"$tmp/want" 2>&1
+	want=$?
+	"$nc" watch --json -o "$tmp/e" "$@" >"$tmp/got" 2>&1
+	got=$?
+	[ "$got" = "$want" ] && cmp -s "$tmp/want" "$tmp/got" &&
+		events "$tmp/e" "len(ev) == 0" \
+			"all(s['clobbers'] == 0 for s in sums)"
+	ok $? "$name: no clobber, same output and status ($want)"
+}
+printf 'int main(void) { return 0; }\n' >"$tmp/m.c"
+real "python3 importing json, sqlite3, ssl" python3 -c \
+	'import json, sqlite3, ssl; print(json.dumps([1]))'
+real perl perl -e 'print "perl\n"'
+real "java -version" java -version
+real node node -e 'console.log(1)'
+real "gcc compiling a file" gcc -c -o "$tmp/m.o" "$tmp/m.c"
+real git git --version
+real make make --version
+real "a shell pipeline" sh -c 'seq 1 1000 | sort -r | head -3'
+if have qemu-x86_64; then
+	real "qemu-x86_64 running a program" qemu-x86_64 /bin/echo qemu
+else
+	skip "qemu-x86_64 is not installed"
+fi
+real "valgrind running a program" valgrind -q /bin/echo valgrind
+
+done_testing
