@@ -114,6 +114,60 @@ else
 fi
 skip "qemu-user: it has no ptrace, so a program it runs cannot be watched"
 
+# Attached to a running process (-p): a clobber refused, and Ctrl-C
+# detaching, the process left running.  The program waits for a line on
+# its input; the watcher has attached when the kernel names a tracer.
+traced() {
+	i=0
+	while [ $i -lt 100 ]; do
+		grep -q "^TracerPid:[[:space:]]*[1-9]" "/proc/$1/status" &&
+			return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+if [ -x "$tmp/clobber" ] && mkfifo "$tmp/fifo"; then
+	exec 3<>"$tmp/fifo"
+	"$tmp/clobber" wait heap <&3 >"$tmp/o" 2>&1 &
+	pid=$!
+	"$nc" watch --deny --json -o "$tmp/e" -p "$pid" 2>"$tmp/err" &
+	wpid=$!
+	traced "$pid"
+	ok $? "-p: attached to a running process"
+	echo go >&3
+	wait "$pid"
+	wait "$wpid"
+	rc=$?
+	grep -q "^heap: EEXIST$" "$tmp/o" && grep -qx intact "$tmp/o" &&
+		[ "$rc" -eq 1 ] && events "$tmp/e" "len(ev) == 1" \
+			"ev[0]['action'] == 'denied'" \
+			"ev[0]['victims'][0]['kind'] == 'heap'"
+	ok $? "-p --deny: its clobber refused; its status is the watcher's"
+	"$tmp/clobber" wait heap <&3 >"$tmp/o" 2>&1 &
+	pid=$!
+	"$nc" watch -p "$pid" 2>"$tmp/err" &
+	wpid=$!
+	traced "$pid"
+	kill -INT "$wpid"
+	wait "$wpid"
+	rc=$?
+	! grep -q "^TracerPid:[[:space:]]*[1-9]" "/proc/$pid/status" &&
+		[ "$rc" -eq 0 ]
+	ok $? "-p: SIGINT detaches, and the process runs on"
+	echo go >&3
+	wait "$pid"
+	grep -q "^heap: ok$" "$tmp/o"
+	ok $? "-p: detached, the process is as without the watcher"
+	exec 3>&-
+else
+	skip "-p: no fifo here"
+fi
+status 125 "-p with a program too: 125" "$nc" watch -p 1 true
+"$nc" watch -p 999999999 2>"$tmp/err"
+[ $? -eq 125 ] && grep -q "no process" "$tmp/err"
+ok $? "-p with no such process: 125, and why"
+
 # What passes through: output, status, signals.
 out=$("$nc" watch echo through 2>/dev/null)
 [ "$out" = through ]

@@ -18,8 +18,11 @@
 static void watch_usage(FILE *f)
 {
 	fprintf(f, "usage: noclobber watch [--deny | --upgrade] [--json] "
-		   "[-o FILE] [--] PROG [ARGS...]\n\n"
-		   "Runs PROG, following every process and thread it makes, "
+		   "[-o FILE] [--] PROG [ARGS...]\n"
+		   "       noclobber watch [--deny | --upgrade] [--json] "
+		   "[-o FILE] -p PID\n\n"
+		   "Runs PROG (or attaches to process PID and all its "
+		   "threads), following every\nprocess and thread it makes, "
 		   "and reports each\nMAP_FIXED mmap, MREMAP_FIXED mremap and "
 		   "SHM_REMAP shmat that would replace\nmemory its caller does "
 		   "not own: the heap, a stack, a program or library\nimage, "
@@ -32,10 +35,16 @@ static void watch_usage(FILE *f)
 		   "but inside the\n                caller's own memory; what "
 		   "then fails is reported\n"
 		   "  --json        one JSON object per event (NDJSON)\n"
-		   "  -o, --output FILE   reports to FILE, not stderr\n\n"
+		   "  -o, --output FILE   reports to FILE, not stderr\n"
+		   "  -p, --pid PID       watch a running process; Ctrl-C "
+		   "detaches and leaves\n                it running.  Without "
+		   "a filter (none can be put in a\n                running "
+		   "process) it stops at every system call, as strace\n"
+		   "                does\n\n"
 		   "Exit status: PROG's; 125 the watcher failed, 126 PROG "
-		   "cannot run, 127 PROG\nnot found.  See noclobber(1), and "
-		   "noclobber(7) for the rules.\n");
+		   "cannot run, 127 PROG\nnot found.  With -p: 0, or the "
+		   "process's status if it ended while watched.\nSee "
+		   "noclobber(1), and noclobber(7) for the rules.\n");
 }
 
 struct out {
@@ -242,6 +251,7 @@ int cmd_watch(int argc, char **argv)
 		{ "upgrade", no_argument, NULL, 'u' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -250,9 +260,10 @@ int cmd_watch(int argc, char **argv)
 	const char *file = NULL;
 	char why[512] = "";
 	int c, r, failed = 0;
+	pid_t pid = 0;
 
 	/* '+': the program's own options are its own. */
-	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:p:h", opts, NULL)) != -1) {
 		if (c == 'd' && o.mode == WATCH_REPORT) {
 			o.mode = WATCH_DENY;
 		} else if (c == 'u' && o.mode == WATCH_REPORT) {
@@ -261,6 +272,8 @@ int cmd_watch(int argc, char **argv)
 			out.json = 1;
 		} else if (c == 'o') {
 			file = optarg;
+		} else if (c == 'p' && !parse_pid(optarg, &pid) && pid > 0) {
+			continue;
 		} else if (c == 'h') {
 			watch_usage(stdout);
 			return 0;
@@ -269,7 +282,7 @@ int cmd_watch(int argc, char **argv)
 			return 125;
 		}
 	}
-	if (optind == argc) {
+	if ((optind == argc) == !pid) {
 		watch_usage(stderr);
 		return 125;
 	}
@@ -288,9 +301,14 @@ int cmd_watch(int argc, char **argv)
 			return 125;
 		}
 	}
-	r = watch_run(argv + optind, &o, &failed, why, sizeof(why));
+	if (pid)
+		r = watch_attach(pid, &o, why, sizeof(why));
+	else
+		r = watch_run(argv + optind, &o, &failed, why, sizeof(why));
 	if (file)
 		fclose(out.f);
+	if (r >= 0 && pid)
+		return WIFSIGNALED(r) ? 128 + WTERMSIG(r) : WEXITSTATUS(r);
 	if (r >= 0)
 		return pass_status(r);
 	fprintf(stderr, "noclobber watch: %s\n", why[0] ? why :

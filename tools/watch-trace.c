@@ -7,6 +7,7 @@
  * are followed through fork, vfork, clone and execve; signals, stops and
  * the exit status pass through as without the watcher.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -50,6 +51,7 @@ struct syscall_info {
 	};
 };
 
+#define INFO_ENTRY 1
 #define INFO_EXIT 2
 #define INFO_SECCOMP 3
 
@@ -101,6 +103,7 @@ struct task {
 	struct proc *proc;
 	struct watch_event *pending;	/* reported at the call's exit */
 	int started;			/* its first stop seen */
+	int refused;			/* -EEXIST to set at the call's exit */
 };
 
 struct tracer {
@@ -111,7 +114,41 @@ struct tracer {
 	size_t nprocs, cprocs;
 	struct timespec t0;
 	long page;
+	int attached;			/* no filter: every call stops */
 };
+
+/*
+ * A task goes on: to its next seccomp stop, or attached, to its next
+ * system call's entry or exit.
+ */
+static void resume(const struct tracer *t, pid_t tid, int sig)
+{
+	ptrace(t->attached ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
+}
+
+/*
+ * What the filter tests, for a process watched without one (attached):
+ * whether a call's entry is a fixed placement.  The entry's number and
+ * arguments are where a seccomp stop has them.
+ */
+static int wanted(const struct syscall_info *si)
+{
+	const uint64_t *a = si->seccomp.args;
+
+	switch (call_of(si)) {
+	case TAG_MMAP:
+		return (a[3] & (MAP_FIXED_BIT | 0x100000)) == MAP_FIXED_BIT;
+	case TAG_OLD_MMAP:
+		return 1;
+	case TAG_MREMAP:
+		return !!(a[3] & MREMAP_FIXED_BIT);
+	case TAG_SHMAT:
+		return !!(a[2] & SHM_REMAP);
+	case TAG_IPC:
+		return (a[0] & 0xffff) == IPC_SHMAT && (a[2] & SHM_REMAP);
+	}
+	return 0;
+}
 
 /* ---- the filter ---- */
 
@@ -800,43 +837,74 @@ static void finish(struct tracer *t, struct task *k, struct watch_event *e)
 	free_event(e);
 }
 
-/* A seccomp stop: the call judged and acted on. */
-static void on_seccomp(struct tracer *t, struct task *k)
+/* At a call's exit: a refused one's answer set, an upgraded one's read. */
+static void on_syscall_exit_fix(struct tracer *t, struct task *k,
+				const struct syscall_info *si)
 {
-	struct syscall_info si;
+	struct watch_event *e = k->pending;
+	struct user_regs_struct r;
+
+	k->pending = NULL;
+	if (k->refused && !ptrace(PTRACE_GETREGS, k->tid, 0, &r)) {
+		r.rax = (unsigned long long)-EEXIST;
+		ptrace(PTRACE_SETREGS, k->tid, 0, &r);
+	}
+	k->refused = 0;
+	if (e) {
+		e->have_result = 1;
+		e->result = si->exit.rval;
+		finish(t, k, e);
+	}
+}
+
+static void on_syscall_exit(struct tracer *t, struct task *k,
+			    const struct syscall_info *si)
+{
+	on_syscall_exit_fix(t, k, si);
+	resume(t, k->tid, 0);
+}
+
+/*
+ * A fixed placement stopped at (a seccomp stop, or attached, its entry):
+ * judged, acted on, reported.
+ */
+static void on_call(struct tracer *t, struct task *k,
+		    const struct syscall_info *si)
+{
 	struct watch_event *e = calloc(1, sizeof(*e));
 	struct victims vs = { e, 0, (uint64_t)t->page };
 	struct proc *p = k->proc;
 	int r, how, walked = 0;
 
-	if (!e || ptrace(PTRACE_GET_SYSCALL_INFO, k->tid, sizeof(si), &si) <
-			  0 || si.op != INFO_SECCOMP)
+	if (!e)
 		goto cont;
 	e->pid = p->tgid;
 	e->tid = k->tid;
 	e->program = p->program;
 	e->when = since(t);
-	e->pc = si.ip;
-	e->sp = si.sp;
-	if (decode(t, k->tid, &si, e))
+	e->pc = si->ip;
+	e->sp = si->sp;
+	if (decode(t, k->tid, si, e))
 		goto cont;
 	p->sum.fixed++;
 	r = ncb_maps_occupants(p->tgid, (void *)(uintptr_t)e->start,
 			       (size_t)(e->end - e->start), one_victim, &vs);
 	if (r < 0)
 		goto cont;
-	watch_caller(p->tgid, k->tid, si.ip, si.sp, &e->caller, 0);
+	watch_caller(p->tgid, k->tid, e->pc, e->sp, &e->caller, 0);
 	e->cls = judge(p, e);
 	if (caller_matters(e) && watch_is_libc(e->caller.module)) {
-		watch_caller(p->tgid, k->tid, si.ip, si.sp, &e->caller, 1);
+		watch_caller(p->tgid, k->tid, e->pc, e->sp, &e->caller, 1);
 		walked = 1;
 		e->cls = judge(p, e);
 	}
 	if (NCB__WC_CLOBBER(e->cls) && !walked)
-		watch_caller(p->tgid, k->tid, si.ip, si.sp, &e->caller, 1);
+		watch_caller(p->tgid, k->tid, e->pc, e->sp, &e->caller, 1);
 	how = act(t, e);
 	e->action = how == 1 ? "denied" : how == 2 ? "upgraded" :
 		    "reported";
+	/* Attached, a refused call's -EEXIST is set again at its exit. */
+	k->refused = how == 1 && t->attached;
 	if (how != 1)
 		note_region(p, e);
 	if (how == 2) {
@@ -846,40 +914,91 @@ static void on_seccomp(struct tracer *t, struct task *k)
 		return;
 	}
 	finish(t, k, e);
-	ptrace(PTRACE_CONT, k->tid, 0, 0);
+	resume(t, k->tid, 0);
 	return;
 cont:
 	if (e)
 		free_event(e);
-	ptrace(PTRACE_CONT, k->tid, 0, 0);
+	resume(t, k->tid, 0);
 }
 
-static void on_syscall_exit(struct tracer *t, struct task *k)
+/* A system call stop: the filter's, or attached, an entry or an exit. */
+static void on_syscall_stop(struct tracer *t, struct task *k, int seccomp)
 {
 	struct syscall_info si;
-	struct watch_event *e = k->pending;
 
-	k->pending = NULL;
-	if (e && ptrace(PTRACE_GET_SYSCALL_INFO, k->tid, sizeof(si), &si) >=
-		 0 && si.op == INFO_EXIT) {
-		e->have_result = 1;
-		e->result = si.exit.rval;
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, k->tid, sizeof(si), &si) < 0) {
+		resume(t, k->tid, 0);
+		return;
 	}
-	if (e)
-		finish(t, k, e);
-	ptrace(PTRACE_CONT, k->tid, 0, 0);
+	if (si.op == INFO_EXIT) {
+		on_syscall_exit(t, k, &si);
+		return;
+	}
+	if ((seccomp && si.op == INFO_SECCOMP) ||
+	    (si.op == INFO_ENTRY && wanted(&si))) {
+		on_call(t, k, &si);
+		return;
+	}
+	resume(t, k->tid, 0);
 }
 
 /* ---- the loop ---- */
 
-static void on_new_child(struct tracer *t, struct task *k)
+#define CLONE_THREAD_BIT 0x10000
+
+/*
+ * A new thread's stack, from the arguments of the clone that made it, read
+ * while its maker is stopped in the call: before the maker can go on to
+ * use the address, which the thread's own first stop may come after.
+ * clone(flags, stack, ...) and clone3(args, size), whose struct clone_args
+ * has the flags first and the stack and its size as its sixth and seventh
+ * 64-bit fields.  An address just inside the top, or 0.
+ */
+static uint64_t clone_stack(pid_t tid)
+{
+	struct user_regs_struct r;
+	struct syscall_info si;
+	uint64_t args[7] = { 0 }, flags, a0, a1;
+	struct iovec local = { args, sizeof(args) }, remote;
+	int compat;
+
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r) ||
+	    ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(si), &si) <= 0)
+		return 0;
+	compat = si.arch == AUDIT_ARCH_I386;
+	a0 = compat ? r.rbx & 0xffffffff : r.rdi;
+	a1 = compat ? r.rcx & 0xffffffff : r.rsi;
+	if (r.orig_rax == 435) {
+		remote.iov_base = (void *)(uintptr_t)a0;
+		remote.iov_len = sizeof(args);
+		if (process_vm_readv(tid, &local, 1, &remote, 1, 0) !=
+		    (ssize_t)sizeof(args))
+			return 0;
+		flags = args[0];
+		a1 = args[5] + args[6];
+	} else if (r.orig_rax == (compat ? 120U : 56U)) {
+		flags = a0;
+	} else {
+		return 0;
+	}
+	return flags & CLONE_THREAD_BIT && a1 ? a1 - 1 : 0;
+}
+
+static void on_new_child(struct tracer *t, struct task *k, int ev)
 {
 	unsigned long msg = 0;
+	struct task *c;
+	uint64_t sp;
 
 	ptrace(PTRACE_GETEVENTMSG, k->tid, 0, &msg);
 	/* It may have reported already; it is found or made now. */
-	if (msg && !find_task(t, (pid_t)msg, NULL))
-		new_task(t, (pid_t)msg);
+	c = msg ? find_task(t, (pid_t)msg, NULL) : NULL;
+	if (msg && !c)
+		c = new_task(t, (pid_t)msg);
+	sp = ev == PTRACE_EVENT_CLONE ? clone_stack(k->tid) : 0;
+	if (c && sp && c->proc == k->proc)
+		add_thread(k->proc, c->tid, sp);
 }
 
 /*
@@ -928,7 +1047,7 @@ static void on_stop(struct tracer *t, pid_t tid, int status)
 	int sig = WSTOPSIG(status), ev = status >> 16;
 
 	if (!k) {
-		ptrace(PTRACE_CONT, tid, 0, 0);
+		resume(t, tid, 0);
 		return;
 	}
 	if (!k->started) {
@@ -936,17 +1055,17 @@ static void on_stop(struct tracer *t, pid_t tid, int status)
 		on_first_stop(k);
 	}
 	if (sig == (SIGTRAP | 0x80)) {
-		on_syscall_exit(t, k);
+		on_syscall_stop(t, k, 0);
 		return;
 	}
 	switch (ev) {
 	case PTRACE_EVENT_SECCOMP:
-		on_seccomp(t, k);
+		on_syscall_stop(t, k, 1);
 		return;
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE:
-		on_new_child(t, k);
+		on_new_child(t, k, ev);
 		break;
 	case PTRACE_EVENT_EXEC:
 		on_exec(t, k);
@@ -960,10 +1079,83 @@ static void on_stop(struct tracer *t, pid_t tid, int status)
 		break;
 	case 0:
 		/* A signal on its way: delivered as it was sent. */
-		ptrace(PTRACE_CONT, tid, 0, sig);
+		resume(t, tid, sig);
 		return;
 	}
-	ptrace(PTRACE_CONT, tid, 0, 0);
+	resume(t, tid, 0);
+}
+
+static int detach_asked;
+
+/*
+ * The next stop or exit of a task.  Attached, SIGINT, SIGTERM and SIGHUP
+ * end the watch: they are blocked and waited for with SIGCHLD (a tracee's
+ * stop sends its tracer one), each wait first asking without blocking, so
+ * that neither a stop nor the signal can be missed in between.  -1 with
+ * EINTR once detaching is asked.
+ */
+static pid_t next_stop(const struct tracer *t, int *status)
+{
+	sigset_t set;
+	pid_t tid;
+	int sig;
+
+	if (!t->attached)
+		return waitpid(-1, status, __WALL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	for (;;) {
+		tid = waitpid(-1, status, __WALL | WNOHANG);
+		if (tid || detach_asked) {
+			if (!tid)
+				errno = EINTR;
+			return tid ? tid : -1;
+		}
+		sig = sigwaitinfo(&set, NULL);
+		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+			detach_asked = 1;
+	}
+}
+
+/*
+ * Attached, every task is left as it was: stopped where it is (a call in
+ * flight finished first, a refused one returning EEXIST), then detached,
+ * a signal on its way delivered.  Children not yet known go too.
+ */
+static void detach_all(struct tracer *t)
+{
+	struct syscall_info si;
+	struct task *k;
+	int status, sig;
+	size_t i;
+	pid_t tid;
+
+	for (i = 0; i < t->ntasks; i++)
+		ptrace(PTRACE_INTERRUPT, t->tasks[i]->tid, 0, 0);
+	while (t->ntasks) {
+		tid = waitpid(-1, &status, __WALL);
+		if (tid < 0 && errno == EINTR)
+			continue;
+		if (tid < 0)
+			break;
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			end_task(t, tid);
+			continue;
+		}
+		k = find_task(t, tid, NULL);
+		sig = status >> 16 ? 0 : WSTOPSIG(status);
+		if (k && sig == (SIGTRAP | 0x80)) {
+			sig = 0;
+			if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(si),
+				    &si) > 0 && si.op == INFO_EXIT)
+				on_syscall_exit_fix(t, k, &si);
+		}
+		ptrace(PTRACE_DETACH, tid, 0, sig);
+		end_task(t, tid);
+	}
 }
 
 static int loop(struct tracer *t, pid_t child)
@@ -972,7 +1164,11 @@ static int loop(struct tracer *t, pid_t child)
 	pid_t tid;
 
 	while (t->ntasks) {
-		tid = waitpid(-1, &status, __WALL);
+		tid = next_stop(t, &status);
+		if (tid < 0 && errno == EINTR && detach_asked) {
+			detach_all(t);
+			break;
+		}
 		if (tid < 0 && errno == EINTR)
 			continue;
 		if (tid < 0)
@@ -1109,4 +1305,83 @@ close_go:
 	close(go[0]);
 	close(go[1]);
 	return e;
+}
+
+/* Every thread of pid, seized and stopped; threads made meanwhile too. */
+static int seize_all(struct tracer *t, pid_t pid, long opts, char *why,
+		     size_t whylen)
+{
+	struct dirent *de;
+	char path[64];
+	int added, e;
+	pid_t tid;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	do {
+		added = 0;
+		d = opendir(path);
+		if (!d) {
+			e = -errno;
+			snprintf(why, whylen, "no process %d: %s", (int)pid,
+				 strerror(-e));
+			return e;
+		}
+		while ((de = readdir(d))) {
+			tid = (pid_t)atoi(de->d_name);
+			if (tid <= 0 || find_task(t, tid, NULL))
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, 0, opts)) {
+				/* A thread that ended meanwhile is none. */
+				if (errno == ESRCH)
+					continue;
+				e = -errno;
+				closedir(d);
+				snprintf(why, whylen, "cannot trace process "
+					 "%d: %s%s", (int)pid, strerror(-e),
+					 e == -EPERM ? " (another tracer, "
+					 "Yama's ptrace_scope, or a process "
+					 "with more privileges)" : "");
+				return e;
+			}
+			ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+			if (!new_task(t, tid)) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			added = 1;
+		}
+		closedir(d);
+	} while (added);
+	return 0;
+}
+
+int watch_attach(pid_t pid, const struct watch_opts *o, char *why,
+		 size_t whylen)
+{
+	struct tracer t = { .o = o, .attached = 1 };
+	long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+		    PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
+		    PTRACE_O_TRACESYSGOOD;
+	sigset_t set;
+	int e, status;
+
+	t.page = sysconf(_SC_PAGESIZE);
+	clock_gettime(CLOCK_MONOTONIC, &t.t0);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	e = seize_all(&t, pid, opts, why, whylen);
+	if (e) {
+		detach_all(&t);
+		status = e;
+	} else {
+		status = loop(&t, pid);
+	}
+	free(t.tasks);
+	free(t.procs);
+	return status;
 }

@@ -69,6 +69,14 @@ struct watch_opts {
  */
 int watch_run(char *const argv[], const struct watch_opts *o,
 	      int *exec_failed, char *why, size_t whylen);
+/*
+ * Watches process pid, all its threads and what it makes, until it ends
+ * (its wait status) or SIGINT, SIGTERM or SIGHUP (0, every task detached
+ * and left running); -errno with why if it could not be attached.  No
+ * filter can be put in a running process: every system call stops.
+ */
+int watch_attach(pid_t pid, const struct watch_opts *o, char *why,
+		 size_t whylen);
 
 /*
  * The module that made the call tid is stopped in at pc (sp its stack

@@ -9,6 +9,9 @@
  *   clobbers: heap stack image thread-stack library mremap shmat fork
  *             exec thread vfork
  *   benign:   reserve remap-own ring
+ *
+ * "clobber wait CASE" first reads a line from its input, so that a watcher
+ * can attach to it before the call.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -256,11 +259,19 @@ static int ring(void)
 
 int main(int argc, char **argv)
 {
+	char line[16];
 	pthread_t t;
 	void *r;
 
 	pg = (size_t)sysconf(_SC_PAGESIZE);
 	name = argc > 1 ? argv[1] : "";
+	if (!strcmp(name, "wait") && argc > 2) {
+		if (!fgets(line, sizeof(line), stdin))
+			return 2;
+		argv++;
+		argc--;
+		name = argv[1];
+	}
 	if (!strcmp(name, "heap"))
 		return over(heap_page());
 	if (!strcmp(name, "stack"))
