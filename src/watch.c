@@ -25,11 +25,20 @@ static struct ncb__wmod mod_of(const struct ncb_mapping *m)
 	return r;
 }
 
-/* The bracketed names the kernel gives mappings it made itself. */
-static enum ncb__wkind kernel_name(const char *path)
+/*
+ * The bracketed names the kernel gives mappings it made itself.  It names
+ * [heap] any mapping that spans the program break, even one the program
+ * made there without ever calling brk (valgrind's reservation for its
+ * guest): a PROT_NONE one is no heap.
+ */
+static enum ncb__wkind kernel_name(const struct ncb_mapping *m)
 {
-	if (!strcmp(path, "[heap]"))
+	const char *path = m->path;
+
+	if (!strcmp(path, "[heap]") && (m->prot || m->shared))
 		return NCB__W_HEAP;
+	if (!strcmp(path, "[heap]"))
+		return NCB__W_ANON;
 	if (!strcmp(path, "[stack]"))
 		return NCB__W_STACK;
 	/* "[anon:NAME]" and "[anon_shmem:NAME]" are the program's names. */
@@ -38,17 +47,33 @@ static enum ncb__wkind kernel_name(const char *path)
 	return NCB__W_ANON;
 }
 
+/*
+ * The thread whose stack holds [s, e) of mapping m.  Stacks without guard
+ * pages between them (HotSpot gives Java threads none) merge into one
+ * mapping: a stack grows down, so the range is the stack of the thread
+ * whose stack pointer is the lowest above it; above them all, it is the
+ * live part of the highest one's.
+ */
 static int thread_of(const struct ncb__wproc *p, const struct ncb_mapping *m,
-		     pid_t *tid)
+		     uint64_t e, pid_t *tid)
 {
+	const struct ncb__wthread *best = NULL, *top = NULL;
 	size_t i;
 
-	for (i = 0; i < p->nthreads; i++)
-		if (p->threads[i].sp >= m->start && p->threads[i].sp < m->end) {
-			*tid = p->threads[i].tid;
-			return 1;
-		}
-	return 0;
+	for (i = 0; i < p->nthreads; i++) {
+		const struct ncb__wthread *t = &p->threads[i];
+
+		if (t->sp < m->start || t->sp >= m->end)
+			continue;
+		if (t->sp >= e && (!best || t->sp < best->sp))
+			best = t;
+		if (!top || t->sp > top->sp)
+			top = t;
+	}
+	best = best ? best : top;
+	if (best)
+		*tid = best->tid;
+	return !!best;
 }
 
 /* The seen region holding [s, e), the part of a mapping replaced. */
@@ -72,7 +97,7 @@ static void kind_of(const struct ncb__wproc *p, const struct ncb__wcall *c,
 	uint64_t s = v->m.start > c->start ? v->m.start : c->start;
 	uint64_t e = v->m.end < c->end ? v->m.end : c->end;
 	struct ncb__wmod mod = mod_of(&v->m);
-	enum ncb__wkind k = kernel_name(v->m.path);
+	enum ncb__wkind k = kernel_name(&v->m);
 
 	v->tid = 0;
 	v->region = 0;
@@ -82,7 +107,7 @@ static void kind_of(const struct ncb__wproc *p, const struct ncb__wcall *c,
 		v->kind = NCB__W_EXE;
 	else if (mod_eq(mod, p->interp))
 		v->kind = NCB__W_INTERP;
-	else if (thread_of(p, &v->m, &v->tid))
+	else if (thread_of(p, &v->m, e, &v->tid))
 		v->kind = NCB__W_THREAD_STACK;
 	else if (mod.ino && v->file_end &&
 		 v->m.offset + (s - v->m.start) >= v->file_end)
@@ -107,6 +132,16 @@ static void kind_of(const struct ncb__wproc *p, const struct ncb__wcall *c,
 static int empty(enum ncb__wkind k)
 {
 	return k == NCB__W_RESERVED || k == NCB__W_PAST_EOF;
+}
+
+/*
+ * A module's own code: a program or library may move its text (onto huge
+ * pages: node's --use-largepages copies it out, maps anonymous memory over
+ * it and copies it back).  Its data stays its own to lose, not to replace.
+ */
+static int own_text(const struct ncb__wcall *c, const struct ncb__wvictim *v)
+{
+	return (v->m.prot & PROT_EXEC) && mod_eq(c->caller, mod_of(&v->m));
 }
 
 static int kernel_made(enum ncb__wkind k)
@@ -150,12 +185,11 @@ static int in_span(const struct ncb__wvictim *lib,
  */
 static enum ncb__wclass one_making(const struct ncb__wproc *p,
 				   const struct ncb__wcall *c,
-				   const struct ncb__wvictim *first)
+				   const struct ncb__wvictim *first, int text)
 {
 	struct ncb__wmod mod = mod_of(&first->m);
 
-	/* A module may remap its own image (its text onto huge pages). */
-	if (mod.ino && mod_eq(c->caller, mod))
+	if (text)
 		return NCB__WC_OWN_IMAGE;
 	switch (first->kind) {
 	case NCB__W_THREAD_STACK:
@@ -184,6 +218,7 @@ enum ncb__wclass ncb__wjudge(const struct ncb__wproc *p,
 {
 	uint64_t covered = 0;
 	size_t i, first = n;
+	int text = 1;
 
 	*culprit = 0;
 	for (i = 0; i < n; i++) {
@@ -193,7 +228,7 @@ enum ncb__wclass ncb__wjudge(const struct ncb__wproc *p,
 	}
 	for (i = 0; i < n; i++) {
 		*culprit = i;
-		if (kernel_made(v[i].kind))
+		if (kernel_made(v[i].kind) && !own_text(c, &v[i]))
 			return NCB__WC_KERNEL;
 		if (v[i].kind == NCB__W_THREAD_STACK &&
 		    (v[i].tid != c->tid || c->end > c->sp))
@@ -215,7 +250,9 @@ enum ncb__wclass ncb__wjudge(const struct ncb__wproc *p,
 	/* Memory replaced and free space taken: past what was there. */
 	if (covered < c->end - c->start)
 		return NCB__WC_SPANS;
-	return one_making(p, c, &v[first]);
+	for (i = first; i < n; i++)
+		text = text && (empty(v[i].kind) || own_text(c, &v[i]));
+	return one_making(p, c, &v[first], text);
 }
 
 const char *ncb__wclass_name(enum ncb__wclass c)

@@ -15,13 +15,15 @@
  * the span it has just mapped, a data file (14), a reservation partly
  * committed, a large anonymous chunk, a second thread's stack with its
  * guard page, the heap and the main stack; libbss.so (15, of 8 KiB) is
- * mapped 16 KiB long, as an emulator's loader maps an object's span.
+ * mapped 16 KiB long, as an emulator's loader maps an object's span; two
+ * threads' stacks without a guard page between them, merged.
  */
 static const char maps_text[] =
 	"555500000000-555500001000 r--p 00000000 08:01 10 /usr/bin/prog\n"
 	"555500001000-555500002000 r-xp 00001000 08:01 10 /usr/bin/prog\n"
 	"555500002000-555500003000 rw-p 00002000 08:01 10 /usr/bin/prog\n"
 	"555500003000-555500024000 rw-p 00000000 00:00 0 [heap]\n"
+	"7e0000000000-7e0000100000 rw-p 00000000 00:00 0 \n"
 	"7f0000000000-7f0000010000 ---p 00000000 00:00 0 \n"
 	"7f0000010000-7f0000020000 rw-p 00000000 00:00 0 \n"
 	"7f0000020000-7f0000100000 ---p 00000000 00:00 0 \n"
@@ -47,6 +49,7 @@ static const char maps_text[] =
 
 static const struct ncb__wthread threads[] = {
 	{ 100, 0x7ffd00020000 }, { 101, 0x7f2000800000 },
+	{ 102, 0x7e00000f0000 }, { 103, 0x7e0000070000 },
 };
 
 /* Made by the program itself (a fixed placement the watcher saw). */
@@ -55,7 +58,7 @@ static const struct ncb__wregion regions[] = {
 };
 
 static const struct ncb__wproc proc = {
-	{ DEV, 10 }, { DEV, 11 }, threads, 2, regions, 1,
+	{ DEV, 10 }, { DEV, 11 }, threads, 4, regions, 1,
 };
 
 struct verdict {
@@ -161,11 +164,16 @@ TEST(past_end_of_file)
 		       NCB__WC_OTHER_MODULE, NCB__W_LIBRARY);
 }
 
-/* A library remapping its own text (onto huge pages, say). */
+/* A module moving its own text onto huge pages (node does). */
 TEST(own_image)
 {
 	ASSERT_VERDICT(judge(0x7f5000028000, 0x7f5000100000, LIBC, NONE),
 		       NCB__WC_OWN_IMAGE, 0);
+	ASSERT_VERDICT(judge(0x555500001000, 0x555500002000, PROG, NONE),
+		       NCB__WC_OWN_IMAGE, 0);
+	/* Its text and its read-only data: not only code. */
+	ASSERT_VERDICT(judge(0x7f5000020000, 0x7f5000030000, LIBC, NONE),
+		       NCB__WC_OTHER_MODULE, NCB__W_LIBRARY);
 }
 
 TEST(regions_by_maker)
@@ -193,12 +201,57 @@ TEST(kernel_memory)
 		       NCB__WC_KERNEL, NCB__W_HEAP);
 	ASSERT_VERDICT(judge(0x7ffd00010000, 0x7ffd00011000, PROG, NONE),
 		       NCB__WC_KERNEL, NCB__W_STACK);
-	ASSERT_VERDICT(judge(0x555500001000, 0x555500002000, PROG, NONE),
+	ASSERT_VERDICT(judge(0x555500001000, 0x555500002000, LIBC, NONE),
 		       NCB__WC_KERNEL, NCB__W_EXE);
-	ASSERT_VERDICT(judge(0x7f5000201000, 0x7f5000202000, LDSO, NONE),
+	/* Its own data, even by the program itself. */
+	ASSERT_VERDICT(judge(0x555500002000, 0x555500003000, PROG, NONE),
+		       NCB__WC_KERNEL, NCB__W_EXE);
+	ASSERT_VERDICT(judge(0x7f5000201000, 0x7f5000202000, PROG, NONE),
 		       NCB__WC_KERNEL, NCB__W_INTERP);
 	ASSERT_VERDICT(judge(0x7ffd00100000, 0x7ffd00101000, PROG, NONE),
 		       NCB__WC_KERNEL, NCB__W_KERNEL);
+}
+
+/* A reservation over the program break is named [heap] all the same. */
+TEST(reservation_named_heap)
+{
+	static const char text[] =
+		"59000000-9a000000 ---p 00000000 00:00 0 [heap]\n";
+	struct ncb__wcall c = { 0x60000000, 0x60001000, 100, 0x7ffd00020000,
+				PROG, NONE };
+	struct ncb__wvictim v = { .elf = 0 };
+	struct ncb_maps *maps;
+	size_t culprit;
+
+	ASSERT_EQ(ncb__maps_from_text(&maps, text, strlen(text)), 0);
+	v.m.size = sizeof(v.m);
+	ASSERT_EQ(ncb_maps_next(maps, &v.m), 1);
+	ASSERT_EQ(ncb__wjudge(&proc, &c, &v, 1, &culprit),
+		  NCB__WC_RESERVATION);
+	ncb_maps_close(maps);
+}
+
+/* A program with no interpreter (static, or ld.so run as one) loads. */
+TEST(own_loader)
+{
+	struct ncb__wproc self = proc;
+	struct ncb__wcall c = { 0x7f4000005000, 0x7f4000006000, 100,
+				0x7ffd00020000, PROG, NONE };
+	struct ncb_mapping m = { .size = sizeof(m) };
+	struct ncb__wvictim v = { .elf = 1 };
+	struct ncb_maps *maps;
+	size_t culprit;
+
+	self.interp = self.exe;
+	ASSERT_EQ(ncb__maps_from_text(&maps, maps_text, strlen(maps_text)),
+		  0);
+	while (ncb_maps_next(maps, &m) == 1 && m.inode != 13)
+		;
+	v.m = m;
+	v.m.start = 0x7f4000005000;
+	v.m.end = 0x7f4000006000;
+	ASSERT_EQ(ncb__wjudge(&self, &c, &v, 1, &culprit), NCB__WC_LOADER);
+	ncb_maps_close(maps);
 }
 
 TEST(thread_stack)
@@ -215,6 +268,14 @@ TEST(thread_stack)
 	v = judge_at(0x7f20006ff000, 0x7f2000701000, 101, 0x7f2000700000,
 		     PROG, NONE);
 	ASSERT_VERDICT(v, NCB__WC_THREAD_STACK, NCB__W_THREAD_STACK);
+	/* Stacks merged into one mapping: the one above the range's. */
+	v = judge_at(0x7e0000001000, 0x7e0000002000, 103, 0x7e0000070000,
+		     PROG, NONE);
+	ASSERT_VERDICT(v, NCB__WC_OWN_STACK, 0);
+	v = judge_at(0x7e0000081000, 0x7e0000082000, 103, 0x7e0000070000,
+		     PROG, NONE);
+	ASSERT_VERDICT(v, NCB__WC_THREAD_STACK, NCB__W_THREAD_STACK);
+	ASSERT_EQ(v.tid, 102);
 	/* The main stack is the kernel's, whoever asks. */
 	v = judge_at(0x7ffd00000000, 0x7ffd00001000, 100, 0x7ffd00020000,
 		     PROG, NONE);
@@ -248,5 +309,6 @@ TEST(names)
 
 TEST_MAIN(T(free_space_is_nothing), T(reservation_pages), T(loader_in_span),
 	  T(past_end_of_file), T(own_image), T(regions_by_maker),
-	  T(unseen_region), T(kernel_memory), T(thread_stack), T(another_library),
+	  T(unseen_region), T(kernel_memory), T(reservation_named_heap),
+	  T(own_loader), T(thread_stack), T(another_library),
 	  T(spans_or_runs_past), T(names))
