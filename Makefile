@@ -118,7 +118,12 @@ $(O)/bench/exit0: bench/exit0.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -static -nostdlib -fno-stack-protector -o $@ $<
 
-benches: $(BENCH_BIN) $(O)/bench/exit0
+# b-watch's mmap-heavy program: plain libc, as a traced program would be.
+$(O)/bench/mmap-churn: bench/mmap-churn.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $<
+
+benches: $(BENCH_BIN) $(O)/bench/exit0 $(O)/bench/mmap-churn
 
 check:
 	tests/matrix.sh

@@ -3,6 +3,7 @@
 #   NCB_BENCH_ONLY=b-resv      only the benchmarks whose name starts so
 #   NCB_BENCH_RUN=qemu-x86_64  run each under a command (an emulator,
 #                              valgrind); the CSV then says so in its name
+#   NCB_BENCH_REPEATS=5        b-watch: fewer repetitions (15 by default)
 set -eu
 b=${1:-build/native}
 only=${NCB_BENCH_ONLY:-}
