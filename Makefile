@@ -67,13 +67,15 @@ $(STLIB): $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-# noclobber watch needs libseccomp and elfutils' libdw, for this compiler
-# (a cross build has neither, and its tool says so when asked to watch).
-WATCH ?= $(shell printf 'int main(void){return 0;}' | $(CC) $(CFLAGS) \
-	$(LDFLAGS) -x c -o /dev/null - -lseccomp -ldw 2>/dev/null && echo 1)
+# noclobber watch needs libseccomp, and elfutils' libdw header (the library
+# is loaded when a stack is first walked), for this compiler: a cross build
+# has neither, and its tool says so when asked to watch.
+WATCH ?= $(shell printf '\043include <elfutils/libdwfl.h>\nint main(void)\
+	{ return 0; }' | $(CC) $(CFLAGS) $(LDFLAGS) -x c -o /dev/null - \
+	-lseccomp 2>/dev/null && echo 1)
 WATCH_SRC := tools/cmd-watch.c $(wildcard tools/watch-*.c)
 ifeq ($(WATCH),1)
-TOOL_LIBS := -lseccomp -ldw
+TOOL_LIBS := -lseccomp
 else
 TOOL_SRC := $(filter-out $(WATCH_SRC),$(TOOL_SRC))
 TOOL_DEFS := -DNCB_NO_WATCH

@@ -3,10 +3,13 @@
  * Who made a call: the module holding the code that asked, past the C
  * library's system call wrappers.  The program counter at the stop says
  * where the system call instruction is; when that is in the C library, the
- * stack is walked (elfutils' unwinder, through our ptrace stop) to the
- * first frame outside it.  Walks cost about a millisecond: only calls that
- * replace something ask for one.
+ * return address a leaf wrapper leaves on the stack says who called it,
+ * else the stack is walked (elfutils' unwinder, through our ptrace stop)
+ * to the first frame outside it.  Walks cost about a millisecond: only
+ * calls that replace something ask for one, and the unwinder (with the
+ * libraries it needs) is loaded at the first.
  */
+#include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <string.h>
@@ -16,19 +19,53 @@
 #include "cli.h"
 #include "watcher.h"
 
+/* The functions of libdw used here, typed as its header declares them. */
+#define DW_FUNCS(X) X(dwfl_begin) X(dwfl_end) X(dwfl_report_begin)	\
+	X(dwfl_report_begin_add) X(dwfl_report_end)			\
+	X(dwfl_linux_proc_report) X(dwfl_linux_proc_attach)		\
+	X(dwfl_getthread_frames) X(dwfl_frame_pc) X(dwfl_addrmodule)	\
+	X(dwfl_module_addrinfo) X(dwfl_linux_proc_find_elf)		\
+	X(dwfl_standard_find_debuginfo)
+#define DW_FIELD(f) __typeof__(f) *f;
+
+static struct {
+	DW_FUNCS(DW_FIELD)
+} dw;
+
+static Dwfl_Callbacks callbacks;
+
+/* libdw, loaded at the first walk: 1 there, 0 not to be had. */
+static int load_dw(void)
+{
+	static int state;
+	void *h, *s;
+
+	if (state)
+		return state > 0;
+	state = -1;
+	h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return 0;
+#define DW_LOAD(f)						\
+	s = dlsym(h, #f);					\
+	if (!s)							\
+		return 0;					\
+	memcpy(&dw.f, &s, sizeof(s));
+	DW_FUNCS(DW_LOAD)
+	callbacks.find_elf = dw.dwfl_linux_proc_find_elf;
+	callbacks.find_debuginfo = dw.dwfl_standard_find_debuginfo;
+	state = 1;
+	return 1;
+}
+
 /* One unwinder per process, kept while it is being watched. */
 static Dwfl *walker;
 static pid_t walker_pid;
 
-static const Dwfl_Callbacks callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-};
-
 void watch_caller_forget(pid_t tgid)
 {
 	if (walker && walker_pid == tgid) {
-		dwfl_end(walker);
+		dw.dwfl_end(walker);
 		walker = NULL;
 	}
 }
@@ -36,26 +73,28 @@ void watch_caller_forget(pid_t tgid)
 /* The unwinder for tgid, its module list brought up to date. */
 static Dwfl *unwinder(pid_t tgid)
 {
+	if (!load_dw())
+		return NULL;
 	if (walker && walker_pid != tgid)
 		watch_caller_forget(walker_pid);
 	if (!walker) {
-		walker = dwfl_begin(&callbacks);
+		walker = dw.dwfl_begin(&callbacks);
 		if (!walker)
 			return NULL;
 		walker_pid = tgid;
-		dwfl_report_begin(walker);
-		if (dwfl_linux_proc_report(walker, tgid) ||
-		    dwfl_report_end(walker, NULL, NULL) ||
+		dw.dwfl_report_begin(walker);
+		if (dw.dwfl_linux_proc_report(walker, tgid) ||
+		    dw.dwfl_report_end(walker, NULL, NULL) ||
 		    /* Stopped by us already: it must not attach itself. */
-		    dwfl_linux_proc_attach(walker, tgid, true)) {
+		    dw.dwfl_linux_proc_attach(walker, tgid, true)) {
 			watch_caller_forget(tgid);
 			return NULL;
 		}
 		return walker;
 	}
-	dwfl_report_begin_add(walker);
-	dwfl_linux_proc_report(walker, tgid);
-	dwfl_report_end(walker, NULL, NULL);
+	dw.dwfl_report_begin_add(walker);
+	dw.dwfl_linux_proc_report(walker, tgid);
+	dw.dwfl_report_end(walker, NULL, NULL);
 	return walker;
 }
 
@@ -75,16 +114,12 @@ int watch_is_libc(const char *path)
 }
 
 /* Where addr is, from the process's maps: 0, or -errno; *prot its. */
-static int site_prot(pid_t tgid, uint64_t addr, struct watch_site *s,
-		     int *prot)
+static int site_prot(struct ncb_maps *maps, uint64_t addr,
+		     struct watch_site *s, int *prot)
 {
 	struct ncb_mapping m = NCB_INIT(ncb_mapping);
-	struct ncb_maps *maps;
-	int r = ncb_maps_open(&maps, tgid);
+	int r = ncb_maps_find(maps, addr, &m);
 
-	if (r)
-		return r;
-	r = ncb_maps_find(maps, addr, &m);
 	memset(s, 0, sizeof(*s));
 	*prot = r == 1 ? m.prot : 0;
 	if (r == 1) {
@@ -95,15 +130,15 @@ static int site_prot(pid_t tgid, uint64_t addr, struct watch_site *s,
 	} else {
 		s->offset = addr;
 	}
-	ncb_maps_close(maps);
 	return r < 0 ? r : 0;
 }
 
-static int site_of(pid_t tgid, uint64_t addr, struct watch_site *s)
+static int site_of(struct ncb_maps *maps, uint64_t addr,
+		   struct watch_site *s)
 {
 	int prot;
 
-	return site_prot(tgid, addr, s, &prot);
+	return site_prot(maps, addr, s, &prot);
 }
 
 static int peek(pid_t pid, uint64_t addr, void *buf, size_t len)
@@ -123,7 +158,8 @@ static int peek(pid_t pid, uint64_t addr, void *buf, size_t len)
  * outside the C library.  Anything else on the stack fails the test, and
  * the stack is walked instead.  1 if found.
  */
-static int leaf_return(pid_t tgid, uint64_t sp, struct watch_site *s)
+static int leaf_return(struct ncb_maps *maps, pid_t tgid, uint64_t sp,
+		       struct watch_site *s)
 {
 	unsigned char code[6];
 	uint64_t ret;
@@ -136,7 +172,7 @@ static int leaf_return(pid_t tgid, uint64_t sp, struct watch_site *s)
 	if (code[1] != 0xe8 && !(code[0] == 0xff && code[1] == 0x15) &&
 	    !(code[4] == 0xff && (code[5] & 0xf8) == 0xd0))
 		return 0;
-	if (site_prot(tgid, ret - 1, &at, &prot) || !(prot & PROT_EXEC) ||
+	if (site_prot(maps, ret - 1, &at, &prot) || !(prot & PROT_EXEC) ||
 	    watch_is_libc(at.module))
 		return 0;
 	*s = at;
@@ -144,7 +180,7 @@ static int leaf_return(pid_t tgid, uint64_t sp, struct watch_site *s)
 }
 
 struct walk {
-	pid_t tgid;
+	struct ncb_maps *maps;
 	struct watch_site *site;
 	Dwarf_Addr pc;
 	int found;
@@ -156,11 +192,11 @@ static int frame(Dwfl_Frame *f, void *arg)
 	Dwarf_Addr pc;
 	bool activation;
 
-	if (!dwfl_frame_pc(f, &pc, &activation))
+	if (!dw.dwfl_frame_pc(f, &pc, &activation))
 		return DWARF_CB_ABORT;
 	/* A return address points after the call: look at the call. */
 	pc = activation ? pc : pc - 1;
-	if (site_of(w->tgid, pc, w->site))
+	if (site_of(w->maps, pc, w->site))
 		return DWARF_CB_ABORT;
 	w->pc = pc;
 	if (watch_is_libc(w->site->module))
@@ -171,40 +207,40 @@ static int frame(Dwfl_Frame *f, void *arg)
 
 static void symbolize(Dwfl *d, Dwarf_Addr pc, struct watch_site *s)
 {
-	Dwfl_Module *mod = d ? dwfl_addrmodule(d, pc) : NULL;
+	Dwfl_Module *mod = d ? dw.dwfl_addrmodule(d, pc) : NULL;
 	GElf_Off off = 0;
 	GElf_Sym sym;
 	const char *name;
 
 	if (!mod)
 		return;
-	name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+	name = dw.dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
 	if (!name)
 		return;
 	snprintf(s->symbol, sizeof(s->symbol), "%s", name);
 	s->sym_off = off;
 }
 
-int watch_caller(pid_t tgid, pid_t tid, uint64_t pc, uint64_t sp,
-		 struct watch_site *site, int walk)
+int watch_caller(struct ncb_maps *maps, pid_t tgid, pid_t tid, uint64_t pc,
+		 uint64_t sp, struct watch_site *site, int walk)
 {
-	struct walk w = { tgid, site, pc, 0 };
+	struct walk w = { maps, site, pc, 0 };
 	Dwfl *d;
-	int r = site_of(tgid, pc, site);
+	int r = site_of(maps, pc, site);
 
 	if (r)
 		return r;
 	if (!walk) {
 		if (watch_is_libc(site->module))
-			leaf_return(tgid, sp, site);
+			leaf_return(maps, tgid, sp, site);
 		return 0;
 	}
 	d = unwinder(tgid);
 	if (d && watch_is_libc(site->module)) {
-		dwfl_getthread_frames(d, tid, frame, &w);
+		dw.dwfl_getthread_frames(d, tid, frame, &w);
 		/* No frame outside the C library: it is the caller. */
 		if (!w.found)
-			site_of(tgid, pc, site);
+			site_of(maps, pc, site);
 	}
 	symbolize(d, w.found ? w.pc : pc, site);
 	return 0;

@@ -96,7 +96,27 @@ struct proc {
 	struct watch_summary sum;
 	int tasks;
 	int before_exec;		/* still the watcher's child */
+	struct ncb_maps *maps;		/* kept open: its address space's */
 };
+
+/*
+ * The process's maps, opened once: the reader asks the kernel at each
+ * look (PROCMAP_QUERY, or the text read again), but the file stays bound
+ * to the address space it was opened on, so execve closes it.
+ */
+static struct ncb_maps *proc_maps(struct proc *p)
+{
+	if (!p->maps && ncb_maps_open(&p->maps, p->tgid))
+		p->maps = NULL;
+	return p->maps;
+}
+
+static void forget_maps(struct proc *p)
+{
+	if (p->maps)
+		ncb_maps_close(p->maps);
+	p->maps = NULL;
+}
 
 struct task {
 	pid_t tid;
@@ -314,27 +334,49 @@ static struct ncb__wmod file_mod(const char *path)
 }
 
 /* The interpreter: the mapping at AT_BASE, from the process's auxv. */
-static struct ncb__wmod interp_mod(pid_t pid)
+/* A small file of /proc: its length, or -1. */
+static ssize_t read_proc(pid_t pid, const char *name, void *buf, size_t len)
 {
-	struct ncb__wmod m = { 0, 0 };
-	struct ncb_mapping map = NCB_INIT(ncb_mapping);
-	struct ncb_maps *maps;
-	uint64_t v[2 * 64], base = 0;
 	char path[64];
-	ssize_t len;
-	size_t i;
+	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return m;
-	len = read(fd, v, sizeof(v));
+		return -1;
+	n = read(fd, buf, len);
 	close(fd);
-	/* A 64-bit vector: a 32-bit program's is read as pairs of words. */
-	for (i = 0; len > 0 && i + 1 < (size_t)len / 8; i += 2)
-		if (v[i] == 7 /* AT_BASE */)
-			base = v[i + 1];
+	return n;
+}
+
+/*
+ * The interpreter: the mapping at AT_BASE, from the process's auxiliary
+ * vector, whose words are the program's (a 32-bit program's are 32-bit:
+ * the class of its ELF header says).  None (a static program, or ld.so run
+ * as the program): the program, its own loader.
+ */
+static struct ncb__wmod interp_mod(pid_t pid, struct ncb__wmod exe)
+{
+	struct ncb_mapping map = NCB_INIT(ncb_mapping);
+	unsigned char ident[5] = { 0 }, v[16 * 64];
+	uint64_t base = 0, key, val;
+	struct ncb__wmod m = exe;
+	struct ncb_maps *maps;
+	size_t i, word;
+	ssize_t len;
+
+	read_proc(pid, "exe", ident, sizeof(ident));
+	word = ident[4] == 1 ? 4 : 8;
+	len = read_proc(pid, "auxv", v, sizeof(v));
+	for (i = 0; len > 0 && i + 2 * word <= (size_t)len; i += 2 * word) {
+		key = val = 0;
+		/* Little-endian words, as on the machines watched. */
+		memcpy(&key, v + i, word);
+		memcpy(&val, v + i + word, word);
+		if (key == 7 /* AT_BASE */)
+			base = val;
+	}
 	if (!base || ncb_maps_open(&maps, pid))
 		return m;
 	if (ncb_maps_find(maps, base, &map) == 1 && map.inode) {
@@ -354,7 +396,7 @@ static void identify(struct proc *p)
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)p->tgid);
 	p->w.exe = file_mod(path);
-	p->w.interp = interp_mod(p->tgid);
+	p->w.interp = interp_mod(p->tgid, p->w.exe);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;
 	b = strrchr(exe, '/');
@@ -443,6 +485,7 @@ static void end_proc(struct tracer *t, struct proc *p)
 	if (t->o->summary && !p->before_exec)
 		t->o->summary(&p->sum, t->o->arg);
 	watch_caller_forget(p->tgid);
+	forget_maps(p);
 	for (i = 0; i < t->nprocs; i++)
 		if (t->procs[i] == p)
 			t->procs[i] = t->procs[--t->nprocs];
@@ -573,19 +616,43 @@ struct victims {
 };
 
 /*
- * The size of a mapping's file rounded up to a page, if its path still
- * names that file (same device and inode); else 0, unknown.
+ * What the rules need of a mapping's file, if its path still names that
+ * file (same device and inode): its size now, rounded up to a page (0:
+ * unknown), and whether it is an ELF object, kept by device and inode (a
+ * stop would otherwise read the same libraries' headers again and again).
  */
-static uint64_t file_end(const struct ncb_mapping *m, uint64_t page)
-{
-	struct stat st;
+struct file_kind {
+	uint64_t dev, ino;
+	int elf;
+};
 
+static struct file_kind kinds[64];
+static unsigned int kinds_next;
+
+static void file_facts(const struct ncb_mapping *m, uint64_t page, int *elf,
+		       uint64_t *end)
+{
+	uint64_t dev = makedev(m->dev_major, m->dev_minor);
+	struct file_kind *f;
+	struct stat st;
+	size_t i;
+
+	*elf = 0;
+	*end = 0;
 	if (!m->inode || m->path[0] != '/' || stat(m->path, &st) ||
-	    st.st_ino != m->inode ||
-	    st.st_dev != makedev(m->dev_major, m->dev_minor) ||
-	    st.st_size <= 0)
-		return 0;
-	return round_up((uint64_t)st.st_size, page);
+	    st.st_ino != m->inode || st.st_dev != dev)
+		return;
+	*end = st.st_size > 0 ? round_up((uint64_t)st.st_size, page) : 0;
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (kinds[i].ino == m->inode && kinds[i].dev == dev) {
+			*elf = kinds[i].elf;
+			return;
+		}
+	f = &kinds[kinds_next++ % (sizeof(kinds) / sizeof(kinds[0]))];
+	f->dev = dev;
+	f->ino = m->inode;
+	f->elf = ncb_elf_kind(m->path) > 0;
+	*elf = f->elf;
 }
 
 static int one_victim(const struct ncb_mapping *m, void *arg)
@@ -608,11 +675,21 @@ static int one_victim(const struct ncb_mapping *m, void *arg)
 	v->m.path = strdup(m->path);
 	if (!v->m.path)
 		return -ENOMEM;
-	v->elf = m->inode && m->path[0] == '/' &&
-		 ncb_elf_kind(m->path) > 0;
-	v->file_end = file_end(m, vs->page);
+	file_facts(m, vs->page, &v->elf, &v->file_end);
 	e->nvictims++;
 	return 0;
+}
+
+/* The mappings meeting the call's range, as victims: 0, or -errno. */
+static int victims_of(struct ncb_maps *maps, struct watch_event *e,
+		      struct victims *vs)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	int r = ncb_maps_seek(maps, e->start);
+
+	while (!r && (r = ncb_maps_next(maps, &m)) == 1 && m.start < e->end)
+		r = one_victim(&m, vs);
+	return r < 0 ? r : 0;
 }
 
 static void free_event(struct watch_event *e)
@@ -874,7 +951,8 @@ static void on_call(struct tracer *t, struct task *k,
 	struct watch_event *e = calloc(1, sizeof(*e));
 	struct victims vs = { e, 0, (uint64_t)t->page };
 	struct proc *p = k->proc;
-	int r, how, walked = 0;
+	struct ncb_maps *maps;
+	int how, walked = 0;
 
 	if (!e)
 		goto cont;
@@ -887,19 +965,20 @@ static void on_call(struct tracer *t, struct task *k,
 	if (decode(t, k->tid, si, e))
 		goto cont;
 	p->sum.fixed++;
-	r = ncb_maps_occupants(p->tgid, (void *)(uintptr_t)e->start,
-			       (size_t)(e->end - e->start), one_victim, &vs);
-	if (r < 0)
+	maps = proc_maps(p);
+	if (!maps || victims_of(maps, e, &vs))
 		goto cont;
-	watch_caller(p->tgid, k->tid, e->pc, e->sp, &e->caller, 0);
+	watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, &e->caller, 0);
 	e->cls = judge(p, e);
 	if (caller_matters(e) && watch_is_libc(e->caller.module)) {
-		watch_caller(p->tgid, k->tid, e->pc, e->sp, &e->caller, 1);
+		watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, &e->caller,
+			     1);
 		walked = 1;
 		e->cls = judge(p, e);
 	}
 	if (NCB__WC_CLOBBER(e->cls) && !walked)
-		watch_caller(p->tgid, k->tid, e->pc, e->sp, &e->caller, 1);
+		watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, &e->caller,
+			     1);
 	how = act(t, e);
 	e->action = how == 1 ? "denied" : how == 2 ? "upgraded" :
 		    "reported";
@@ -1021,6 +1100,7 @@ static void on_exec(struct tracer *t, struct task *k)
 	p->nthreads = p->nregions = 0;
 	p->before_exec = 0;
 	watch_caller_forget(p->tgid);
+	forget_maps(p);
 	identify(p);
 	if (ptrace(PTRACE_GET_SYSCALL_INFO, k->tid, sizeof(si), &si) >= 0)
 		add_thread(p, k->tid, si.sp);
@@ -1069,6 +1149,15 @@ static void on_stop(struct tracer *t, pid_t tid, int status)
 		break;
 	case PTRACE_EVENT_EXEC:
 		on_exec(t, k);
+		break;
+	case PTRACE_EVENT_EXIT:
+		/*
+		 * Its stack is no longer a thread's: a thread joining it
+		 * may reuse or free it before the exit is reported (the
+		 * kernel clears the thread id that pthread_join waits on
+		 * first).
+		 */
+		drop_thread(k->proc, k->tid);
 		break;
 	case PTRACE_EVENT_STOP:
 		/* A group-stop: stay stopped, as without the watcher. */
@@ -1242,7 +1331,7 @@ int watch_run(char *const argv[], const struct watch_opts *o,
 	long opts = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEFORK |
 		    PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
 		    PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL |
-		    PTRACE_O_TRACESYSGOOD;
+		    PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXIT;
 	pid_t pid;
 
 	t.page = sysconf(_SC_PAGESIZE);
@@ -1362,7 +1451,7 @@ int watch_attach(pid_t pid, const struct watch_opts *o, char *why,
 	struct tracer t = { .o = o, .attached = 1 };
 	long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 		    PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
-		    PTRACE_O_TRACESYSGOOD;
+		    PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXIT;
 	sigset_t set;
 	int e, status;
 
