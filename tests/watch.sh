@@ -98,6 +98,16 @@ EOF
 cc=${CC:-cc}
 if $cc -O1 -o "$tmp/clobber" "$top/tests/progs/clobber.c" -pthread; then
 	corpus "$tmp/clobber" x86_64 ""
+	# The watcher built with the sanitizers (the matrix's asan row).
+	asan=$top/build/asan/noclobber
+	if [ -x "$asan" ] && "$asan" watch true >/dev/null 2>&1; then
+		native=$nc
+		nc=$asan
+		corpus "$tmp/clobber" "x86_64 (ASan, UBSan)" ""
+		nc=$native
+	else
+		skip "the sanitizers' build: no $asan with the watcher"
+	fi
 else
 	ok 1 "build progs/clobber.c"
 fi
@@ -113,6 +123,12 @@ else
 	skip "i386 programs: $t_why (the watcher traces native ones only)"
 fi
 skip "qemu-user: it has no ptrace, so a program it runs cannot be watched"
+w="the old-kernel emulators (ncb-emu) trace the program themselves,"
+skip "$w and a process has one tracer"
+w="valgrind 3.19 knows neither seccomp(2) (system call 317) nor what"
+skip "$w PTRACE_GET_SYSCALL_INFO writes: memcheck cannot check the watcher"
+w="the other architectures: the watcher is built for this machine only"
+skip "$w (a cross build has no libseccomp), and reads x86_64 registers"
 
 # Attached to a running process (-p): a clobber refused, and Ctrl-C
 # detaching, the process left running.  The program waits for a line on

@@ -1004,7 +1004,7 @@ cont:
 /* A system call stop: the filter's, or attached, an entry or an exit. */
 static void on_syscall_stop(struct tracer *t, struct task *k, int seccomp)
 {
-	struct syscall_info si;
+	struct syscall_info si = { 0 };
 
 	if (ptrace(PTRACE_GET_SYSCALL_INFO, k->tid, sizeof(si), &si) < 0) {
 		resume(t, k->tid, 0);
@@ -1037,7 +1037,7 @@ static void on_syscall_stop(struct tracer *t, struct task *k, int seccomp)
 static uint64_t clone_stack(pid_t tid)
 {
 	struct user_regs_struct r;
-	struct syscall_info si;
+	struct syscall_info si = { 0 };
 	uint64_t args[7] = { 0 }, flags, a0, a1;
 	struct iovec local = { args, sizeof(args) }, remote;
 	int compat;
@@ -1088,7 +1088,7 @@ static void on_exec(struct tracer *t, struct task *k)
 {
 	unsigned long former = 0;
 	struct proc *p = k->proc;
-	struct syscall_info si;
+	struct syscall_info si = { 0 };
 	size_t i;
 
 	ptrace(PTRACE_GETEVENTMSG, k->tid, 0, &former);
@@ -1109,7 +1109,7 @@ static void on_exec(struct tracer *t, struct task *k)
 /* A task's first stop: a thread's stack pointer is its stack. */
 static void on_first_stop(struct task *k)
 {
-	struct syscall_info si;
+	struct syscall_info si = { 0 };
 
 	if (ptrace(PTRACE_GET_SYSCALL_INFO, k->tid, sizeof(si), &si) >= 0)
 		add_thread(k->proc, k->tid, si.sp);
@@ -1216,7 +1216,7 @@ static pid_t next_stop(const struct tracer *t, int *status)
  */
 static void detach_all(struct tracer *t)
 {
-	struct syscall_info si;
+	struct syscall_info si = { 0 };
 	struct task *k;
 	int status, sig;
 	size_t i;
