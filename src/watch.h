@@ -30,6 +30,7 @@ struct ncb__wthread {
 struct ncb__wregion {
 	uint64_t start, end;
 	struct ncb__wmod by;
+	double when;			/* for reports: the rules ignore it */
 };
 
 /* What the watcher knows of one process. */

@@ -54,7 +54,7 @@ static const struct ncb__wthread threads[] = {
 
 /* Made by the program itself (a fixed placement the watcher saw). */
 static const struct ncb__wregion regions[] = {
-	{ 0x7f0000010000, 0x7f0000020000, { DEV, 10 } },
+	{ 0x7f0000010000, 0x7f0000020000, { DEV, 10 }, 0 },
 };
 
 static const struct ncb__wproc proc = {

@@ -197,6 +197,24 @@ out=$("$nc" watch sh -c 'trap "echo caught" USR1; kill -USR1 $$; echo on' \
 [ "$out" = "caught
 on" ]
 ok $? "a signal reaches the program's handler"
+# A stop: the program stops itself, stays stopped, and SIGCONT resumes it.
+"$nc" watch sh -c 'kill -STOP $$; echo resumed' >"$tmp/o" 2>/dev/null &
+wpid=$!
+i=0 prog= st=
+while [ $i -lt 100 ] && [ "$st" != stopped ]; do
+	prog=$(pgrep -P "$wpid" | head -1)
+	[ -n "$prog" ] && grep -q "^State:[[:space:]]*[tT]" \
+		"/proc/$prog/status" 2>/dev/null && st=stopped
+	[ "$st" = stopped ] || sleep 0.1
+	i=$((i + 1))
+done
+[ "$st" = stopped ] && [ ! -s "$tmp/o" ]
+ok $? "a stop signal stops the program, watched"
+[ -n "$prog" ] && kill -CONT "$prog"
+wait "$wpid"
+rc=$?
+[ "$rc" -eq 0 ] && [ "$(cat "$tmp/o")" = resumed ]
+ok $? "SIGCONT resumes it"
 status 127 "a program not found: 127" "$nc" watch "$tmp/nothing"
 printf 'not a program\n' >"$tmp/text"
 chmod -x "$tmp/text"

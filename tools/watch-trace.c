@@ -759,8 +759,10 @@ static void describe_creators(const struct proc *p, struct watch_event *e)
 		case NCB__W_REGION:
 			mod_path(p->tgid, p->regions[v->region].by, path,
 				 sizeof(path));
-			snprintf(buf, sizeof(buf), "a fixed mmap from %s",
-				 path[0] ? path : "a module since unmapped");
+			snprintf(buf, sizeof(buf), "a fixed mmap from %s at "
+				 "%.6f s", path[0] ? path :
+				 "a module since unmapped",
+				 p->regions[v->region].when);
 			break;
 		default:
 			snprintf(buf, sizeof(buf), "not seen");
@@ -804,6 +806,7 @@ static void note_region(struct proc *p, const struct watch_event *e)
 		return;
 	p->regions[p->nregions].start = e->start;
 	p->regions[p->nregions].end = e->end;
+	p->regions[p->nregions].when = e->when;
 	p->regions[p->nregions++].by = e->caller.mod;
 }
 
