@@ -83,13 +83,14 @@ EOF
 	events "$tmp/e" "len(ev) == 1" "ev[0]['class'] == 'kernel-memory'" \
 		"len(sums) == 1 and sums[0]['fixed'] >= 1"
 	ok $? "$a exec: the program run by execve is watched as well"
-	for c in reserve remap-own ring; do
+	for c in reserve remap-own ring own-region own-stack; do
 		for m in "" --deny --upgrade; do
 			"$nc" watch $m --json -o "$tmp/e" "$p" "$c" >"$tmp/o" \
 				2>&1
 			grep -q "^$c: ok$" "$tmp/o" &&
 				events "$tmp/e" "len(ev) == 0" \
-					"sums[0]['clobbers'] == 0"
+					"sums[0]['clobbers'] == 0" \
+					"sums[0]['benign'].get('$c', 1) >= 1"
 			ok $? "$a $c ${m:-(report)}: benign, nothing reported"
 		done
 	done

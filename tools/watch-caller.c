@@ -154,19 +154,25 @@ static int peek(pid_t pid, uint64_t addr, void *buf, size_t len)
  * A C library wrapper that is a leaf (glibc's mmap on x86_64 pushes
  * nothing) has its caller's return address on top of the stack: taken
  * when it points just after a call instruction (call rel32, call through
- * a RIP-relative pointer, call through a register) in executable code
- * outside the C library.  Anything else on the stack fails the test, and
- * the stack is walked instead.  1 if found.
+ * a pointer, call through a register) in executable code outside the C
+ * library.  An i386 program's system calls go through the vDSO's
+ * __kernel_vsyscall, which pushes three registers before it enters the
+ * kernel: its caller's return address is the fourth word.  Anything else
+ * on the stack fails the test, and the stack is walked instead.  1 if
+ * found.
  */
 static int leaf_return(struct ncb_maps *maps, pid_t tgid, uint64_t sp,
-		       struct watch_site *s)
+		       int compat, struct watch_site *s)
 {
 	unsigned char code[6];
-	uint64_t ret;
+	uint64_t ret = 0;
 	struct watch_site at;
 	int prot;
 
-	if (!peek(tgid, sp, &ret, sizeof(ret)) || ret < sizeof(code) ||
+	if (compat && strcmp(s->module, "[vdso]"))
+		return 0;
+	if (!peek(tgid, compat ? sp + 12 : sp, &ret, compat ? 4 : 8) ||
+	    ret < sizeof(code) ||
 	    !peek(tgid, ret - sizeof(code), code, sizeof(code)))
 		return 0;
 	if (code[1] != 0xe8 && !(code[0] == 0xff && code[1] == 0x15) &&
@@ -222,7 +228,7 @@ static void symbolize(Dwfl *d, Dwarf_Addr pc, struct watch_site *s)
 }
 
 int watch_caller(struct ncb_maps *maps, pid_t tgid, pid_t tid, uint64_t pc,
-		 uint64_t sp, struct watch_site *site, int walk)
+		 uint64_t sp, int compat, struct watch_site *site, int walk)
 {
 	struct walk w = { maps, site, pc, 0 };
 	Dwfl *d;
@@ -232,7 +238,7 @@ int watch_caller(struct ncb_maps *maps, pid_t tgid, pid_t tid, uint64_t pc,
 		return r;
 	if (!walk) {
 		if (watch_is_libc(site->module))
-			leaf_return(maps, tgid, sp, site);
+			leaf_return(maps, tgid, sp, compat, site);
 		return 0;
 	}
 	d = unwinder(tgid);

@@ -971,17 +971,18 @@ static void on_call(struct tracer *t, struct task *k,
 	maps = proc_maps(p);
 	if (!maps || victims_of(maps, e, &vs))
 		goto cont;
-	watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, &e->caller, 0);
+	watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, e->compat,
+		     &e->caller, 0);
 	e->cls = judge(p, e);
 	if (caller_matters(e) && watch_is_libc(e->caller.module)) {
-		watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, &e->caller,
-			     1);
+		watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, e->compat,
+			     &e->caller, 1);
 		walked = 1;
 		e->cls = judge(p, e);
 	}
 	if (NCB__WC_CLOBBER(e->cls) && !walked)
-		watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, &e->caller,
-			     1);
+		watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, e->compat,
+			     &e->caller, 1);
 	how = act(t, e);
 	e->action = how == 1 ? "denied" : how == 2 ? "upgraded" :
 		    "reported";

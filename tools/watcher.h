@@ -85,7 +85,7 @@ int watch_attach(pid_t pid, const struct watch_opts *o, char *why,
  * outside the C library by the unwinder, with its symbol.
  */
 int watch_caller(struct ncb_maps *maps, pid_t tgid, pid_t tid, uint64_t pc,
-		 uint64_t sp, struct watch_site *site, int walk);
+		 uint64_t sp, int compat, struct watch_site *site, int walk);
 void watch_caller_forget(pid_t tgid);
 int watch_is_libc(const char *path);
 

@@ -8,7 +8,7 @@
  *
  *   clobbers: heap stack image thread-stack library mremap shmat fork
  *             exec thread vfork
- *   benign:   reserve remap-own ring
+ *   benign:   reserve remap-own ring own-region own-stack
  *
  * "clobber wait CASE" first reads a line from its input, so that a watcher
  * can attach to it before the call.
@@ -257,6 +257,46 @@ static int ring(void)
 	return outcome(b, (uintptr_t)r, 0);
 }
 
+/*
+ * Benign: memory committed in a reservation, then committed again over
+ * itself (HotSpot uncommits and recommits its heap so), by the module
+ * that made it.
+ */
+static int own_region(void)
+{
+	char *r = mmap(NULL, 16 * pg, PROT_NONE, ANON | MAP_NORESERVE, -1, 0);
+	void *p;
+
+	if (r == MAP_FAILED || mmap(r + 4 * pg, 4 * pg, PROT_READ |
+				    PROT_WRITE, ANON | MAP_FIXED, -1, 0) ==
+	    MAP_FAILED)
+		return 2;
+	r[4 * pg] = MARK;
+	p = mmap(r + 4 * pg, 4 * pg, PROT_READ | PROT_WRITE, ANON | MAP_FIXED,
+		 -1, 0);
+	return outcome(p, (uintptr_t)r + 4 * pg, 0);
+}
+
+/*
+ * Benign: a thread mapping over the far end of its own stack, below its
+ * stack pointer (HotSpot's guard zones).
+ */
+static void *guard_zone(void *arg)
+{
+	pthread_attr_t at;
+	void *base, *p;
+	size_t size;
+
+	if (pthread_getattr_np(pthread_self(), &at) ||
+	    pthread_attr_getstack(&at, &base, &size))
+		return (void *)2;
+	p = mmap(base, 2 * pg, PROT_NONE, ANON | MAP_FIXED, -1, 0);
+	(void)arg;
+	printf("%s: %s\n", name, p == MAP_FAILED ? strerrorname_np(errno)
+						  : "ok");
+	return (void *)(intptr_t)(p == MAP_FAILED);
+}
+
 int main(int argc, char **argv)
 {
 	char line[16];
@@ -302,6 +342,11 @@ int main(int argc, char **argv)
 		return remap_own();
 	if (!strcmp(name, "ring"))
 		return ring();
+	if (!strcmp(name, "own-region"))
+		return own_region();
+	if (!strcmp(name, "own-stack"))
+		return pthread_create(&t, NULL, guard_zone, NULL) ||
+		       pthread_join(t, &r) ? 2 : (int)(intptr_t)r;
 	fprintf(stderr, "usage: clobber CASE (see the source)\n");
 	return 2;
 }
