@@ -50,12 +50,13 @@ static enum ncb__wkind kernel_name(const struct ncb_mapping *m)
 /*
  * The thread whose stack holds [s, e) of mapping m.  Stacks without guard
  * pages between them (HotSpot gives Java threads none) merge into one
- * mapping: a stack grows down, so the range is the stack of the thread
- * whose stack pointer is the lowest above it; above them all, it is the
- * live part of the highest one's.
+ * mapping, and so may other memory next to a stack: a stack grows down,
+ * so the range is the stack of the thread whose stack pointer is the
+ * lowest above it; above them all, it is the live part of the highest
+ * one's, but for a range above a stack's top where clone said it.
  */
 static int thread_of(const struct ncb__wproc *p, const struct ncb_mapping *m,
-		     uint64_t e, pid_t *tid)
+		     uint64_t s, uint64_t e, pid_t *tid)
 {
 	const struct ncb__wthread *best = NULL, *top = NULL;
 	size_t i;
@@ -63,7 +64,9 @@ static int thread_of(const struct ncb__wproc *p, const struct ncb_mapping *m,
 	for (i = 0; i < p->nthreads; i++) {
 		const struct ncb__wthread *t = &p->threads[i];
 
-		if (t->sp < m->start || t->sp >= m->end)
+		/* Not above its top, where that is known (from clone). */
+		if (t->sp < m->start || t->sp >= m->end ||
+		    (t->top && s >= t->top))
 			continue;
 		if (t->sp >= e && (!best || t->sp < best->sp))
 			best = t;
@@ -76,18 +79,38 @@ static int thread_of(const struct ncb__wproc *p, const struct ncb_mapping *m,
 	return !!best;
 }
 
-/* The seen region holding [s, e), the part of a mapping replaced. */
-static int region_of(const struct ncb__wproc *p, uint64_t s, uint64_t e,
-		     size_t *r)
+/* The seen region holding address a, made by mod if mod is not NULL. */
+static int region_at(const struct ncb__wproc *p, uint64_t a,
+		     const struct ncb__wmod *mod, size_t *r)
 {
 	size_t i;
 
 	for (i = 0; i < p->nregions; i++)
-		if (p->regions[i].start <= s && e <= p->regions[i].end) {
+		if (p->regions[i].start <= a && a < p->regions[i].end &&
+		    (!mod || mod_eq(*mod, p->regions[i].by))) {
 			*r = i;
 			return 1;
 		}
 	return 0;
+}
+
+/*
+ * The seen regions holding [s, e), the part of a mapping replaced: one
+ * module's, without a gap (the kernel merges one module's neighbouring
+ * commits into one mapping).  *r the first.
+ */
+static int region_of(const struct ncb__wproc *p, uint64_t s, uint64_t e,
+		     size_t *r)
+{
+	uint64_t at;
+	size_t i;
+
+	if (!region_at(p, s, NULL, r))
+		return 0;
+	for (at = p->regions[*r].end; at < e; at = p->regions[i].end)
+		if (!region_at(p, at, &p->regions[*r].by, &i))
+			return 0;
+	return 1;
 }
 
 /* What one victim is, most telling first. */
@@ -107,7 +130,7 @@ static void kind_of(const struct ncb__wproc *p, const struct ncb__wcall *c,
 		v->kind = NCB__W_EXE;
 	else if (mod_eq(mod, p->interp))
 		v->kind = NCB__W_INTERP;
-	else if (thread_of(p, &v->m, e, &v->tid))
+	else if (thread_of(p, &v->m, s, e, &v->tid))
 		v->kind = NCB__W_THREAD_STACK;
 	else if (mod.ino && v->file_end &&
 		 v->m.offset + (s - v->m.start) >= v->file_end)
@@ -151,13 +174,16 @@ static int kernel_made(enum ncb__wkind k)
 }
 
 /* Two victims' memory of one making: the same region, file or kind. */
-static int same_making(const struct ncb__wvictim *a,
+static int same_making(const struct ncb__wproc *p,
+		       const struct ncb__wvictim *a,
 		       const struct ncb__wvictim *b)
 {
 	if (a->kind != b->kind)
 		return 0;
+	/* Regions one module made: its, however many calls made them. */
 	if (a->kind == NCB__W_REGION)
-		return a->region == b->region;
+		return mod_eq(p->regions[a->region].by,
+			      p->regions[b->region].by);
 	if (a->kind == NCB__W_THREAD_STACK)
 		return a->tid == b->tid;
 	if (a->kind == NCB__W_ANON)
@@ -169,11 +195,11 @@ static int same_making(const struct ncb__wvictim *a,
  * An object's span as the loader maps it: its file's mappings, the
  * anonymous pages of its bss after them, reservation pages between.
  */
-static int in_span(const struct ncb__wvictim *lib,
+static int in_span(const struct ncb__wproc *p, const struct ncb__wvictim *lib,
 		   const struct ncb__wvictim *v)
 {
 	return empty(v->kind) || v->kind == NCB__W_ANON ||
-	       same_making(lib, v);
+	       same_making(p, lib, v);
 }
 
 /*
@@ -241,8 +267,9 @@ enum ncb__wclass ncb__wjudge(const struct ncb__wproc *p,
 		return n ? NCB__WC_RESERVATION : NCB__WC_NOTHING;
 	*culprit = first;
 	for (i = first + 1; i < n; i++) {
-		if (v[first].kind == NCB__W_LIBRARY ? in_span(&v[first], &v[i])
-		    : empty(v[i].kind) || same_making(&v[first], &v[i]))
+		if (v[first].kind == NCB__W_LIBRARY ?
+		    in_span(p, &v[first], &v[i]) :
+		    empty(v[i].kind) || same_making(p, &v[first], &v[i]))
 			continue;
 		*culprit = i;
 		return NCB__WC_SPANS;

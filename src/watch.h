@@ -24,6 +24,7 @@ struct ncb__wmod {
 struct ncb__wthread {
 	pid_t tid;
 	uint64_t sp;
+	uint64_t top;			/* its stack's top; 0 if not known */
 };
 
 /* A region whose creation the watcher saw, and the module that made it. */

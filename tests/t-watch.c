@@ -23,6 +23,8 @@ static const char maps_text[] =
 	"555500001000-555500002000 r-xp 00001000 08:01 10 /usr/bin/prog\n"
 	"555500002000-555500003000 rw-p 00002000 08:01 10 /usr/bin/prog\n"
 	"555500003000-555500024000 rw-p 00000000 00:00 0 [heap]\n"
+	"7c0000000000-7c0000008000 rw-p 00000000 00:00 0 \n"
+	"7d0000000000-7d0000081000 rw-p 00000000 00:00 0 \n"
 	"7e0000000000-7e0000100000 rw-p 00000000 00:00 0 \n"
 	"7f0000000000-7f0000010000 ---p 00000000 00:00 0 \n"
 	"7f0000010000-7f0000020000 rw-p 00000000 00:00 0 \n"
@@ -48,17 +50,21 @@ static const char maps_text[] =
 #define MOD(ino) ((struct ncb__wmod){ DEV, ino })
 
 static const struct ncb__wthread threads[] = {
-	{ 100, 0x7ffd00020000 }, { 101, 0x7f2000800000 },
-	{ 102, 0x7e00000f0000 }, { 103, 0x7e0000070000 },
+	{ 100, 0x7ffd00020000, 0 }, { 101, 0x7f2000800000, 0 },
+	{ 102, 0x7e00000f0000, 0 }, { 103, 0x7e0000070000, 0 },
+	{ 104, 0x7d0000070000, 0x7d0000080000 },
 };
 
 /* Made by the program itself (a fixed placement the watcher saw). */
 static const struct ncb__wregion regions[] = {
 	{ 0x7f0000010000, 0x7f0000020000, { DEV, 10 }, 0 },
+	/* Two commits the kernel merged into one mapping, and a file. */
+	{ 0x7c0000000000, 0x7c0000004000, { DEV, 10 }, 0 },
+	{ 0x7c0000004000, 0x7c0000008000, { DEV, 10 }, 0 },
 };
 
 static const struct ncb__wproc proc = {
-	{ DEV, 10 }, { DEV, 11 }, threads, 4, regions, 1,
+	{ DEV, 10 }, { DEV, 11 }, threads, 5, regions, 3,
 };
 
 struct verdict {
@@ -185,6 +191,12 @@ TEST(regions_by_maker)
 	/* Committed pages and the reservation's: still the one region. */
 	ASSERT_VERDICT(judge(0x7f0000018000, 0x7f0000028000, PROG, NONE),
 		       NCB__WC_OWN_REGION, 0);
+	/* Two of its commits merged into one mapping: its too. */
+	ASSERT_VERDICT(judge(0x7c0000002000, 0x7c0000006000, PROG, NONE),
+		       NCB__WC_OWN_REGION, 0);
+	/* Its region and its other region: one making, its own. */
+	ASSERT_VERDICT(judge(0x7c0000000000, 0x7c0000008000, LIBC, NONE),
+		       NCB__WC_OTHER_MODULE, NCB__W_REGION);
 }
 
 TEST(unseen_region)
@@ -276,6 +288,10 @@ TEST(thread_stack)
 		     PROG, NONE);
 	ASSERT_VERDICT(v, NCB__WC_THREAD_STACK, NCB__W_THREAD_STACK);
 	ASSERT_EQ(v.tid, 102);
+	/* A page merged above a stack's top (known from clone): not it. */
+	v = judge_at(0x7d0000080000, 0x7d0000081000, 100, 0x7ffd00020000,
+		     PROG, NONE);
+	ASSERT_VERDICT(v, NCB__WC_UNSEEN, 0);
 	/* The main stack is the kernel's, whoever asks. */
 	v = judge_at(0x7ffd00000000, 0x7ffd00001000, 100, 0x7ffd00020000,
 		     PROG, NONE);

@@ -444,13 +444,22 @@ static void drop_thread(struct proc *p, pid_t tid)
 		}
 }
 
-static void add_thread(struct proc *p, pid_t tid, uint64_t sp)
+/* A thread's stack pointer, and its stack's top if known (else 0). */
+static void add_thread(struct proc *p, pid_t tid, uint64_t sp, uint64_t top)
 {
+	size_t i;
+
+	for (i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid) {
+			p->threads[i].sp = sp;
+			p->threads[i].top = top ? top : p->threads[i].top;
+			return;
+		}
 	if (room(&p->threads, &p->cthreads, p->nthreads, sizeof(*p->threads)))
 		return;
-	drop_thread(p, tid);
 	p->threads[p->nthreads].tid = tid;
-	p->threads[p->nthreads++].sp = sp;
+	p->threads[p->nthreads].sp = sp;
+	p->threads[p->nthreads++].top = top;
 }
 
 /* A task seen for the first time: its process found or made. */
@@ -1036,7 +1045,7 @@ static void on_syscall_stop(struct tracer *t, struct task *k, int seccomp)
  * use the address, which the thread's own first stop may come after.
  * clone(flags, stack, ...) and clone3(args, size), whose struct clone_args
  * has the flags first and the stack and its size as its sixth and seventh
- * 64-bit fields.  An address just inside the top, or 0.
+ * 64-bit fields.  The top of the stack, or 0.
  */
 static uint64_t clone_stack(pid_t tid)
 {
@@ -1065,23 +1074,24 @@ static uint64_t clone_stack(pid_t tid)
 	} else {
 		return 0;
 	}
-	return flags & CLONE_THREAD_BIT && a1 ? a1 - 1 : 0;
+	return flags & CLONE_THREAD_BIT ? a1 : 0;
 }
 
 static void on_new_child(struct tracer *t, struct task *k, int ev)
 {
 	unsigned long msg = 0;
 	struct task *c;
-	uint64_t sp;
+	uint64_t top;
 
 	ptrace(PTRACE_GETEVENTMSG, k->tid, 0, &msg);
 	/* It may have reported already; it is found or made now. */
 	c = msg ? find_task(t, (pid_t)msg, NULL) : NULL;
 	if (msg && !c)
 		c = new_task(t, (pid_t)msg);
-	sp = ev == PTRACE_EVENT_CLONE ? clone_stack(k->tid) : 0;
-	if (c && sp && c->proc == k->proc)
-		add_thread(k->proc, c->tid, sp);
+	top = ev == PTRACE_EVENT_CLONE ? clone_stack(k->tid) : 0;
+	/* Just below the top: inside the stack's mapping. */
+	if (c && top && c->proc == k->proc)
+		add_thread(k->proc, c->tid, top - 1, top);
 }
 
 /*
@@ -1107,7 +1117,7 @@ static void on_exec(struct tracer *t, struct task *k)
 	forget_maps(p);
 	identify(p);
 	if (ptrace(PTRACE_GET_SYSCALL_INFO, k->tid, sizeof(si), &si) >= 0)
-		add_thread(p, k->tid, si.sp);
+		add_thread(p, k->tid, si.sp, 0);
 }
 
 /* A task's first stop: a thread's stack pointer is its stack. */
@@ -1116,7 +1126,7 @@ static void on_first_stop(struct task *k)
 	struct syscall_info si = { 0 };
 
 	if (ptrace(PTRACE_GET_SYSCALL_INFO, k->tid, sizeof(si), &si) >= 0)
-		add_thread(k->proc, k->tid, si.sp);
+		add_thread(k->proc, k->tid, si.sp, 0);
 }
 
 static int is_stop_signal(int sig)
