@@ -29,6 +29,7 @@ void print_path(FILE *f, const char *s);
 void perm_string(const struct ncb_mapping *m, char buf[5]);
 void print_mapping(FILE *f, const struct ncb_mapping *m);
 void json_mapping(FILE *f, const struct ncb_mapping *m);
+void json_path(FILE *f, const char *path);
 int print_occupants(FILE *f, pid_t pid, uint64_t addr, uint64_t len,
 		    int json);
 

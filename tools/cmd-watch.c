@@ -91,8 +91,10 @@ static void human_event(FILE *f, const struct watch_event *e)
 	char flags[32];
 	size_t i;
 
-	fprintf(f, "noclobber watch: %s: %s[%d", ncb__wclass_name(e->cls),
-		e->program, (int)e->pid);
+	fprintf(f, "noclobber watch: %s: ", e->unjudged ? "unjudged" :
+		ncb__wclass_name(e->cls));
+	print_path(f, e->program);
+	fprintf(f, "[%d", (int)e->pid);
 	if (e->tid != e->pid)
 		fprintf(f, "/%d", (int)e->tid);
 	fprintf(f, "] %s(", e->name);
@@ -114,6 +116,8 @@ static void human_event(FILE *f, const struct watch_event *e)
 		if (e->victims[i].kind != NCB__W_RESERVED &&
 		    e->victims[i].kind != NCB__W_PAST_EOF)
 			human_victim(f, e, i);
+	if (e->unjudged)
+		fputs("  what it would replace could not be read\n", f);
 	fputs("  called from ", f);
 	human_site(f, &e->caller);
 	fprintf(f, "; %s", e->action);
@@ -129,14 +133,14 @@ static void json_victim(FILE *f, const struct watch_event *e, size_t i)
 
 	perm_string(&v->m, perms);
 	fprintf(f, "{\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64
-		"\",\"perms\":\"%s\",\"offset\":\"0x%" PRIx64 "\",\"path\":",
+		"\",\"perms\":\"%s\",\"offset\":\"0x%" PRIx64 "\",",
 		v->m.start, v->m.end, perms, v->m.offset);
-	json_string(f, v->m.path);
+	json_path(f, v->m.path);
 	fprintf(f, ",\"kind\":\"%s\"", ncb__wkind_name(v->kind));
 	if (v->kind == NCB__W_THREAD_STACK)
 		fprintf(f, ",\"thread\":%d", (int)v->tid);
 	fputs(",\"creator\":", f);
-	json_string(f, e->creators ? e->creators[i] : "");
+	json_string(f, e->creators && e->creators[i] ? e->creators[i] : "");
 	fputc('}', f);
 }
 
@@ -146,8 +150,9 @@ static void json_event(FILE *f, const struct watch_event *e)
 
 	fprintf(f, "{\"version\":1,\"event\":\"%s\",\"class\":\"%s\","
 		"\"pid\":%d,\"tid\":%d,\"program\":",
-		NCB__WC_CLOBBER(e->cls) ? "clobber" : "refused",
-		ncb__wclass_name(e->cls), (int)e->pid, (int)e->tid);
+		e->unjudged ? "unjudged" : NCB__WC_CLOBBER(e->cls) ?
+		"clobber" : "refused", ncb__wclass_name(e->cls), (int)e->pid,
+		(int)e->tid);
 	json_string(f, e->program);
 	fprintf(f, ",\"time\":%.6f,\"call\":\"%s\",\"args\":[", e->when,
 		e->name);
@@ -206,20 +211,29 @@ static void summary(const struct watch_summary *s, void *arg)
 		for (c = NCB__WC_RESERVATION; c < NCB__WC_KERNEL; c++)
 			fprintf(o->f, "%s\"%s\":%lu", c > 1 ? "," : "",
 				ncb__wclass_name(c), s->by_class[c]);
-		fprintf(o->f, "},\"clobbers\":%lu}\n", clobbers);
+		fprintf(o->f, "},\"clobbers\":%lu,\"invalid\":%lu,"
+			"\"unjudged\":%lu}\n", clobbers, s->invalid,
+			s->unjudged);
 	} else if (s->fixed) {
-		fprintf(o->f, "noclobber watch: %s[%d]: %lu fixed placements: "
-			"%lu over free space, %lu benign", s->program,
-			(int)s->pid, s->fixed, s->by_class[NCB__WC_NOTHING],
-			benign);
+		fputs("noclobber watch: ", o->f);
+		print_path(o->f, s->program);
+		fprintf(o->f, "[%d]: %lu fixed placements: %lu over free "
+			"space, %lu benign", (int)s->pid, s->fixed,
+			s->by_class[NCB__WC_NOTHING], benign);
 		for (c = NCB__WC_RESERVATION; c < NCB__WC_KERNEL; c++)
 			if (s->by_class[c]) {
 				fprintf(o->f, "%s%s %lu", first ? " (" : ", ",
 					ncb__wclass_name(c), s->by_class[c]);
 				first = 0;
 			}
-		fprintf(o->f, "%s, %lu clobber%s\n", first ? "" : ")",
+		fprintf(o->f, "%s, %lu clobber%s", first ? "" : ")",
 			clobbers, clobbers == 1 ? "" : "s");
+		if (s->invalid)
+			fprintf(o->f, ", %lu refused by the kernel itself",
+				s->invalid);
+		if (s->unjudged)
+			fprintf(o->f, ", %lu not judged", s->unjudged);
+		fputc('\n', o->f);
 	}
 	fflush(o->f);
 }

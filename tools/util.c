@@ -277,18 +277,25 @@ void json_mapping(FILE *f, const struct ncb_mapping *m)
 	perm_string(m, perms);
 	fprintf(f, "{\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64
 		"\",\"perms\":\"%s\",\"offset\":%" PRIu64 ",\"dev\":\"%x:%x\""
-		",\"inode\":%" PRIu64 ",\"path\":", m->start, m->end, perms,
+		",\"inode\":%" PRIu64 ",", m->start, m->end, perms,
 		m->offset, m->dev_major, m->dev_minor, m->inode);
-	json_string(f, m->path);
-	if (!utf8_valid(m->path)) {
-		const unsigned char *p = (const unsigned char *)m->path;
-
-		fputs(",\"path_hex\":\"", f);
-		for (; *p; p++)
-			fprintf(f, "%02x", *p);
-		fputc('"', f);
-	}
+	json_path(f, m->path);
 	fputc('}', f);
+}
+
+/* "path": the path, and "path_hex": its bytes if it is not UTF-8. */
+void json_path(FILE *f, const char *path)
+{
+	const unsigned char *p = (const unsigned char *)path;
+
+	fputs("\"path\":", f);
+	json_string(f, path);
+	if (utf8_valid(path))
+		return;
+	fputs(",\"path_hex\":\"", f);
+	for (; *p; p++)
+		fprintf(f, "%02x", *p);
+	fputc('"', f);
 }
 
 struct occ_ctx {

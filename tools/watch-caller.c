@@ -70,8 +70,12 @@ void watch_caller_forget(pid_t tgid)
 	}
 }
 
-/* The unwinder for tgid, its module list brought up to date. */
-static Dwfl *unwinder(pid_t tgid)
+/*
+ * The unwinder for process tgid, its module list brought up to date,
+ * read through its thread tid (the leader may be a zombie, whose /proc
+ * shows no address space).
+ */
+static Dwfl *unwinder(pid_t tgid, pid_t tid)
 {
 	if (!load_dw())
 		return NULL;
@@ -83,17 +87,17 @@ static Dwfl *unwinder(pid_t tgid)
 			return NULL;
 		walker_pid = tgid;
 		dw.dwfl_report_begin(walker);
-		if (dw.dwfl_linux_proc_report(walker, tgid) ||
+		if (dw.dwfl_linux_proc_report(walker, tid) ||
 		    dw.dwfl_report_end(walker, NULL, NULL) ||
 		    /* Stopped by us already: it must not attach itself. */
-		    dw.dwfl_linux_proc_attach(walker, tgid, true)) {
+		    dw.dwfl_linux_proc_attach(walker, tid, true)) {
 			watch_caller_forget(tgid);
 			return NULL;
 		}
 		return walker;
 	}
 	dw.dwfl_report_begin_add(walker);
-	dw.dwfl_linux_proc_report(walker, tgid);
+	dw.dwfl_linux_proc_report(walker, tid);
 	dw.dwfl_report_end(walker, NULL, NULL);
 	return walker;
 }
@@ -161,7 +165,7 @@ static int peek(pid_t pid, uint64_t addr, void *buf, size_t len)
  * on the stack fails the test, and the stack is walked instead.  1 if
  * found.
  */
-static int leaf_return(struct ncb_maps *maps, pid_t tgid, uint64_t sp,
+static int leaf_return(struct ncb_maps *maps, pid_t tid, uint64_t sp,
 		       int compat, struct watch_site *s)
 {
 	unsigned char code[6];
@@ -171,9 +175,9 @@ static int leaf_return(struct ncb_maps *maps, pid_t tgid, uint64_t sp,
 
 	if (compat && strcmp(s->module, "[vdso]"))
 		return 0;
-	if (!peek(tgid, compat ? sp + 12 : sp, &ret, compat ? 4 : 8) ||
+	if (!peek(tid, compat ? sp + 12 : sp, &ret, compat ? 4 : 8) ||
 	    ret < sizeof(code) ||
-	    !peek(tgid, ret - sizeof(code), code, sizeof(code)))
+	    !peek(tid, ret - sizeof(code), code, sizeof(code)))
 		return 0;
 	if (code[1] != 0xe8 && !(code[0] == 0xff && code[1] == 0x15) &&
 	    !(code[4] == 0xff && (code[5] & 0xf8) == 0xd0))
@@ -238,10 +242,10 @@ int watch_caller(struct ncb_maps *maps, pid_t tgid, pid_t tid, uint64_t pc,
 		return r;
 	if (!walk) {
 		if (watch_is_libc(site->module))
-			leaf_return(maps, tgid, sp, compat, site);
+			leaf_return(maps, tid, sp, compat, site);
 		return 0;
 	}
-	d = unwinder(tgid);
+	d = unwinder(tgid, tid);
 	if (d && watch_is_libc(site->module)) {
 		dw.dwfl_getthread_frames(d, tid, frame, &w);
 		/* No frame outside the C library: it is the caller. */

@@ -10,11 +10,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/audit.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
@@ -97,19 +99,8 @@ struct proc {
 	int tasks;
 	int before_exec;		/* still the watcher's child */
 	struct ncb_maps *maps;		/* kept open: its address space's */
+	unsigned long used;		/* when maps was last used */
 };
-
-/*
- * The process's maps, opened once: the reader asks the kernel at each
- * look (PROCMAP_QUERY, or the text read again), but the file stays bound
- * to the address space it was opened on, so execve closes it.
- */
-static struct ncb_maps *proc_maps(struct proc *p)
-{
-	if (!p->maps && ncb_maps_open(&p->maps, p->tgid))
-		p->maps = NULL;
-	return p->maps;
-}
 
 static void forget_maps(struct proc *p)
 {
@@ -145,6 +136,41 @@ static void resume(const struct tracer *t, pid_t tid, int sig)
 {
 	ptrace(t->attached ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
 }
+
+/*
+ * The process's maps, opened through the calling thread (the leader may
+ * have exited: a zombie has no address space to show) and kept: the
+ * reader asks the kernel at each look (PROCMAP_QUERY, or the text read
+ * again), but the file stays bound to the address space it was opened on,
+ * so execve closes it.  At most MAPS_KEPT are kept, the least recently
+ * used closed first, so that a thousand live processes do not take a
+ * thousand descriptors.
+ */
+#define MAPS_KEPT 64
+
+static struct ncb_maps *proc_maps(struct tracer *t, struct proc *p,
+				  pid_t tid)
+{
+	static unsigned long clock;
+	struct proc *old = NULL;
+	size_t i, kept = 0;
+
+	p->used = ++clock;
+	if (p->maps)
+		return p->maps;
+	for (i = 0; i < t->nprocs; i++)
+		if (t->procs[i]->maps) {
+			kept++;
+			if (!old || t->procs[i]->used < old->used)
+				old = t->procs[i];
+		}
+	if (kept >= MAPS_KEPT)
+		forget_maps(old);
+	if (ncb_maps_open(&p->maps, tid))
+		p->maps = NULL;
+	return p->maps;
+}
+
 
 /*
  * What the filter tests, for a process watched without one (attached):
@@ -542,13 +568,43 @@ static uint64_t round_up(uint64_t v, uint64_t to)
 }
 
 /* An attached segment's size, rounded to pages; a page if unknown. */
-static uint64_t shm_size(int id, long page)
+/*
+ * The size of segment id as the thread tid sees it, asked in its IPC
+ * namespace (a container's, or one it unshared) when that is not ours:
+ * 0, with *err: -EINVAL where the segment is not there (the kernel's
+ * answer too), -errno where its namespace could not be entered.
+ */
+static uint64_t shm_size(int id, pid_t tid, int *err)
 {
+	static int own = -1;
 	struct shmid_ds ds;
+	struct stat ours, theirs;
+	char path[64];
+	int fd, r;
 
-	if (shmctl(id, IPC_STAT, &ds))
-		return (uint64_t)page;
-	return round_up(ds.shm_segsz, (uint64_t)page);
+	*err = 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", (int)tid);
+	if (stat("/proc/self/ns/ipc", &ours) || stat(path, &theirs) ||
+	    (ours.st_ino == theirs.st_ino && ours.st_dev == theirs.st_dev)) {
+		r = shmctl(id, IPC_STAT, &ds);
+		*err = r ? -EINVAL : 0;
+		return r ? 0 : ds.shm_segsz;
+	}
+	if (own < 0)
+		own = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (own < 0 || fd < 0 || setns(fd, CLONE_NEWIPC)) {
+		*err = -errno;
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	close(fd);
+	r = shmctl(id, IPC_STAT, &ds);
+	*err = r ? -EINVAL : 0;
+	/* Back home; failing that, the watcher's own IPC is not used. */
+	setns(own, CLONE_NEWIPC);
+	return r ? 0 : ds.shm_segsz;
 }
 
 /*
@@ -563,6 +619,7 @@ static int decode(struct tracer *t, pid_t tid, const struct syscall_info *si,
 	uint64_t page = (uint64_t)t->page;
 	uint32_t blk[6];
 	size_t i;
+	int err;
 
 	e->compat = si->arch == AUDIT_ARCH_I386;
 	for (i = 0; i < 6; i++)
@@ -597,7 +654,8 @@ static int decode(struct tracer *t, pid_t tid, const struct syscall_info *si,
 		e->end = e->start + round_up(e->args[2], page);
 		break;
 	case TAG_IPC:
-		/* ipc(SHMAT, shmid, shmflg, &result, shmaddr) */
+		/* ipc(SHMAT | version << 16, shmid, shmflg, &result, addr) */
+		e->ipc_version = (int)(e->args[0] >> 16 & 0xffff);
 		e->args[0] = e->args[1];
 		e->args[1] = e->args[4];
 		e->name = "ipc";
@@ -609,7 +667,13 @@ static int decode(struct tracer *t, pid_t tid, const struct syscall_info *si,
 		e->start = e->args[1];
 		if (e->args[2] & SHM_RND)
 			e->start &= ~(uint64_t)(SHMLBA - 1);
-		e->end = e->start + shm_size((int)e->args[0], t->page);
+		e->end = e->start + round_up(shm_size((int)e->args[0], tid,
+						       &err), page);
+		/* A segment not there: the kernel refuses the call. */
+		e->shm_bad = err == -EINVAL;
+		e->unjudged = err && err != -EINVAL;
+		if (err)
+			e->end = e->start + page;
 		break;
 	default:
 		return -ENOENT;
@@ -638,30 +702,65 @@ struct file_kind {
 static struct file_kind kinds[64];
 static unsigned int kinds_next;
 
-static void file_facts(const struct ncb_mapping *m, uint64_t page, int *elf,
-		       uint64_t *end)
+/*
+ * The mapping's file itself, opened: through its path if that still names
+ * it, else through /proc/TID/map_files (a file deleted or replaced on
+ * disk since, a memfd; that needs CAP_SYS_ADMIN).  -1 if neither.
+ */
+static int open_mapped(const struct ncb_mapping *m, pid_t tid,
+		       struct stat *st)
 {
 	uint64_t dev = makedev(m->dev_major, m->dev_minor);
+	char path[96];
+	int fd;
+
+	fd = m->path[0] == '/' ? open(m->path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0 && !fstat(fd, st) && st->st_ino == m->inode &&
+	    st->st_dev == dev)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%"
+		 PRIx64, (int)tid, m->start, m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, st) && st->st_ino == m->inode &&
+	    st->st_dev == dev)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+static void file_facts(const struct ncb_mapping *m, uint64_t page, pid_t tid,
+		       int *elf, uint64_t *end)
+{
+	uint64_t dev = makedev(m->dev_major, m->dev_minor);
+	unsigned char magic[4];
 	struct file_kind *f;
 	struct stat st;
 	size_t i;
+	int fd;
 
 	*elf = 0;
 	*end = 0;
-	if (!m->inode || m->path[0] != '/' || stat(m->path, &st) ||
-	    st.st_ino != m->inode || st.st_dev != dev)
+	if (!m->inode)
+		return;
+	fd = open_mapped(m, tid, &st);
+	if (fd < 0)
 		return;
 	*end = st.st_size > 0 ? round_up((uint64_t)st.st_size, page) : 0;
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (kinds[i].ino == m->inode && kinds[i].dev == dev) {
 			*elf = kinds[i].elf;
+			close(fd);
 			return;
 		}
 	f = &kinds[kinds_next++ % (sizeof(kinds) / sizeof(kinds[0]))];
 	f->dev = dev;
 	f->ino = m->inode;
-	f->elf = ncb_elf_kind(m->path) > 0;
+	f->elf = pread(fd, magic, 4, 0) == 4 && !memcmp(magic, "\177ELF", 4);
 	*elf = f->elf;
+	close(fd);
 }
 
 static int one_victim(const struct ncb_mapping *m, void *arg)
@@ -684,7 +783,7 @@ static int one_victim(const struct ncb_mapping *m, void *arg)
 	v->m.path = strdup(m->path);
 	if (!v->m.path)
 		return -ENOMEM;
-	file_facts(m, vs->page, &v->elf, &v->file_end);
+	file_facts(m, vs->page, e->tid, &v->elf, &v->file_end);
 	e->nvictims++;
 	return 0;
 }
@@ -889,41 +988,114 @@ static int make_noreplace(pid_t tid, const struct watch_event *e)
 }
 
 /*
- * What the mode does with a call: 0 let it run, 1 refused, 2 made
- * no-replace (its result then wanted).  Upgrading leaves alone what
- * replaces the caller's own (reservation pages, the loader's span, its
- * region); mremap has no no-replace form, shmat's (no SHM_REMAP) answers
- * EINVAL, not EEXIST, and i386's old_mmap keeps its arguments in memory:
- * a clobber there is refused, as --deny does.
+ * Whether the kernel will refuse the call for its arguments before it
+ * looks at the range (mremap_to's and shmat's checks, old_mmap's
+ * alignment): then it is left to say so itself, with its own error.  An
+ * mmap is never refused here: made no-replace, the kernel checks it all.
  */
-static int act(struct tracer *t, struct watch_event *e)
+static int kernel_refuses(const struct watch_event *e, uint64_t page,
+			  struct ncb_maps *maps)
 {
-	int clobber = NCB__WC_CLOBBER(e->cls);
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	const uint64_t *a = e->args;
 
-	if (t->o->mode == WATCH_DENY && clobber)
-		return refuse(e->tid) ? 0 : 1;
-	if (t->o->mode != WATCH_UPGRADE ||
-	    (e->cls != NCB__WC_NOTHING && !clobber))
-		return 0;
-	if (clobber && (e->call != CALL_MMAP || !strcmp(e->name, "old_mmap")))
-		return !refuse(e->tid);
-	if (e->call == CALL_MREMAP || !strcmp(e->name, "old_mmap"))
-		return 0;
-	return make_noreplace(e->tid, e) ? 0 : 2;
+	switch (e->call) {
+	case CALL_MREMAP:
+		return (a[3] & ~7ULL) || !(a[3] & 1) || ((a[0] | a[4]) &
+							 (page - 1)) ||
+		       !a[2] || ((a[3] & 4) && a[1] != a[2]) ||
+		       ncb_maps_find(maps, a[0], &m) != 1;
+	case CALL_SHMAT:
+		return ((a[1] & (SHMLBA - 1)) && !(a[2] & SHM_RND)) ||
+		       e->ipc_version == 1 || e->shm_bad;
+	default:
+		return (a[0] & (page - 1)) || !a[1] || (a[5] & (page - 1));
+	}
 }
 
+/*
+ * What the mode does with a call: 0 let it run, 1 refused, 2 made
+ * no-replace, its result then wanted.  An mmap is made no-replace (the
+ * kernel decides atomically: EEXIST for what is there by then, or its
+ * own error first); so is every fixed placement under --upgrade but over
+ * the caller's own memory.  mremap has no such form, shmat's (without
+ * SHM_REMAP) answers EINVAL, not EEXIST, and i386's old_mmap keeps its
+ * arguments in memory: a clobber there is refused.
+ */
+static int act(struct tracer *t, struct watch_event *e,
+	       struct ncb_maps *maps)
+{
+	int clobber = NCB__WC_CLOBBER(e->cls);
+	int mmap = e->call == CALL_MMAP && strcmp(e->name, "old_mmap");
+
+	if (t->o->mode == WATCH_REPORT || (!clobber && (t->o->mode ==
+		WATCH_DENY || e->cls != NCB__WC_NOTHING)))
+		return 0;
+	/*
+	 * No-replace, the kernel would find the collision before a missing
+	 * mapping type (EEXIST, not EINVAL): such a call is left to fail.
+	 * It refuses MAP_SHARED_VALIDATE with the flag (EOPNOTSUPP): such a
+	 * call is refused here instead.
+	 */
+	if (mmap && !(e->args[3] & 3))
+		return 0;
+	mmap = mmap && (e->args[3] & 3) != 3;
+	if (mmap || (e->call == CALL_SHMAT && !clobber))
+		return make_noreplace(e->tid, e) ? 0 : 2;
+	if (!clobber || kernel_refuses(e, (uint64_t)t->page, maps))
+		return 0;
+	return refuse(e->tid) ? 0 : 1;
+}
+
+/*
+ * A call done: counted by class, and reported if it clobbered (or, made
+ * no-replace, was refused).  A clobber's result says whether it was one:
+ * refused by the kernel for its arguments, it replaced nothing (counted
+ * as invalid); made no-replace and placed after all, what was there had
+ * gone meanwhile.
+ */
 static void finish(struct tracer *t, struct task *k, struct watch_event *e)
 {
 	struct proc *p = k->proc;
+	int as_asked = !strcmp(e->action, "reported");
 
+	if (NCB__WC_CLOBBER(e->cls) && e->have_result) {
+		if (e->result < 0 && (as_asked || e->result != -EEXIST)) {
+			p->sum.invalid++;
+			free_event(e);
+			return;
+		}
+		if (e->result >= 0 && !as_asked)
+			e->cls = NCB__WC_NOTHING;
+	}
 	p->sum.by_class[e->cls]++;
 	/* Upgraded over free space and refused: another mapped there. */
 	if (NCB__WC_CLOBBER(e->cls) ||
 	    (e->have_result && e->result == -EEXIST)) {
-		describe_creators(p, e);
+		if (!e->creators)
+			describe_creators(p, e);
 		t->o->report(e, t->o->arg);
 	}
 	free_event(e);
+}
+
+/*
+ * A call that could not be judged (the process's maps unreadable):
+ * reported, and but for the report mode refused, since what it would
+ * replace is unknown.
+ */
+static void unjudged(struct tracer *t, struct task *k, struct watch_event *e)
+{
+	e->unjudged = 1;
+	e->action = "reported";
+	if (t->o->mode != WATCH_REPORT && !refuse(k->tid)) {
+		e->action = "denied";
+		k->refused = t->attached;
+	}
+	k->proc->sum.unjudged++;
+	t->o->report(e, t->o->arg);
+	free_event(e);
+	resume(t, k->tid, 0);
 }
 
 /* At a call's exit: a refused one's answer set, an upgraded one's read. */
@@ -977,9 +1149,11 @@ static void on_call(struct tracer *t, struct task *k,
 	if (decode(t, k->tid, si, e))
 		goto cont;
 	p->sum.fixed++;
-	maps = proc_maps(p);
-	if (!maps || victims_of(maps, e, &vs))
-		goto cont;
+	maps = proc_maps(t, p, k->tid);
+	if (e->unjudged || !maps || victims_of(maps, e, &vs)) {
+		unjudged(t, k, e);
+		return;
+	}
 	watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, e->compat,
 		     &e->caller, 0);
 	e->cls = judge(p, e);
@@ -992,14 +1166,20 @@ static void on_call(struct tracer *t, struct task *k,
 	if (NCB__WC_CLOBBER(e->cls) && !walked)
 		watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, e->compat,
 			     &e->caller, 1);
-	how = act(t, e);
-	e->action = how == 1 ? "denied" : how == 2 ? "upgraded" :
-		    "reported";
+	/* Who made what, while the records still say it. */
+	if (NCB__WC_CLOBBER(e->cls))
+		describe_creators(p, e);
+	how = act(t, e, maps);
+	e->action = how == 1 || (how == 2 && t->o->mode == WATCH_DENY) ?
+		    "denied" : how == 2 ? "upgraded" : "reported";
 	/* Attached, a refused call's -EEXIST is set again at its exit. */
 	k->refused = how == 1 && t->attached;
 	if (how != 1)
 		note_region(p, e);
-	if (how == 2) {
+	if (how == 1) {
+		e->have_result = 1;
+		e->result = -EEXIST;
+	} else if (how == 2 || NCB__WC_CLOBBER(e->cls)) {
 		/* The result at the call's exit, then reported. */
 		k->pending = e;
 		ptrace(PTRACE_SYSCALL, k->tid, 0, 0);

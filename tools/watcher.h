@@ -42,6 +42,9 @@ struct watch_event {
 	char **creators;		/* per victim: who made it */
 	size_t nvictims, culprit;
 	const char *action;		/* "reported", "denied", "upgraded" */
+	int unjudged;			/* what it would replace is unknown */
+	int ipc_version;		/* i386 ipc(2)'s, for shmat */
+	int shm_bad;			/* shmat of a segment not there */
 	long result;			/* the call's result if known, -errno */
 	int have_result;
 	double when;			/* seconds since the watch began */
@@ -53,6 +56,8 @@ struct watch_summary {
 	const char *program;
 	unsigned long fixed;			/* placements seen */
 	unsigned long by_class[NCB__WC_SPANS + 1];
+	unsigned long invalid;		/* clobbers the kernel refused */
+	unsigned long unjudged;		/* calls that could not be judged */
 };
 
 struct watch_opts {
