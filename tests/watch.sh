@@ -78,7 +78,16 @@ shmat kernel-memory heap
 fork kernel-memory heap
 vfork kernel-memory heap
 thread kernel-memory heap
+after-leader kernel-memory heap
 EOF
+	for m in "" --deny --upgrade; do
+		"$nc" watch $m --json -o "$tmp/e" "$p" no-type >"$tmp/o" 2>&1
+		grep -q "^no-type: EINVAL$" "$tmp/o" && grep -qx intact "$tmp/o" &&
+			events "$tmp/e" "len(ev) == 0" \
+				"sums[0]['clobbers'] == 0" \
+				"sums[0]['invalid'] == 1"
+		ok $? "$a no-type ${m:-(report)}: the kernel's EINVAL, no clobber"
+	done
 	"$nc" watch --json -o "$tmp/e" "$p" exec heap >"$tmp/o" 2>&1
 	events "$tmp/e" "len(ev) == 1" "ev[0]['class'] == 'kernel-memory'" \
 		"len(sums) == 1 and sums[0]['fixed'] >= 1"
@@ -216,6 +225,21 @@ wait "$wpid"
 rc=$?
 [ "$rc" -eq 0 ] && [ "$(cat "$tmp/o")" = resumed ]
 ok $? "SIGCONT resumes it"
+"$nc" watch sh -c 'kill -33 $$' 2>/dev/null
+[ $? -eq 161 ]
+ok $? "death by a signal the C library keeps for itself (33) too"
+# SIGTERM to the watcher once the program has exited: on to what it left.
+timeout 60 "$nc" watch sh -c '(sleep 60 &); exit 4' 2>/dev/null &
+wpid=$!
+i=0
+while [ $i -lt 100 ] && ! pgrep -f "^sleep 60$" >/dev/null; do
+	sleep 0.1
+	i=$((i + 1))
+done
+kill -TERM "$wpid"
+wait "$wpid"
+[ $? -eq 4 ]
+ok $? "SIGTERM after the program's exit ends what it left; its status 4"
 status 127 "a program not found: 127" "$nc" watch "$tmp/nothing"
 printf 'not a program\n' >"$tmp/text"
 chmod -x "$tmp/text"

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include "cli.h"
 #include "watcher.h"
 
@@ -254,7 +256,11 @@ static int pass_status(int status)
 	sigemptyset(&set);
 	sigaddset(&set, sig);
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	raise(sig);
+	/*
+	 * Sent by the system call: glibc's raise() refuses the signals it
+	 * keeps for itself (32, 33), whose default action is ours here.
+	 */
+	syscall(SYS_tgkill, getpid(), gettid(), sig);
 	return 128 + sig;
 }
 

@@ -1441,6 +1441,29 @@ static void detach_all(struct tracer *t)
 	}
 }
 
+static volatile sig_atomic_t main_child, passed;
+
+/*
+ * To the program while it lives; after, to what it left running (a
+ * daemon), from the loop: the handler cannot walk the task table.
+ */
+static void pass_on(int sig)
+{
+	if (main_child > 0)
+		kill(main_child, sig);
+	else
+		passed = sig;
+}
+
+static void pass_to_all(struct tracer *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nprocs; i++)
+		kill(t->procs[i]->tgid, passed);
+	passed = 0;
+}
+
 static int loop(struct tracer *t, pid_t child)
 {
 	int status, main_status = 0;
@@ -1452,14 +1475,24 @@ static int loop(struct tracer *t, pid_t child)
 			detach_all(t);
 			break;
 		}
+		if (tid < 0 && errno == EINTR && passed)
+			pass_to_all(t);
 		if (tid < 0 && errno == EINTR)
 			continue;
 		if (tid < 0)
 			break;
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			if (tid == child)
+			if (tid == child) {
 				main_status = status;
+				/* Its pid may be another's from now on. */
+				main_child = 0;
+			}
 			end_task(t, tid);
+			/* Attached: the process watched is gone, and so are we. */
+			if (t->attached && !find_proc(t, child)) {
+				detach_all(t);
+				break;
+			}
 			continue;
 		}
 		if (!find_task(t, tid, NULL))
@@ -1473,16 +1506,8 @@ static int loop(struct tracer *t, pid_t child)
  * The watcher's own signals: the terminal's (SIGINT, SIGQUIT) reach the
  * whole foreground group, the program included, and the watcher waits for
  * it to act on them; SIGTERM and SIGHUP sent to the watcher go on to it.
+ * Set after the fork: the program keeps the dispositions it was given.
  */
-static pid_t main_child;
-
-static void pass_on(int sig)
-{
-	if (main_child > 0)
-		kill(main_child, sig);
-}
-
-/* Set after the fork: the program keeps the dispositions it was given. */
 static void own_signals(void)
 {
 	struct sigaction sa = { .sa_handler = SIG_IGN };
@@ -1590,6 +1615,24 @@ close_go:
 	return e;
 }
 
+static int zombie(pid_t tid)
+{
+	char path[64], buf[512], *s, c;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	s = strstr(buf, "State:");
+	c = s ? s[6 + strspn(s + 6, " \t")] : 0;
+	return c == 'Z' || c == 'X';
+}
+
 /* Every thread of pid, seized and stopped; threads made meanwhile too. */
 static int seize_all(struct tracer *t, pid_t pid, long opts, char *why,
 		     size_t whylen)
@@ -1615,10 +1658,20 @@ static int seize_all(struct tracer *t, pid_t pid, long opts, char *why,
 			if (tid <= 0 || find_task(t, tid, NULL))
 				continue;
 			if (ptrace(PTRACE_SEIZE, tid, 0, opts)) {
-				/* A thread that ended meanwhile is none. */
-				if (errno == ESRCH)
-					continue;
 				e = -errno;
+				/*
+				 * A thread that ended meanwhile is none, nor
+				 * is a leader that exited before its threads
+				 * (a zombie); one made since by a thread
+				 * seized is ours by then (TRACECLONE).
+				 */
+				if (e == -ESRCH || (e == -EPERM && zombie(tid)))
+					continue;
+				if (e == -EPERM && status_field(tid,
+				    "TracerPid:") == getpid()) {
+					added |= !!new_task(t, tid);
+					continue;
+				}
 				closedir(d);
 				snprintf(why, whylen, "cannot trace process "
 					 "%d: %s%s", (int)pid, strerror(-e),

@@ -7,7 +7,10 @@
  * "intact" or "replaced": whether the victim's bytes are still there.
  *
  *   clobbers: heap stack image thread-stack library mremap shmat fork
- *             exec thread vfork
+ *             exec thread vfork after-leader (a thread, once the main
+ *             thread has exited)
+ *   invalid:  no-type (MAP_FIXED over the heap with no mapping type: the
+ *             kernel's EINVAL, and nothing replaced)
  *   benign:   reserve remap-own ring own-region own-stack
  *
  * "clobber wait CASE" first reads a line from its input, so that a watcher
@@ -170,6 +173,36 @@ static int do_shmat(void)
 	p = shmat(id, (void *)page, SHM_REMAP);
 	shmctl(id, IPC_RMID, NULL);
 	return outcome(p == (void *)-1 ? MAP_FAILED : p, page, MARK);
+}
+
+/*
+ * The heap clobbered by a thread once the main thread has exited (its
+ * /proc shows no address space then): the process's status is the
+ * thread's exit's.
+ */
+static pid_t leader;
+
+static void *after_leader(void *arg)
+{
+	char path[64], buf[256], *s = NULL;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)leader);
+	for (i = 0; i < 10000 && !s; i++) {
+		f = fopen(path, "r");
+		buf[0] = 0;
+		if (f && !fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		if (f)
+			fclose(f);
+		s = strrchr(buf, ')');
+		if (s && s[2] != 'Z')
+			s = NULL;
+		if (!s)
+			usleep(1000);
+	}
+	exit(s ? over((uintptr_t)arg) : 2);
 }
 
 /* The main heap's page, clobbered by a second thread. */
@@ -344,6 +377,21 @@ int main(int argc, char **argv)
 		return ring();
 	if (!strcmp(name, "own-region"))
 		return own_region();
+	if (!strcmp(name, "after-leader")) {
+		leader = getpid();
+		if (pthread_create(&t, NULL, after_leader,
+				   (void *)heap_page()))
+			return 2;
+		pthread_exit(NULL);
+	}
+	if (!strcmp(name, "no-type")) {
+		uintptr_t page = heap_page();
+
+		memset((void *)page, MARK, pg);
+		return outcome(mmap((void *)page, pg, PROT_READ,
+				    MAP_ANONYMOUS | MAP_FIXED, -1, 0), page,
+			       MARK);
+	}
 	if (!strcmp(name, "own-stack"))
 		return pthread_create(&t, NULL, guard_zone, NULL) ||
 		       pthread_join(t, &r) ? 2 : (int)(intptr_t)r;
