@@ -1488,7 +1488,7 @@ static int loop(struct tracer *t, pid_t child)
 				main_child = 0;
 			}
 			end_task(t, tid);
-			/* Attached: the process watched is gone, and so are we. */
+			/* Attached: the process watched is gone; so are we. */
 			if (t->attached && !find_proc(t, child)) {
 				detach_all(t);
 				break;
