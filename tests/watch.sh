@@ -232,17 +232,21 @@ want=$?
 got=$?
 [ "$got" -eq "$want" ]
 ok $? "death by a signal the C library keeps for itself (33) too ($want)"
-# SIGTERM to the watcher once the program has exited: on to what it left.
-timeout 60 "$nc" watch sh -c '(sleep 60 &); exit 4' 2>/dev/null &
+# SIGTERM to the watcher once the program has exited (the watcher has no
+# child left: it reaped the program) goes on to what it left running.
+"$nc" watch sh -c '(sleep 67 &); exit 4' 2>/dev/null &
 wpid=$!
 i=0
-while [ $i -lt 100 ] && ! pgrep -f "^sleep 60$" >/dev/null; do
-	sleep 0.1
+while [ $i -lt 200 ] && { [ -n "$(pgrep -P "$wpid")" ] ||
+	! pgrep -f "^sleep 67$" >/dev/null; }; do
+	sleep 0.05
 	i=$((i + 1))
 done
 kill -TERM "$wpid"
 wait "$wpid"
-[ $? -eq 4 ]
+rc=$?
+pkill -f "^sleep 67$"
+[ "$rc" -eq 4 ]
 ok $? "SIGTERM after the program's exit ends what it left; its status 4"
 status 127 "a program not found: 127" "$nc" watch "$tmp/nothing"
 printf 'not a program\n' >"$tmp/text"
