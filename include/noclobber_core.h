@@ -1808,6 +1808,22 @@ static int ncb__first_above(unsigned long long s, unsigned long long e,
 }
 
 /*
+ * The first mapping ending above a that starts below end, into sp (the
+ * ioctl's page size in sp->rg.page): 1; none: 0; or -errno.
+ */
+static int ncb__next_in(struct ncb__span *sp, unsigned long a,
+			unsigned long end)
+{
+	int r;
+
+	sp->rg.start = a;
+	sp->rg.end = end;
+	sp->rg.page = 0;
+	r = ncb__look(&sp->rg, 1, ncb__first_above);
+	return r <= 0 ? r : sp->s < end;
+}
+
+/*
  * Whether every mapping of a source of many has pages of the base size,
  * as the ioctl says: 1, 0, or -errno.  The kernel rounds a huge page
  * mapping's part of a move up to its page, which for any but the first
@@ -1816,21 +1832,14 @@ static int ncb__first_above(unsigned long long s, unsigned long long e,
 static int ncb__base_pages(unsigned long old, unsigned long ol)
 {
 	struct ncb__span sp;
-	unsigned long a = old, end = old + ol;
-	int r;
+	unsigned long a, end = old + ol;
+	int r = 0;
 
-	while (a < end) {
-		sp.rg.start = a;
-		sp.rg.end = end;
-		sp.rg.page = 0;
-		r = ncb__look(&sp.rg, 1, ncb__first_above);
-		if (r <= 0 || sp.s >= end)
-			return r < 0 ? r : 1;
+	for (a = old; a < end && (r = ncb__next_in(&sp, a, end)) == 1;
+	     a = (unsigned long)sp.e)
 		if (sp.rg.page != ncb_core_page_size())
 			return 0;
-		a = (unsigned long)sp.e;
-	}
-	return 1;
+	return r < 0 ? r : 1;
 }
 
 /*
@@ -1842,18 +1851,11 @@ static int ncb__runs(unsigned long old, unsigned long ol,
 		     void *arg)
 {
 	struct ncb__span sp;
-	unsigned long a = old, end = old + ol, rs = 0, re = 0;
-	int r;
+	unsigned long a, end = old + ol, rs = 0, re = 0;
+	int r = 0;
 
-	while (a < end) {
-		sp.rg.start = a;
-		sp.rg.end = end;
-		sp.rg.page = 0;
-		r = ncb__look(&sp.rg, 1, ncb__first_above);
-		if (r < 0)
-			return r;
-		if (!r || sp.s >= end)
-			break;
+	for (a = old; a < end && (r = ncb__next_in(&sp, a, end)) == 1;
+	     a = re) {
 		if (re && sp.s > re) {
 			fn(rs, re, arg);
 			re = 0;
@@ -1861,8 +1863,9 @@ static int ncb__runs(unsigned long old, unsigned long ol,
 		if (!re)
 			rs = sp.s > a ? (unsigned long)sp.s : a;
 		re = sp.e < end ? (unsigned long)sp.e : end;
-		a = re;
 	}
+	if (r < 0)
+		return r;
 	if (re)
 		fn(rs, re, arg);
 	return 0;

@@ -327,39 +327,6 @@ static struct proc *find_proc(struct tracer *t, pid_t tgid)
 	return NULL;
 }
 
-/* A number from /proc/PID/status ("Tgid:", "PPid:"), or 0. */
-static pid_t status_field(pid_t pid, const char *key)
-{
-	char path[64], buf[4096], *p;
-	ssize_t len;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return 0;
-	buf[len] = 0;
-	p = strstr(buf, key);
-	return p ? (pid_t)atoi(p + strlen(key)) : 0;
-}
-
-static struct ncb__wmod file_mod(const char *path)
-{
-	struct ncb__wmod m = { 0, 0 };
-	struct stat st;
-
-	if (!stat(path, &st)) {
-		m.dev = st.st_dev;
-		m.ino = st.st_ino;
-	}
-	return m;
-}
-
-/* The interpreter: the mapping at AT_BASE, from the process's auxv. */
 /* A small file of /proc: its length, or -1. */
 static ssize_t read_proc(pid_t pid, const char *name, void *buf, size_t len)
 {
@@ -375,6 +342,44 @@ static ssize_t read_proc(pid_t pid, const char *name, void *buf, size_t len)
 	close(fd);
 	return n;
 }
+
+/* /proc/PID/status, NUL-terminated in buf ("" if unreadable). */
+static void read_status(pid_t pid, char *buf, size_t len)
+{
+	ssize_t n = read_proc(pid, "status", buf, len - 1);
+
+	buf[n > 0 ? n : 0] = 0;
+}
+
+/* The value after key ("Tgid:", "State:") in a status text, or "". */
+static const char *status_value(const char *status, const char *key)
+{
+	const char *p = strstr(status, key);
+
+	return p ? p + strlen(key) + strspn(p + strlen(key), " \t") : "";
+}
+
+static pid_t status_field(pid_t pid, const char *key)
+{
+	char buf[4096];
+
+	read_status(pid, buf, sizeof(buf));
+	return (pid_t)atoi(status_value(buf, key));
+}
+
+static struct ncb__wmod file_mod(const char *path)
+{
+	struct ncb__wmod m = { 0, 0 };
+	struct stat st;
+
+	if (!stat(path, &st)) {
+		m.dev = st.st_dev;
+		m.ino = st.st_ino;
+	}
+	return m;
+}
+
+/* The interpreter: the mapping at AT_BASE, from the process's auxv. */
 
 /*
  * The interpreter: the mapping at AT_BASE, from the process's auxiliary
@@ -492,16 +497,21 @@ static void add_thread(struct proc *p, pid_t tid, uint64_t sp, uint64_t top)
 static struct task *new_task(struct tracer *t, pid_t tid)
 {
 	struct task *k = calloc(1, sizeof(*k));
-	pid_t tgid = status_field(tid, "Tgid:");
+	char status[4096];
+	pid_t tgid;
 	struct proc *p;
 
 	if (!k || room(&t->tasks, &t->ctasks, t->ntasks, sizeof(k)))
 		goto fail;
 	k->tid = tid;
-	p = find_proc(t, tgid ? tgid : tid);
+	/* One read: its thread group, and its parent for a new process. */
+	read_status(tid, status, sizeof(status));
+	tgid = (pid_t)atoi(status_value(status, "Tgid:"));
+	tgid = tgid ? tgid : tid;
+	p = find_proc(t, tgid);
 	if (!p)
-		p = new_proc(t, tgid ? tgid : tid,
-			     find_proc(t, status_field(tid, "PPid:")));
+		p = new_proc(t, tgid, find_proc(t, atoi(status_value(status,
+							"PPid:"))));
 	if (!p)
 		goto fail;
 	k->proc = p;
@@ -703,64 +713,73 @@ static struct file_kind kinds[64];
 static unsigned int kinds_next;
 
 /*
- * The mapping's file itself, opened: through its path if that still names
- * it, else through /proc/TID/map_files (a file deleted or replaced on
- * disk since, a memfd; that needs CAP_SYS_ADMIN).  -1 if neither.
+ * The mapping's file, by its path if that still names it (same device and
+ * inode), else through /proc/TID/map_files (a file deleted or replaced on
+ * disk since, a memfd; that needs CAP_SYS_ADMIN): 0 with *st, or -1.  *fd
+ * the file opened, or -1 where a stat of the path was enough.
  */
-static int open_mapped(const struct ncb_mapping *m, pid_t tid,
-		       struct stat *st)
+static int find_mapped(const struct ncb_mapping *m, pid_t tid,
+		       struct stat *st, int *fd)
 {
 	uint64_t dev = makedev(m->dev_major, m->dev_minor);
 	char path[96];
-	int fd;
 
-	fd = m->path[0] == '/' ? open(m->path, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd >= 0 && !fstat(fd, st) && st->st_ino == m->inode &&
-	    st->st_dev == dev)
-		return fd;
-	if (fd >= 0)
-		close(fd);
+	*fd = -1;
+	if (m->path[0] == '/' && !stat(m->path, st) &&
+	    st->st_ino == m->inode && st->st_dev == dev)
+		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%"
 		 PRIx64, (int)tid, m->start, m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && !fstat(fd, st) && st->st_ino == m->inode &&
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd >= 0 && !fstat(*fd, st) && st->st_ino == m->inode &&
 	    st->st_dev == dev)
-		return fd;
-	if (fd >= 0)
-		close(fd);
+		return 0;
+	if (*fd >= 0)
+		close(*fd);
 	return -1;
+}
+
+/* Whether the file (fd, else path) starts with the ELF magic. */
+static int is_elf(int fd, const char *path)
+{
+	unsigned char magic[4];
+	int own = fd < 0, r;
+
+	if (own)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	r = fd >= 0 && pread(fd, magic, 4, 0) == 4 &&
+	    !memcmp(magic, "\177ELF", 4);
+	if (own && fd >= 0)
+		close(fd);
+	return r;
 }
 
 static void file_facts(const struct ncb_mapping *m, uint64_t page, pid_t tid,
 		       int *elf, uint64_t *end)
 {
 	uint64_t dev = makedev(m->dev_major, m->dev_minor);
-	unsigned char magic[4];
-	struct file_kind *f;
+	struct file_kind *f = NULL;
 	struct stat st;
 	size_t i;
 	int fd;
 
 	*elf = 0;
 	*end = 0;
-	if (!m->inode)
-		return;
-	fd = open_mapped(m, tid, &st);
-	if (fd < 0)
+	if (!m->inode || find_mapped(m, tid, &st, &fd))
 		return;
 	*end = st.st_size > 0 ? round_up((uint64_t)st.st_size, page) : 0;
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (kinds[i].ino == m->inode && kinds[i].dev == dev) {
-			*elf = kinds[i].elf;
-			close(fd);
-			return;
-		}
-	f = &kinds[kinds_next++ % (sizeof(kinds) / sizeof(kinds[0]))];
-	f->dev = dev;
-	f->ino = m->inode;
-	f->elf = pread(fd, magic, 4, 0) == 4 && !memcmp(magic, "\177ELF", 4);
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]) && !f; i++)
+		if (kinds[i].ino == m->inode && kinds[i].dev == dev)
+			f = &kinds[i];
+	if (!f) {
+		f = &kinds[kinds_next++ % (sizeof(kinds) / sizeof(kinds[0]))];
+		f->dev = dev;
+		f->ino = m->inode;
+		f->elf = is_elf(fd, m->path);
+	}
 	*elf = f->elf;
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 }
 
 static int one_victim(const struct ncb_mapping *m, void *arg)
@@ -1617,19 +1636,10 @@ close_go:
 
 static int zombie(pid_t tid)
 {
-	char path[64], buf[512], *s, c;
-	ssize_t n;
-	int fd;
+	char buf[512], c;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	s = strstr(buf, "State:");
-	c = s ? s[6 + strspn(s + 6, " \t")] : 0;
+	read_status(tid, buf, sizeof(buf));
+	c = *status_value(buf, "State:");
 	return c == 'Z' || c == 'X';
 }
 
