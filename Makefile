@@ -125,7 +125,13 @@ $(O)/bench/mmap-churn: bench/mmap-churn.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $<
 
-benches: $(BENCH_BIN) $(O)/bench/exit0 $(O)/bench/mmap-churn
+# b-watch's floor: the watcher's filter and following, no judging.
+$(O)/bench/bare-trace: bench/bare-trace.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< -lseccomp
+
+benches: $(BENCH_BIN) $(O)/bench/exit0 $(O)/bench/mmap-churn \
+	$(O)/bench/bare-trace
 
 check:
 	tests/matrix.sh

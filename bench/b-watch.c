@@ -7,7 +7,10 @@
  * took.  The three ways run one after the other in every repetition, in
  * an order that rotates, so that they share the machine's drift; ratios
  * are medians of the per-repetition ratios.  exit0 measures the start-up
- * alone: the watcher's fork, seizure and filter, or strace's.
+ * alone: the watcher's fork, seizure and filter, or strace's.  A fourth
+ * way, bare-trace, is the floor under any watcher of this kind: the same
+ * filter and following, and nothing done at a stop but resuming; what
+ * watch costs over it is the judging.
  *
  * Goals: at most 5% overhead on the real programs, and at least 10x less
  * overhead than strace on mmap-churn.  NCB_BENCH_REPEATS sets the number
@@ -24,7 +27,7 @@
 
 #define REPS 15
 #define MAX_REPS 101
-#define WAYS 3
+#define WAYS 4
 #define MAX_ARGS 16
 #define MAX_NEEDS 4
 
@@ -32,7 +35,7 @@
 #define CHURN_PAIRS "5000"
 #define CHURN_FIXED "500"
 
-enum { DIRECT, WATCH, STRACE };
+enum { DIRECT, WATCH, STRACE, BARE };
 
 struct prog {
 	const char *label;
@@ -51,6 +54,7 @@ struct run {
 /* Paths: a directory's, and a name in it. */
 static char tmpdir[PATH_MAX], small_c[PATH_MAX + 16], small_o[PATH_MAX + 16];
 static char tool[PATH_MAX + 16], churn[PATH_MAX + 16], report[PATH_MAX + 16];
+static char bare[PATH_MAX + 16];
 static int have_strace;
 
 static const char *const strace_argv[] = {
@@ -94,6 +98,8 @@ static void command(const struct prog *p, int way, int keep,
 	} else if (way == STRACE) {
 		for (i = 0; strace_argv[i]; i++)
 			argv[n++] = strace_argv[i];
+	} else if (way == BARE) {
+		argv[n++] = bare;
 	}
 	for (i = 0; p->argv[i]; i++)
 		argv[n++] = p->argv[i];
@@ -203,6 +209,21 @@ static double med(const double *v, int n)
 	return median(c, n);
 }
 
+/* A row of mmap-churn's table: figures in ns or ms, and ratios. */
+static void churn_row(const char *label, const double *x, int prec)
+{
+	static const int order[] = { DIRECT, BARE, WATCH, STRACE };
+	int i;
+
+	printf("%-20s", label);
+	for (i = 0; i < WAYS; i++) {
+		printf(" %8.*f", prec, x[order[i]]);
+	}
+	for (i = 1; i < WAYS; i++)
+		printf(" %6.2fx", x[order[i]] / x[DIRECT]);
+	putchar('\n');
+}
+
 /* How many times less overhead watch has than strace: "-" if none. */
 static const char *less_text(double w, double s, char *buf, size_t len)
 {
@@ -256,7 +277,10 @@ static int write_small(void)
 	return fclose(f);
 }
 
-/* tool and mmap-churn: beside this program's directory and in it. */
+/*
+ * tool, mmap-churn and bare-trace: beside this program's directory and
+ * in it.
+ */
 static int find_helpers(void)
 {
 	char self[PATH_MAX], *slash;
@@ -271,7 +295,8 @@ static int find_helpers(void)
 	*slash = '\0';
 	snprintf(tool, sizeof(tool), "%s/../noclobber", self);
 	snprintf(churn, sizeof(churn), "%s/mmap-churn", self);
-	return access(tool, X_OK) ? -1 : 0;
+	snprintf(bare, sizeof(bare), "%s/bare-trace", self);
+	return access(tool, X_OK) || access(bare, X_OK) ? -1 : 0;
 }
 
 static int repeats(void)
@@ -310,11 +335,11 @@ int main(int argc, char **argv)
 	const int nprogs = (int)(sizeof(progs) / sizeof(progs[0]));
 	static struct run res[sizeof(progs) / sizeof(progs[0])][WAYS][MAX_REPS];
 	double v[WAYS][MAX_REPS], ratio[WAYS][MAX_REPS], m[WAYS], rm[WAYS];
-	double worst = 0, plus, ovh_w, ovh_s;
+	double worst = 0, plus, judge, ovh_w, ovh_s;
 	FILE *csv;
 	int skip[sizeof(progs) / sizeof(progs[0])] = { 0 };
 	int reps = repeats(), i, k, w, j, st, bad = 0, churn_k = -1;
-	int real = 0, met = 0;
+	int real = 0, met = 0, floor_met = 0;
 	const char *worst_label = NULL, *why;
 	char buf[64], less[16];
 	struct run scratch;
@@ -327,8 +352,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (find_helpers() || write_small()) {
-		printf("SKIP b-watch: noclobber (the tool) or a temporary "
-		       "directory is missing\n");
+		printf("SKIP b-watch: noclobber (the tool), bare-trace or a "
+		       "temporary directory is missing\n");
 		return 0;
 	}
 	progs[0].argv[0] = argc > 2 ? argv[2] : "exit0";
@@ -362,6 +387,9 @@ int main(int argc, char **argv)
 		     run(&progs[k], STRACE, 0, &scratch);
 		if (st)
 			why = "fails under strace";
+		st = why ? 0 : run(&progs[k], BARE, 0, &scratch);
+		if (st)
+			why = "fails under bare-trace";
 		if (why) {
 			printf("SKIP %s: %s\n", progs[k].label, why);
 			skip[k] = 1;
@@ -379,17 +407,19 @@ int main(int argc, char **argv)
 			}
 
 	printf("\nwall time from fork to exit, ms (median of %d runs); "
-	       "+ms: watch's time over\ndirect (median of per-run "
-	       "differences); ratios to direct, medians of per-run\n"
-	       "ratios; less: how many times less overhead watch has than "
-	       "strace; procs,\nstops: the processes the watcher followed "
-	       "and its stops (fixed placements)\n\n"
-	       "%-21s %5s %5s %7s %7s %7s %5s %7s %6s %5s\n", reps, "program",
-	       "procs", "stops", "direct", "watch", "strace", "+ms", "watch",
-	       "strace", "less");
+	       "bare: bare-trace, the\nsame stops with nothing done at "
+	       "them; +ms: watch's time over direct, judge:\nover bare "
+	       "(medians of per-run differences); ratios to direct, medians "
+	       "of\nper-run ratios; less: how many times less overhead watch "
+	       "has than strace;\nprocs, stops: the processes the watcher "
+	       "followed and its stops (fixed\nplacements)\n\n"
+	       "%-21s %5s %5s %7s %7s %7s %7s %5s %5s %6s %6s %6s %5s\n",
+	       reps, "program", "procs", "stops", "direct", "bare", "watch",
+	       "strace", "+ms", "judge", "bare", "watch", "strace", "less");
 	if (csv)
-		fprintf(csv, "program,procs,stops,direct_ms,watch_ms,strace_ms,"
-			"watch_plus_ms,watch_ratio,strace_ratio,less\n");
+		fprintf(csv, "program,procs,stops,direct_ms,bare_ms,watch_ms,"
+			"strace_ms,watch_plus_ms,judge_ms,bare_ratio,"
+			"watch_ratio,strace_ratio,less\n");
 	for (k = 0; k < nprogs; k++) {
 		if (skip[k])
 			continue;
@@ -403,28 +433,36 @@ int main(int argc, char **argv)
 			m[w] = med(v[w], reps) / 1e6;
 			rm[w] = med(ratio[w], reps);
 		}
-		for (i = 0; i < reps; i++)
+		for (i = 0; i < reps; i++) {
 			v[0][i] = res[k][WATCH][i].wall -
 				  res[k][DIRECT][i].wall;
+			v[1][i] = res[k][WATCH][i].wall -
+				  res[k][BARE][i].wall;
+		}
 		plus = med(v[0], reps) / 1e6;
+		judge = med(v[1], reps) / 1e6;
 		if (!have_strace)
 			m[STRACE] = rm[STRACE] = 0;
 		less_text(rm[WATCH], rm[STRACE], less, sizeof(less));
-		printf("%-21s %5ld %5ld %7.2f %7.2f %7.2f %5.2f %6.3fx %5.2fx "
-		       "%5s\n", progs[k].label, progs[k].procs, progs[k].stops,
-		       m[DIRECT], m[WATCH], m[STRACE], plus, rm[WATCH],
+		printf("%-21s %5ld %5ld %7.2f %7.2f %7.2f %7.2f %5.2f %5.2f "
+		       "%5.3fx %5.3fx %5.2fx %5s\n", progs[k].label,
+		       progs[k].procs, progs[k].stops, m[DIRECT], m[BARE],
+		       m[WATCH], m[STRACE], plus, judge, rm[BARE], rm[WATCH],
 		       rm[STRACE], less);
 		if (csv)
-			fprintf(csv, "%s,%ld,%ld,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,"
-				"%s\n", progs[k].label, progs[k].procs,
-				progs[k].stops, m[DIRECT], m[WATCH], m[STRACE],
-				plus, rm[WATCH], rm[STRACE], less);
+			fprintf(csv, "%s,%ld,%ld,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,"
+				"%.4f,%.4f,%.4f,%s\n", progs[k].label,
+				progs[k].procs, progs[k].stops, m[DIRECT],
+				m[BARE], m[WATCH], m[STRACE], plus, judge,
+				rm[BARE], rm[WATCH], rm[STRACE], less);
 		/* exit0 and mmap-churn are not real programs. */
 		if (!k || progs[k].churn)
 			continue;
 		real++;
 		if (rm[WATCH] <= 1.05)
 			met++;
+		if (rm[BARE] <= 1.05)
+			floor_met++;
 		if (rm[WATCH] > worst) {
 			worst = rm[WATCH];
 			worst_label = progs[k].label;
@@ -435,6 +473,9 @@ int main(int argc, char **argv)
 		       "%d of %d; most overhead %.1f%%\n(%s): goal %s\n",
 		       met, real, (worst - 1) * 100, worst_label,
 		       met == real ? "met" : "not met");
+	if (real)
+		printf("within 5%% under bare-trace (stops that do nothing): "
+		       "%d of %d\n", floor_met, real);
 
 	if (churn_k >= 0) {
 		struct run (*c)[MAX_REPS] = res[churn_k];
@@ -464,18 +505,16 @@ int main(int argc, char **argv)
 		printf("\nmmap-churn: %s anonymous mmap+munmap pairs (never "
 		       "stopped at) and %s MAP_FIXED\nplacements in its own "
 		       "reservation (stopped at); ns per op, median of %d "
-		       "runs\n\n%-24s %9s %9s %9s %8s %8s\n", CHURN_PAIRS,
-		       CHURN_FIXED, reps, "", "direct", "watch", "strace",
-		       "watch", "strace");
-		printf("%-24s %9.0f %9.0f %9.0f %7.2fx %7.2fx\n",
-		       "mmap+munmap pair", p[DIRECT], p[WATCH], p[STRACE],
-		       p[WATCH] / p[DIRECT], p[STRACE] / p[DIRECT]);
-		printf("%-24s %9.0f %9.0f %9.0f %7.2fx %7.2fx\n",
-		       "MAP_FIXED placement", f[DIRECT], f[WATCH], f[STRACE],
-		       f[WATCH] / f[DIRECT], f[STRACE] / f[DIRECT]);
-		printf("%-24s %9.2f %9.2f %9.2f %7.2fx %7.2fx\n",
-		       "whole loop, ms", l[DIRECT], l[WATCH], l[STRACE],
-		       l[WATCH] / l[DIRECT], l[STRACE] / l[DIRECT]);
+		       "runs\n\n%-20s %8s %8s %8s %8s %7s %7s %7s\n",
+		       CHURN_PAIRS, CHURN_FIXED, reps, "", "direct", "bare",
+		       "watch", "strace", "bare", "watch", "strace");
+		churn_row("mmap+munmap pair", p, 0);
+		churn_row("MAP_FIXED placement", f, 0);
+		churn_row("whole loop, ms", l, 2);
+		printf("\na stop at a fixed placement: %.0f ns the kernel's "
+		       "round trip (bare), %.0f ns\nthe watcher's judging "
+		       "(watch over bare)\n", f[BARE] - f[DIRECT],
+		       f[WATCH] - f[BARE]);
 		/* In the time columns, in ns, under a name that says so. */
 		if (csv) {
 			fprintf(csv, "mmap-churn pair ns,,,%.0f,%.0f,%.0f,,"

@@ -126,6 +126,7 @@ struct tracer {
 	struct timespec t0;
 	long page;
 	int attached;			/* no filter: every call stops */
+	long opts;			/* a thread's options; 0 attached */
 };
 
 /*
@@ -269,9 +270,8 @@ fail_n:
  * their privileges as without the watcher; with it otherwise, as the
  * kernel requires.  0, or -errno.
  */
-static int load_filter(void)
+static int load_filter(scmp_filter_ctx f)
 {
-	scmp_filter_ctx f = build_filter();
 	int r;
 
 	if (!f)
@@ -438,8 +438,8 @@ static void identify(struct proc *p)
 	p->sum.program = p->program;
 }
 
-static struct proc *new_proc(struct tracer *t, pid_t tgid,
-			     const struct proc *parent)
+/* A process in the table, not yet identified. */
+static struct proc *add_proc(struct tracer *t, pid_t tgid)
 {
 	struct proc *p = calloc(1, sizeof(*p));
 
@@ -449,6 +449,17 @@ static struct proc *new_proc(struct tracer *t, pid_t tgid,
 	}
 	p->tgid = tgid;
 	p->sum.pid = tgid;
+	t->procs[t->nprocs++] = p;
+	return p;
+}
+
+static struct proc *new_proc(struct tracer *t, pid_t tgid,
+			     const struct proc *parent)
+{
+	struct proc *p = add_proc(t, tgid);
+
+	if (!p)
+		return NULL;
 	/* A child of fork has its parent's memory, and its history. */
 	if (parent && parent->nregions) {
 		p->regions = malloc(parent->cregions * sizeof(*p->regions));
@@ -460,7 +471,6 @@ static struct proc *new_proc(struct tracer *t, pid_t tgid,
 		}
 	}
 	identify(p);
-	t->procs[t->nprocs++] = p;
 	return p;
 }
 
@@ -493,17 +503,28 @@ static void add_thread(struct proc *p, pid_t tid, uint64_t sp, uint64_t top)
 	p->threads[p->nthreads++].top = top;
 }
 
+static struct task *add_task(struct tracer *t, pid_t tid, struct proc *p)
+{
+	struct task *k = calloc(1, sizeof(*k));
+
+	if (!k || room(&t->tasks, &t->ctasks, t->ntasks, sizeof(k))) {
+		free(k);
+		return NULL;
+	}
+	k->tid = tid;
+	k->proc = p;
+	p->tasks++;
+	t->tasks[t->ntasks++] = k;
+	return k;
+}
+
 /* A task seen for the first time: its process found or made. */
 static struct task *new_task(struct tracer *t, pid_t tid)
 {
-	struct task *k = calloc(1, sizeof(*k));
 	char status[4096];
 	pid_t tgid;
 	struct proc *p;
 
-	if (!k || room(&t->tasks, &t->ctasks, t->ntasks, sizeof(k)))
-		goto fail;
-	k->tid = tid;
 	/* One read: its thread group, and its parent for a new process. */
 	read_status(tid, status, sizeof(status));
 	tgid = (pid_t)atoi(status_value(status, "Tgid:"));
@@ -512,15 +533,7 @@ static struct task *new_task(struct tracer *t, pid_t tid)
 	if (!p)
 		p = new_proc(t, tgid, find_proc(t, atoi(status_value(status,
 							"PPid:"))));
-	if (!p)
-		goto fail;
-	k->proc = p;
-	p->tasks++;
-	t->tasks[t->ntasks++] = k;
-	return k;
-fail:
-	free(k);
-	return NULL;
+	return p ? add_task(t, tid, p) : NULL;
 }
 
 static void end_proc(struct tracer *t, struct proc *p)
@@ -1319,11 +1332,28 @@ static void on_exec(struct tracer *t, struct task *k)
 		add_thread(p, k->tid, si.sp, 0);
 }
 
-/* A task's first stop: a thread's stack pointer is its stack. */
-static void on_first_stop(struct task *k)
+/*
+ * The options a task is traced with: its creator's, but for the exit
+ * stop, which only a thread other than the leader needs (its stack stops
+ * being one before its exit is reported); a process's leader goes without
+ * it and its stop, a process's exit costing one stop fewer.
+ */
+static long task_opts(const struct tracer *t, const struct task *k)
+{
+	return k->tid == k->proc->tgid ? t->opts & ~PTRACE_O_TRACEEXIT :
+	       t->opts;
+}
+
+/*
+ * A task's first stop, before it has run: its options, and a thread's
+ * stack pointer is its stack.
+ */
+static void on_first_stop(const struct tracer *t, struct task *k)
 {
 	struct syscall_info si = { 0 };
 
+	if (t->opts)
+		ptrace(PTRACE_SETOPTIONS, k->tid, 0, task_opts(t, k));
 	if (ptrace(PTRACE_GET_SYSCALL_INFO, k->tid, sizeof(si), &si) >= 0)
 		add_thread(k->proc, k->tid, si.sp, 0);
 }
@@ -1345,7 +1375,7 @@ static void on_stop(struct tracer *t, pid_t tid, int status)
 	}
 	if (!k->started) {
 		k->started = 1;
-		on_first_stop(k);
+		on_first_stop(t, k);
 	}
 	if (sig == (SIGTRAP | 0x80)) {
 		on_syscall_stop(t, k, 0);
@@ -1539,18 +1569,20 @@ static void own_signals(void)
 }
 
 /*
- * The child: waits to be seized, loads the filter, runs the program.  On
- * failure it says which step failed (0 the filter, 1 execve) and why.
+ * The child: builds the filter while the watcher seizes it (the two run
+ * side by side), waits to be seized, loads the filter, runs the program.
+ * On failure it says which step failed (0 the filter, 1 execve) and why.
  */
 static void __attribute__((noreturn)) child(char *const argv[], int go,
 					    int err)
 {
+	scmp_filter_ctx f = build_filter();
 	int msg[2] = { 0, 0 };
 	char c;
 
 	if (read(go, &c, 1) != 1)
 		_exit(127);
-	msg[1] = load_filter();
+	msg[1] = load_filter(f);
 	if (!msg[1]) {
 		execvp(argv[0], argv);
 		msg[0] = 1;
@@ -1566,12 +1598,13 @@ int watch_run(char *const argv[], const struct watch_opts *o,
 {
 	struct tracer t = { .o = o };
 	int go[2], err[2], msg[2], e = 0, status;
-	long opts = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEFORK |
-		    PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
-		    PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL |
-		    PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXIT;
+	struct proc *p;
 	pid_t pid;
 
+	t.opts = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEFORK |
+		 PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
+		 PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL |
+		 PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXIT;
 	t.page = sysconf(_SC_PAGESIZE);
 	clock_gettime(CLOCK_MONOTONIC, &t.t0);
 	if (pipe2(go, O_CLOEXEC))
@@ -1591,7 +1624,8 @@ int watch_run(char *const argv[], const struct watch_opts *o,
 	own_signals();
 	close(err[1]);
 	err[1] = -1;
-	if (ptrace(PTRACE_SEIZE, pid, 0, opts)) {
+	/* A leader: without the exit stop (task_opts). */
+	if (ptrace(PTRACE_SEIZE, pid, 0, t.opts & ~PTRACE_O_TRACEEXIT)) {
 		e = -errno;
 		snprintf(why, whylen, "cannot trace the program: %s%s",
 			 strerror(-e), e == -EPERM ? " (ptrace is not "
@@ -1601,12 +1635,14 @@ int watch_run(char *const argv[], const struct watch_opts *o,
 		waitpid(pid, &status, 0);
 		goto close_err;
 	}
-	if (!new_task(&t, pid)) {
+	/* The watcher's own child: what it is, execve will say. */
+	p = add_proc(&t, pid);
+	if (!p || !add_task(&t, pid, p)) {
 		e = -ENOMEM;
 		kill(pid, SIGKILL);
 		goto close_err;
 	}
-	t.tasks[0]->proc->before_exec = 1;
+	p->before_exec = 1;
 	if (write(go[1], "", 1) != 1)
 		e = -errno;
 	status = loop(&t, pid);
