@@ -34,7 +34,7 @@ SONAME := libnoclobber.so.$(SOMAJOR)
 SHLIB := $(O)/libnoclobber.so.$(VERSION)
 STLIB := $(O)/libnoclobber.a
 TOOL := $(O)/noclobber
-TOOL_SRC := $(wildcard tools/*.c)
+TOOL_SRC := $(filter-out %.bpf.c,$(wildcard tools/*.c))
 
 TEST_SRC := $(wildcard tests/t-*.c)
 # The mmap tests again, against a vendored copy of the core alone.
@@ -81,8 +81,38 @@ TOOL_SRC := $(filter-out $(WATCH_SRC),$(TOOL_SRC))
 TOOL_DEFS := -DNCB_NO_WATCH
 endif
 
+# noclobber watch --system: BPF programs compiled by clang (CO-RE: the
+# kernel's types are relocated at load, tools/watch-kernel.h), their
+# skeleton made by bpftool, loaded with libbpf; for an x86_64 tool.  A
+# build without them has a tool that says so when asked.
+BPF_CLANG ?= clang
+BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
+SYSTEM ?= $(shell [ "$(WATCH)" = 1 ] && \
+	$(CC) -dumpmachine | grep -q '^x86_64-' && \
+	command -v $(BPF_CLANG) >/dev/null && [ -x $(BPFTOOL) ] && \
+	pkg-config --exists libbpf && echo 1)
+ifeq ($(SYSTEM),1)
+SKEL := $(O)/tools/watch-system.skel.h
+TOOL_LIBS += $(shell pkg-config --libs libbpf)
+TOOL_DEFS += -DNCB_HAVE_SYSTEM -I$(O)/tools
+else
+TOOL_SRC := $(filter-out tools/watch-system.c,$(TOOL_SRC))
+endif
+
+$(O)/tools/watch-system.bpf.o: tools/watch-system.bpf.c \
+		tools/watch-system.h tools/watch-kernel.h
+	@mkdir -p $(@D)
+	$(BPF_CLANG) -O2 -g -Wall -Werror -target bpf -mcpu=v3 \
+		-I/usr/include/$(shell $(BPF_CLANG) -print-multiarch) \
+		-Itools -c -o $@ $<
+
+$(SKEL): $(O)/tools/watch-system.bpf.o
+	$(BPFTOOL) gen skeleton $< name watch_system > $@.tmp
+	mv $@.tmp $@
+
 # The tool links the static library: it runs from the build tree as is.
-$(TOOL): $(TOOL_SRC) tools/cli.h tools/watcher.h src/watch.h $(STLIB)
+$(TOOL): $(TOOL_SRC) tools/cli.h tools/watcher.h src/watch.h $(STLIB) \
+		$(SKEL)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(TOOL_DEFS) $(LDFLAGS) -o $@ \
 		$(TOOL_SRC) $(STLIB) $(TOOL_LIBS) $(LDLIBS_NCB)
 

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -22,7 +23,10 @@ static void watch_usage(FILE *f)
 	fprintf(f, "usage: noclobber watch [--deny | --upgrade] [--json] "
 		   "[-o FILE] [--] PROG [ARGS...]\n"
 		   "       noclobber watch [--deny | --upgrade] [--json] "
-		   "[-o FILE] -p PID\n\n"
+		   "[-o FILE] -p PID\n"
+		   "       noclobber watch --system [--json] [-o FILE] "
+		   "[--cgroup DIR | --comm NAME |\n"
+		   "                       --uid UID | -p PID]...\n\n"
 		   "Runs PROG (or attaches to process PID and all its "
 		   "threads), following every\nprocess and thread it makes, "
 		   "and reports each\nMAP_FIXED mmap, MREMAP_FIXED mremap and "
@@ -42,11 +46,20 @@ static void watch_usage(FILE *f)
 		   "detaches and leaves\n                it running.  Without "
 		   "a filter (none can be put in a\n                running "
 		   "process) it stops at every system call, as strace\n"
-		   "                does\n\n"
+		   "                does\n"
+		   "  --system      every process on the machine, from the "
+		   "kernel (eBPF), until\n                interrupted; "
+		   "reports only.  Needs root (or CAP_BPF and\n"
+		   "                CAP_PERFMON) and a kernel with BTF and "
+		   "the task iterators\n                (6.7+).  With "
+		   "--cgroup, --comm, --uid and -p (each may be\n"
+		   "                repeated): only the processes in one of "
+		   "them\n\n"
 		   "Exit status: PROG's; 125 the watcher failed, 126 PROG "
 		   "cannot run, 127 PROG\nnot found.  With -p: 0, or the "
-		   "process's status if it ended while watched.\nSee "
-		   "noclobber(1), and noclobber(7) for the rules.\n");
+		   "process's status if it ended while watched.\nWith "
+		   "--system: 0 once interrupted.  See noclobber(1), and "
+		   "noclobber(7) for\nthe rules.\n");
 }
 
 struct out {
@@ -125,6 +138,8 @@ static void human_event(FILE *f, const struct watch_event *e)
 	fprintf(f, "; %s", e->action);
 	if (e->have_result && e->result < 0)
 		fprintf(f, ": failed with %s", strerror((int)-e->result));
+	if (e->gone)
+		fputs(" (the process had exited when this was read)", f);
 	fputc('\n', f);
 }
 
@@ -179,6 +194,8 @@ static void json_event(FILE *f, const struct watch_event *e)
 			strerrorname_np((int)-e->result));
 	else if (e->have_result)
 		fputs(",\"error\":null", f);
+	if (e->gone)
+		fputs(",\"exited\":true", f);
 	fputs("}\n", f);
 }
 
@@ -214,8 +231,8 @@ static void summary(const struct watch_summary *s, void *arg)
 			fprintf(o->f, "%s\"%s\":%lu", c > 1 ? "," : "",
 				ncb__wclass_name(c), s->by_class[c]);
 		fprintf(o->f, "},\"clobbers\":%lu,\"invalid\":%lu,"
-			"\"unjudged\":%lu}\n", clobbers, s->invalid,
-			s->unjudged);
+			"\"unjudged\":%lu,\"lost\":%lu}\n", clobbers,
+			s->invalid, s->unjudged, s->lost);
 	} else if (s->fixed) {
 		fputs("noclobber watch: ", o->f);
 		print_path(o->f, s->program);
@@ -235,8 +252,37 @@ static void summary(const struct watch_summary *s, void *arg)
 				s->invalid);
 		if (s->unjudged)
 			fprintf(o->f, ", %lu not judged", s->unjudged);
+		if (s->lost)
+			fprintf(o->f, ", %lu lost (the ring buffer was full)",
+				s->lost);
 		fputc('\n', o->f);
 	}
+	fflush(o->f);
+}
+
+static void started(void *arg)
+{
+	struct out *o = arg;
+
+	if (o->json)
+		fputs("{\"version\":1,\"event\":\"start\",\"mode\":"
+		      "\"system\"}\n", o->f);
+	else
+		fputs("noclobber watch: watching the system; interrupt to "
+		      "stop\n", o->f);
+	fflush(o->f);
+}
+
+static void lost(unsigned long n, unsigned long total, void *arg)
+{
+	struct out *o = arg;
+
+	if (o->json)
+		fprintf(o->f, "{\"version\":1,\"event\":\"lost\","
+			"\"count\":%lu,\"total\":%lu}\n", n, total);
+	else
+		fprintf(o->f, "noclobber watch: %lu events lost (%lu in "
+			"all): the ring buffer was full\n", n, total);
 	fflush(o->f);
 }
 
@@ -264,6 +310,108 @@ static int pass_status(int status)
 	return 128 + sig;
 }
 
+#ifndef NCB_HAVE_SYSTEM
+int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
+		 char *why, size_t whylen)
+{
+	(void)so;
+	(void)o;
+	snprintf(why, whylen, "--system: this noclobber was built without "
+		 "eBPF (it needs clang, bpftool and libbpf-dev at build "
+		 "time, for x86_64)");
+	return -ENOSYS;
+}
+#endif
+
+#define SCOPE_MAX 64
+
+struct scope {
+	pid_t pids[SCOPE_MAX];
+	uid_t uids[SCOPE_MAX];
+	const char *comms[SCOPE_MAX], *cgroups[SCOPE_MAX];
+	struct watch_sys_opts so;
+};
+
+/* A user by number or name: 0, or -1. */
+static int parse_uid(const char *s, uid_t *uid)
+{
+	struct passwd *pw;
+	uint64_t v;
+
+	if (!parse_u64(s, &v) && v < (uid_t)-1) {
+		*uid = (uid_t)v;
+		return 0;
+	}
+	pw = getpwnam(s);
+	if (!pw)
+		return -1;
+	*uid = pw->pw_uid;
+	return 0;
+}
+
+/* One more scope entry of option c: 0, or -1 (bad, or too many). */
+static int add_scope(struct scope *sc, int c, const char *arg)
+{
+	struct watch_sys_opts *so = &sc->so;
+
+	switch (c) {
+	case 'p':
+		return so->npids < SCOPE_MAX &&
+		       !parse_pid(arg, &sc->pids[so->npids]) &&
+		       sc->pids[so->npids++] > 0 ? 0 : -1;
+	case 'U':
+		return so->nuids < SCOPE_MAX &&
+		       !parse_uid(arg, &sc->uids[so->nuids++]) ? 0 : -1;
+	case 'c':
+		if (so->ncomms == SCOPE_MAX || !*arg)
+			return -1;
+		sc->comms[so->ncomms++] = arg;
+		return 0;
+	default:
+		if (so->ncgroups == SCOPE_MAX || !*arg)
+			return -1;
+		sc->cgroups[so->ncgroups++] = arg;
+		return 0;
+	}
+}
+
+/* What the options allow: 0, or the usage error's status. */
+static int check_use(const struct scope *sc, int sys, int mode,
+		     int nargs)
+{
+	const struct watch_sys_opts *so = &sc->so;
+
+	if (sys && (nargs || mode == WATCH_UPGRADE))
+		return 125;
+	if (!sys && (so->nuids || so->ncomms || so->ncgroups ||
+		     so->npids > 1 || !nargs == !so->npids))
+		return 125;
+	return 0;
+}
+
+static int run_system(struct scope *sc, struct watch_opts *o)
+{
+	char why[512] = "";
+	int r;
+
+	sc->so.pids = sc->pids;
+	sc->so.uids = sc->uids;
+	sc->so.comms = sc->comms;
+	sc->so.cgroups = sc->cgroups;
+	if (o->mode == WATCH_DENY) {
+		fprintf(stderr, "noclobber watch: --system --deny: not "
+			"supported: refusing a call from the kernel needs BPF "
+			"LSM programs (see noclobber(7))\n");
+		return 125;
+	}
+	r = watch_system(&sc->so, o, why, sizeof(why));
+	if (!r)
+		return 0;
+	fprintf(stderr, "noclobber watch: %s\n", why[0] ? why :
+		strerror(-r));
+	return 125;
+}
+
 int cmd_watch(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -272,15 +420,21 @@ int cmd_watch(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "system", no_argument, NULL, 'S' },
+		{ "cgroup", required_argument, NULL, 'g' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "uid", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct out out = { stderr, 0 };
-	struct watch_opts o = { WATCH_REPORT, report, summary, &out };
+	struct watch_opts o = { WATCH_REPORT, report, summary, started, lost,
+				&out };
+	static struct scope sc;
 	const char *file = NULL;
 	char why[512] = "";
-	int c, r, failed = 0;
-	pid_t pid = 0;
+	int c, r, failed = 0, sys = 0;
+	pid_t pid;
 
 	/* '+': the program's own options are its own. */
 	while ((c = getopt_long(argc, argv, "+o:p:h", opts, NULL)) != -1) {
@@ -292,7 +446,10 @@ int cmd_watch(int argc, char **argv)
 			out.json = 1;
 		} else if (c == 'o') {
 			file = optarg;
-		} else if (c == 'p' && !parse_pid(optarg, &pid) && pid > 0) {
+		} else if (c == 'S') {
+			sys = 1;
+		} else if (strchr("pgcU", c) && c &&
+			   !add_scope(&sc, c, optarg)) {
 			continue;
 		} else if (c == 'h') {
 			watch_usage(stdout);
@@ -302,10 +459,11 @@ int cmd_watch(int argc, char **argv)
 			return 125;
 		}
 	}
-	if ((optind == argc) == !pid) {
+	if (check_use(&sc, sys, o.mode, argc - optind)) {
 		watch_usage(stderr);
 		return 125;
 	}
+	pid = sc.so.npids && !sys ? sc.pids[0] : 0;
 	if (o.mode == WATCH_UPGRADE &&
 	    ncb_core_probe() != NCB_NOREPLACE_HONOURED) {
 		fprintf(stderr, "noclobber watch: --upgrade: this kernel does "
@@ -320,6 +478,12 @@ int cmd_watch(int argc, char **argv)
 				strerror(errno));
 			return 125;
 		}
+	}
+	if (sys) {
+		r = run_system(&sc, &o);
+		if (file)
+			fclose(out.f);
+		return r;
 	}
 	if (pid)
 		r = watch_attach(pid, &o, why, sizeof(why));

@@ -255,3 +255,24 @@ int watch_caller(struct ncb_maps *maps, pid_t tgid, pid_t tid, uint64_t pc,
 	symbolize(d, w.found ? w.pc : pc, site);
 	return 0;
 }
+
+void watch_creator(const struct ncb__wvictim *v, char *buf, size_t len)
+{
+	switch (v->kind) {
+	case NCB__W_HEAP: case NCB__W_STACK: case NCB__W_KERNEL:
+	case NCB__W_EXE:
+		snprintf(buf, len, "the kernel");
+		break;
+	case NCB__W_INTERP:
+		snprintf(buf, len, "the kernel (execve)");
+		break;
+	case NCB__W_THREAD_STACK:
+		snprintf(buf, len, "clone (thread %d)", (int)v->tid);
+		break;
+	case NCB__W_LIBRARY:
+		snprintf(buf, len, "the loader");
+		break;
+	default:
+		snprintf(buf, len, "not seen");
+	}
+}

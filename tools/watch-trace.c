@@ -881,31 +881,15 @@ static void describe_creators(const struct proc *p, struct watch_event *e)
 		const struct ncb__wvictim *v = &e->victims[i];
 		char buf[320], path[256];
 
-		switch (v->kind) {
-		case NCB__W_HEAP: case NCB__W_STACK: case NCB__W_KERNEL:
-		case NCB__W_EXE:
-			snprintf(buf, sizeof(buf), "the kernel");
-			break;
-		case NCB__W_INTERP:
-			snprintf(buf, sizeof(buf), "the kernel (execve)");
-			break;
-		case NCB__W_THREAD_STACK:
-			snprintf(buf, sizeof(buf), "clone (thread %d)",
-				 (int)v->tid);
-			break;
-		case NCB__W_LIBRARY:
-			snprintf(buf, sizeof(buf), "the loader");
-			break;
-		case NCB__W_REGION:
+		if (v->kind == NCB__W_REGION) {
 			mod_path(p->tgid, p->regions[v->region].by, path,
 				 sizeof(path));
 			snprintf(buf, sizeof(buf), "a fixed mmap from %s at "
 				 "%.6f s", path[0] ? path :
 				 "a module since unmapped",
 				 p->regions[v->region].when);
-			break;
-		default:
-			snprintf(buf, sizeof(buf), "not seen");
+		} else {
+			watch_creator(v, buf, sizeof(buf));
 		}
 		e->creators[i] = strdup(buf);
 	}

@@ -47,6 +47,8 @@ struct watch_event {
 	int shm_bad;			/* shmat of a segment not there */
 	long result;			/* the call's result if known, -errno */
 	int have_result;
+	int gone;			/* --system: the process had exited
+					   when the event was read */
 	double when;			/* seconds since the watch began */
 };
 
@@ -58,13 +60,29 @@ struct watch_summary {
 	unsigned long by_class[NCB__WC_SPANS + 1];
 	unsigned long invalid;		/* clobbers the kernel refused */
 	unsigned long unjudged;		/* calls that could not be judged */
+	unsigned long lost;		/* --system: events not received */
 };
 
 struct watch_opts {
 	enum watch_mode mode;
 	void (*report)(const struct watch_event *e, void *arg);
 	void (*summary)(const struct watch_summary *s, void *arg);
+	/* --system: watching from now on; n events lost (total so far). */
+	void (*started)(void *arg);
+	void (*lost)(unsigned long n, unsigned long total, void *arg);
 	void *arg;
+};
+
+/* --system's scope: every process if all are empty, else their union. */
+struct watch_sys_opts {
+	const pid_t *pids;
+	size_t npids;
+	const uid_t *uids;
+	size_t nuids;
+	const char *const *comms;
+	size_t ncomms;
+	const char *const *cgroups;	/* cgroup v2 directories */
+	size_t ncgroups;
 };
 
 /*
@@ -84,6 +102,15 @@ int watch_attach(pid_t pid, const struct watch_opts *o, char *why,
 		 size_t whylen);
 
 /*
+ * Watches every process on the machine, or those in the scope, until
+ * SIGINT, SIGTERM or SIGHUP: 0, or -errno with why (a sentence) if the
+ * machine does not allow it.  Reports clobbers as they happen; summaries
+ * at the end.
+ */
+int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
+		 char *why, size_t whylen);
+
+/*
  * The module that made the call tid is stopped in at pc (sp its stack
  * pointer): pc's own or, when that is the C library's, its caller's where
  * the return address is plain to see; with walk, the first frame's
@@ -92,6 +119,8 @@ int watch_attach(pid_t pid, const struct watch_opts *o, char *why,
 int watch_caller(struct ncb_maps *maps, pid_t tgid, pid_t tid, uint64_t pc,
 		 uint64_t sp, int compat, struct watch_site *site, int walk);
 void watch_caller_forget(pid_t tgid);
+/* Who made a victim, in words, for a kind that says it (not REGION). */
+void watch_creator(const struct ncb__wvictim *v, char *buf, size_t len);
 int watch_is_libc(const char *path);
 
 #endif

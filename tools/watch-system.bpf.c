@@ -1,0 +1,728 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * noclobber watch --system, in the kernel.  At the entry of every fixed
+ * mmap, mremap and shmat in scope: what the range holds (the VMA
+ * iterator), the process's program and interpreter, its other threads'
+ * stack pointers, and where the call comes from; kept in the task's
+ * storage.  At the call's exit: one the kernel refused, or that replaced
+ * nothing but free space and reservation pages, is counted and forgotten;
+ * any other goes to the tool through the ring buffer with its result, to
+ * be judged there (ncb__wjudge) and reported.  x86_64 programs, and i386
+ * ones on it.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "watch-kernel.h"
+#include "watch-system.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+#define MAP_FIXED 0x10
+#define MAP_ANONYMOUS 0x20
+#define MAP_FIXED_NOREPLACE 0x100000
+#define MREMAP_FIXED 2
+#define SHM_RND 020000
+#define SHM_REMAP 040000
+#define IPC_SHMAT 21
+#define PAGE 4096ULL
+#define AT_BASE 7
+#define MAX_ERRNO 4095
+#define PROT_ANY (VM_READ | VM_WRITE | VM_EXEC)
+
+/* System call numbers: x86_64's, and i386's (compat). */
+#define NR_MMAP 9
+#define NR_MREMAP 25
+#define NR_SHMAT 30
+#define NR32_OLD_MMAP 90
+#define NR32_IPC 117
+#define NR32_MREMAP 163
+#define NR32_MMAP2 192
+#define NR32_SHMAT 397
+
+/* Set by the tool before loading. */
+const volatile unsigned int scoped;	/* a scope was given */
+const volatile unsigned int ncgroups;	/* entries in scope_cgroups */
+const volatile unsigned int self;	/* the tool's own tgid */
+
+/* Not sent for want of room in the ring buffer; tasks with no storage. */
+unsigned long long lost, no_storage;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ws_event);
+} pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct ws_key);
+	__type(value, struct ws_count);
+} counts SEC(".maps");
+
+/* The files whose paths were sent, by device and inode. */
+struct file_key {
+	unsigned long long dev, ino;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct file_key);
+	__type(value, unsigned char);
+} files_sent SEC(".maps");
+
+/* Room for a path record: too large for the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, unsigned int);
+	__type(value, struct ws_file);
+} file_room SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, unsigned int);
+	__type(value, unsigned char);
+} scope_pids SEC(".maps"), scope_uids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, char[16]);
+	__type(value, unsigned char);
+} scope_comms SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, WS_SCOPE_CGROUPS);
+	__type(key, unsigned int);
+	__type(value, unsigned int);
+} scope_cgroups SEC(".maps");
+
+extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it,
+				 struct task_struct *task,
+				 unsigned long long addr) __ksym;
+extern struct vm_area_struct *
+bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym;
+extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym;
+extern int bpf_iter_task_new(struct bpf_iter_task *it,
+			     struct task_struct *task,
+			     unsigned int flags) __ksym;
+extern struct task_struct *bpf_iter_task_next(struct bpf_iter_task *it) __ksym;
+extern void bpf_iter_task_destroy(struct bpf_iter_task *it) __ksym;
+
+static int is_compat(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT;
+}
+
+/* Whether the calling task is one the tool was asked to watch. */
+static int in_scope(void)
+{
+	unsigned int tgid = bpf_get_current_pid_tgid() >> 32;
+	unsigned int uid = (unsigned int)bpf_get_current_uid_gid();
+	char comm[16] = {};
+	unsigned int i;
+
+	if (tgid == self)
+		return 0;
+	if (!scoped)
+		return 1;
+	if (bpf_map_lookup_elem(&scope_pids, &tgid) ||
+	    bpf_map_lookup_elem(&scope_uids, &uid))
+		return 1;
+	bpf_get_current_comm(comm, sizeof(comm));
+	if (bpf_map_lookup_elem(&scope_comms, comm))
+		return 1;
+	for (i = 0; i < WS_SCOPE_CGROUPS && i < ncgroups; i++)
+		if (bpf_current_task_under_cgroup(&scope_cgroups, i) == 1)
+			return 1;
+	return 0;
+}
+
+/* The process's counts (its thread group, told apart by its start). */
+static struct ws_count *count_of(struct task_struct *t)
+{
+	struct ws_key k = {};
+	struct ws_count z = {}, *c;
+
+	k.tgid = BPF_CORE_READ(t, tgid);
+	k.start = BPF_CORE_READ(t, group_leader, start_time);
+	c = bpf_map_lookup_elem(&counts, &k);
+	if (c)
+		return c;
+	bpf_get_current_comm(z.comm, sizeof(z.comm));
+	bpf_map_update_elem(&counts, &k, &z, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&counts, &k);
+}
+
+/* A call's arguments as decoded, before the task's storage is taken. */
+struct call {
+	unsigned long long args[6];
+	unsigned long long start, end;
+	unsigned long long result_at;
+};
+
+static unsigned long long page_up(unsigned long long n)
+{
+	return (n + PAGE - 1) & ~(PAGE - 1);
+}
+
+/* x86_64's calls: the fixed placements, their arguments and range. */
+static int decode64(struct pt_regs *r, long id, struct call *e)
+{
+	unsigned long long *a = e->args;
+
+	a[0] = BPF_CORE_READ(r, di);
+	a[1] = BPF_CORE_READ(r, si);
+	a[2] = BPF_CORE_READ(r, dx);
+	a[3] = BPF_CORE_READ(r, r10);
+	a[4] = BPF_CORE_READ(r, r8);
+	a[5] = BPF_CORE_READ(r, r9);
+	if (id == NR_MMAP &&
+	    (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE)) == MAP_FIXED) {
+		e->start = a[0];
+		e->end = a[0] + page_up(a[1]);
+		return WS_MMAP;
+	}
+	if (id == NR_MREMAP && (a[3] & MREMAP_FIXED)) {
+		e->start = a[4];
+		e->end = a[4] + page_up(a[2]);
+		return WS_MREMAP;
+	}
+	if (id == NR_SHMAT && (a[2] & SHM_REMAP)) {
+		e->start = a[2] & SHM_RND ? a[1] & ~(PAGE - 1) : a[1];
+		return WS_SHMAT;
+	}
+	return 0;
+}
+
+/*
+ * i386's: ebx, ecx, edx, esi, edi, ebp; old_mmap's six in a block in
+ * memory; shmat also through ipc(SHMAT | version << 16, shmid, shmflg,
+ * &result, addr), its arguments made shmat's.
+ */
+static int decode32(struct pt_regs *r, long id, struct call *e)
+{
+	unsigned long long *a = e->args;
+	unsigned int blk[6] = {};
+	int i;
+
+	a[0] = (unsigned int)BPF_CORE_READ(r, bx);
+	a[1] = (unsigned int)BPF_CORE_READ(r, cx);
+	a[2] = (unsigned int)BPF_CORE_READ(r, dx);
+	a[3] = (unsigned int)BPF_CORE_READ(r, si);
+	a[4] = (unsigned int)BPF_CORE_READ(r, di);
+	a[5] = (unsigned int)BPF_CORE_READ(r, bp);
+	switch (id) {
+	case NR32_OLD_MMAP:
+		if (bpf_probe_read_user(blk, sizeof(blk), (void *)a[0]))
+			return 0;
+		for (i = 0; i < 6; i++)
+			a[i] = blk[i];
+		if ((a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE)) != MAP_FIXED)
+			return 0;
+		e->start = a[0];
+		e->end = a[0] + page_up(a[1]);
+		return WS_OLD_MMAP;
+	case NR32_MMAP2:
+		if ((a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE)) != MAP_FIXED)
+			return 0;
+		e->start = a[0];
+		e->end = a[0] + page_up(a[1]);
+		return WS_MMAP;
+	case NR32_MREMAP:
+		if (!(a[3] & MREMAP_FIXED))
+			return 0;
+		e->start = a[4];
+		e->end = a[4] + page_up(a[2]);
+		return WS_MREMAP;
+	case NR32_IPC:
+		if ((a[0] & 0xffff) != IPC_SHMAT || !(a[2] & SHM_REMAP))
+			return 0;
+		e->result_at = a[3];
+		a[0] = a[1];
+		a[1] = a[4];
+		a[3] = a[4] = a[5] = 0;
+		e->start = a[2] & SHM_RND ? a[1] & ~(PAGE - 1) : a[1];
+		return WS_IPC;
+	case NR32_SHMAT:
+		if (!(a[2] & SHM_REMAP))
+			return 0;
+		e->start = a[2] & SHM_RND ? a[1] & ~(PAGE - 1) : a[1];
+		return WS_SHMAT;
+	}
+	return 0;
+}
+
+/* The walk up a path, one step per bpf_loop call. */
+struct walk {
+	struct dentry *d;
+	struct mount *m;
+	struct vfsmount *vm;
+	unsigned long long off;		/* of a mount's vfsmount in it */
+	unsigned int n, done;
+};
+
+static long path_step(unsigned int i, struct walk *c)
+{
+	struct dentry *d = c->d, *up;
+	struct vfsmount *vm = c->vm;
+	struct mount *m = c->m, *pm;
+	unsigned int zero = 0;
+	struct ws_file *w;
+	long len;
+
+	if (d == BPF_CORE_READ(vm, mnt_root)) {
+		/* A mount's root: on to where it is mounted. */
+		pm = BPF_CORE_READ(m, mnt_parent);
+		if (pm == m) {
+			c->done = 1;
+			return 1;
+		}
+		c->d = BPF_CORE_READ(m, mnt_mountpoint);
+		c->m = pm;
+		c->vm = (void *)pm + c->off;
+		return 0;
+	}
+	up = BPF_CORE_READ(d, d_parent);
+	w = bpf_map_lookup_elem(&file_room, &zero);
+	if (up == d || !w || c->n >= WS_COMPONENTS) {
+		c->done = up == d;
+		return 1;
+	}
+	len = bpf_probe_read_kernel_str(w->comp[c->n], WS_COMPONENT,
+					BPF_CORE_READ(d, d_name.name));
+	if (len >= WS_COMPONENT || len < 0)
+		w->truncated = 1;
+	c->n++;
+	c->d = up;
+	return 0;
+}
+
+/*
+ * A file's path, sent once: its dentries' names up to its mount's root,
+ * then the mount point's, mount after mount, up to the root of the
+ * namespace (as d_path walks, without its locks: a path renamed meanwhile
+ * comes out as either).  Leaf first; the tool joins them.
+ */
+static void send_path(struct file *f, unsigned long long dev,
+		      unsigned long long ino)
+{
+	struct file_key k = { dev, ino };
+	struct walk c = {};
+	unsigned int zero = 0;
+	unsigned char one = 1;
+	struct ws_file *w;
+
+	if (!f || bpf_map_lookup_elem(&files_sent, &k))
+		return;
+	w = bpf_map_lookup_elem(&file_room, &zero);
+	if (!w)
+		return;
+	w->type = WS_FILE;
+	w->dev = dev;
+	w->ino = ino;
+	w->truncated = 0;
+	c.off = bpf_core_field_offset(struct mount, mnt);
+	c.d = BPF_CORE_READ(f, f_path.dentry);
+	c.vm = BPF_CORE_READ(f, f_path.mnt);
+	c.m = (void *)c.vm - c.off;
+	bpf_loop(2 * WS_COMPONENTS, path_step, &c, 0);
+	w->ncomp = c.n;
+	w->truncated |= !c.done;
+	if (bpf_ringbuf_output(&events, w, sizeof(*w), 0))
+		__sync_fetch_and_add(&lost, 1);
+	else
+		bpf_map_update_elem(&files_sent, &k, &one, BPF_ANY);
+}
+
+static void file_id(struct file *f, unsigned long long *dev,
+		    unsigned long long *ino)
+{
+	*dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	*ino = BPF_CORE_READ(f, f_inode, i_ino);
+	send_path(f, *dev, *ino);
+}
+
+static void file_name(struct file *f, char *name)
+{
+	bpf_probe_read_kernel_str(name, WS_NAME,
+				  BPF_CORE_READ(f, f_path.dentry, d_name.name));
+}
+
+/* Where addr is: its mapping's file and offset, or flags 0. */
+static void site_of(struct task_struct *t, unsigned long long addr,
+		    struct ws_site *s)
+{
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *v;
+	struct file *f;
+
+	s->addr = s->offset = addr;
+	if (bpf_iter_task_vma_new(&it, t, addr))
+		goto out;
+	v = bpf_iter_task_vma_next(&it);
+	if (v && v->vm_start <= addr) {
+		s->flags = (v->vm_flags & PROT_ANY) | WS_MAPPED;
+		f = BPF_CORE_READ(v, vm_file);
+		if (f) {
+			s->offset = addr - v->vm_start + v->vm_pgoff * PAGE;
+			file_id(f, &s->dev, &s->ino);
+			file_name(f, s->name);
+		}
+	}
+out:
+	bpf_iter_task_vma_destroy(&it);
+}
+
+/* The interpreter: the file mapped where the auxiliary vector says. */
+static void interp_of(struct task_struct *t, struct mm_struct *mm,
+		      struct ws_event *e)
+{
+	unsigned long *auxv = (void *)mm +
+			      bpf_core_field_offset(mm->saved_auxv);
+	unsigned int n = bpf_core_field_size(mm->saved_auxv) / 16, i;
+	unsigned long pair[2];
+	struct ws_site s = {};
+
+	for (i = 0; i < 32 && i < n; i++) {
+		if (bpf_probe_read_kernel(pair, sizeof(pair), auxv + 2 * i) ||
+		    !pair[0])
+			return;
+		if (pair[0] == AT_BASE)
+			break;
+	}
+	if (i == 32 || i == n || !pair[1])
+		return;
+	site_of(t, pair[1], &s);
+	e->interp_dev = s.dev;
+	e->interp_ino = s.ino;
+}
+
+/* The file an mmap maps: its descriptor's. */
+static void call_file(struct task_struct *t, struct ws_event *e)
+{
+	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+	int fd = (int)e->args[4];
+	struct file **fds, *f = NULL;
+
+	if (e->args[3] & MAP_ANONYMOUS || fd < 0 || !fdt ||
+	    fd >= BPF_CORE_READ(fdt, max_fds))
+		return;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&f, sizeof(f), fds + fd) || !f)
+		return;
+	file_id(f, &e->file_dev, &e->file_ino);
+}
+
+/* The other threads' stack pointers: whose stack a mapping is. */
+static void threads_of(struct task_struct *t, struct ws_event *e)
+{
+	struct bpf_iter_task it;
+	struct task_struct *th;
+	struct pt_regs *r;
+	int me = BPF_CORE_READ(t, pid);
+	unsigned int n = 0;
+
+	bpf_iter_task_new(&it, t, BPF_TASK_ITER_PROC_THREADS);
+	while ((th = bpf_iter_task_next(&it)) && n < WS_THREADS) {
+		if (th->pid == me)
+			continue;
+		r = (struct pt_regs *)bpf_task_pt_regs(th);
+		if (!r)
+			continue;
+		e->threads[n].tid = th->pid;
+		e->threads[n].sp = BPF_CORE_READ(r, sp);
+		n++;
+	}
+	bpf_iter_task_destroy(&it);
+	e->nthreads = n;
+}
+
+/* Whether a stack pointer the event knows of is inside [s, e). */
+static int holds_sp(const struct ws_event *e, unsigned long long s,
+		    unsigned long long end)
+{
+	unsigned int i;
+
+	if (e->sp >= s && e->sp < end)
+		return 1;
+	for (i = 0; i < WS_THREADS && i < e->nthreads; i++)
+		if (e->threads[i].sp >= s && e->threads[i].sp < end)
+			return 1;
+	return 0;
+}
+
+/* The kernel's own names: [heap], [stack], a special mapping's. */
+static unsigned int kind_of(struct mm_struct *mm, struct vm_area_struct *v,
+			    char *name)
+{
+	struct vm_special_mapping *sm;
+	const char *s;
+
+	if (v->vm_file)
+		return WS_K_FILE;
+	if (v->vm_start < mm->brk && v->vm_end > mm->start_brk)
+		return WS_K_HEAP;
+	if (v->vm_start <= mm->start_stack && v->vm_end >= mm->start_stack)
+		return WS_K_STACK;
+	/*
+	 * Anonymous memory with operations of its own: a special mapping
+	 * ([vdso], [vvar], [uprobes]...), whose private data names it.
+	 */
+	if (!v->vm_ops || !v->vm_private_data)
+		return 0;
+	sm = v->vm_private_data;
+	s = BPF_CORE_READ(sm, name);
+	if (bpf_probe_read_kernel_str(name, WS_NAME, s) <= 1 || name[0] != '[')
+		return 0;
+	return WS_K_SPECIAL;
+}
+
+/* One mapping of the range, merged into the last if both are plain. */
+static int add_victim(struct ws_event *e, struct mm_struct *mm,
+		      struct vm_area_struct *v)
+{
+	unsigned int n = e->nvictims, k;
+	struct ws_vma *w, *last;
+	char name[WS_NAME] = {};
+
+	k = kind_of(mm, v, name);
+	/* Plain, but a stack: not merged, its bounds tell whose. */
+	if (!k && holds_sp(e, v->vm_start, v->vm_end))
+		k = WS_K_SP;
+	if (n && n <= WS_VICTIMS) {
+		last = &e->v[(n - 1) & (WS_VICTIMS - 1)];
+		if (!k && (last->kind == 0 || last->kind == WS_K_MERGED) &&
+		    last->end == v->vm_start) {
+			last->end = v->vm_end;
+			last->flags |= v->vm_flags;
+			last->kind = WS_K_MERGED;
+			return 0;
+		}
+	}
+	if (n >= WS_VICTIMS) {
+		e->truncated = 1;
+		return 1;
+	}
+	w = &e->v[n & (WS_VICTIMS - 1)];
+	w->start = v->vm_start;
+	w->end = v->vm_end;
+	w->flags = v->vm_flags;
+	w->pgoff = v->vm_pgoff;
+	w->kind = k;
+	w->dev = w->ino = w->size = 0;
+	__builtin_memcpy(w->name, name, WS_NAME);
+	if (k == WS_K_FILE) {
+		file_id(BPF_CORE_READ(v, vm_file), &w->dev,
+			&w->ino);
+		w->size = BPF_CORE_READ(v, vm_file, f_inode, i_size);
+		file_name(v->vm_file, w->name);
+	}
+	e->nvictims = n + 1;
+	return 0;
+}
+
+/* The mappings meeting [start, end): shmat's end is not known yet. */
+static void victims_of(struct task_struct *t, struct mm_struct *mm,
+		       struct ws_event *e)
+{
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *v;
+
+	e->nvictims = 0;
+	e->err = bpf_iter_task_vma_new(&it, t, e->start);
+	while (!e->err && (v = bpf_iter_task_vma_next(&it))) {
+		if (e->end > e->start && v->vm_start >= e->end)
+			break;
+		if (add_victim(e, mm, v))
+			break;
+	}
+	bpf_iter_task_vma_destroy(&it);
+}
+
+/* Everything the tool needs of the call, taken while it is at entry. */
+static void take(struct task_struct *t, struct pt_regs *r, int compat,
+		 struct ws_event *e)
+{
+	struct mm_struct *mm = t->mm;
+	unsigned long long id = bpf_get_current_pid_tgid();
+	unsigned long long ret = 0;
+
+	e->type = WS_EVENT;
+	e->tgid = id >> 32;
+	e->tid = (unsigned int)id;
+	e->uid = (unsigned int)bpf_get_current_uid_gid();
+	e->compat = compat;
+	e->ns = bpf_ktime_get_boot_ns();
+	e->leader_start = BPF_CORE_READ(t, group_leader, start_time);
+	e->sp = BPF_CORE_READ(r, sp);
+	e->truncated = e->nthreads = 0;
+	e->exe_dev = e->exe_ino = e->interp_dev = e->interp_ino = 0;
+	e->file_dev = e->file_ino = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	if (!mm) {
+		e->err = -22;
+		return;
+	}
+	file_id(BPF_CORE_READ(mm, exe_file), &e->exe_dev, &e->exe_ino);
+	interp_of(t, mm, e);
+	if (e->call == WS_MMAP || e->call == WS_OLD_MMAP)
+		call_file(t, e);
+	threads_of(t, e);
+	victims_of(t, mm, e);
+	/*
+	 * The caller: the call's own address, and the return address a
+	 * leaf wrapper left on top of the stack (i386: past the three
+	 * registers the vDSO's entry pushes), with the bytes before it.
+	 */
+	__builtin_memset(&e->pc, 0, sizeof(e->pc));
+	__builtin_memset(&e->ret, 0, sizeof(e->ret));
+	__builtin_memset(e->code, 0, sizeof(e->code));
+	site_of(t, BPF_CORE_READ(r, ip), &e->pc);
+	if (compat)
+		bpf_probe_read_user(&ret, 4, (void *)(e->sp + 12));
+	else
+		bpf_probe_read_user(&ret, 8, (void *)e->sp);
+	if (ret > 6) {
+		site_of(t, ret, &e->ret);
+		bpf_probe_read_user(e->code, 6, (void *)(ret - 6));
+	}
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_enter, struct pt_regs *regs, long id)
+{
+	struct call probe = {};
+	struct task_struct *t;
+	struct ws_event *e;
+	struct ws_count *c;
+	int compat, call;
+
+	/* Nothing more for the calls that are not placements. */
+	if (id != NR_MMAP && id != NR_MREMAP && id != NR_SHMAT &&
+	    id != NR32_OLD_MMAP && id != NR32_IPC && id != NR32_MREMAP &&
+	    id != NR32_MMAP2 && id != NR32_SHMAT)
+		return 0;
+	t = bpf_get_current_task_btf();
+	compat = is_compat(t);
+	call = compat ? decode32(regs, id, &probe) : decode64(regs, id,
+							      &probe);
+	if (!call || !in_scope())
+		return 0;
+	c = count_of(t);
+	if (c)
+		__sync_fetch_and_add(&c->fixed, 1);
+	e = bpf_task_storage_get(&pending, t, NULL,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!e) {
+		__sync_fetch_and_add(&no_storage, 1);
+		return 0;
+	}
+	__builtin_memcpy(e->args, probe.args, sizeof(e->args));
+	e->call = call;
+	e->start = probe.start;
+	e->end = probe.end;
+	e->result_at = probe.result_at;
+	e->err = 0;
+	take(t, regs, compat, e);
+	e->armed = 1;
+	return 0;
+}
+
+/* shmat's range, now that its result says where the segment went. */
+static void shm_range(struct task_struct *t, struct ws_event *e,
+		      unsigned long long at)
+{
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *v;
+	unsigned int i, n = 0;
+
+	e->end = e->start;
+	if (!bpf_iter_task_vma_new(&it, t, at)) {
+		v = bpf_iter_task_vma_next(&it);
+		if (v && v->vm_start == at)
+			e->end = v->vm_end;
+	}
+	bpf_iter_task_vma_destroy(&it);
+	/* Only the mappings the segment met. */
+	for (i = 0; i < WS_VICTIMS && i < e->nvictims; i++)
+		if (e->v[i].start < e->end)
+			n = i + 1;
+	e->nvictims = n;
+	if (n < WS_VICTIMS)
+		e->truncated = 0;
+}
+
+/* Nothing replaced but free space and reservation pages. */
+static int only_reserved(const struct ws_event *e)
+{
+	unsigned int i;
+
+	for (i = 0; i < WS_VICTIMS && i < e->nvictims; i++)
+		if ((e->v[i].kind & ~WS_K_MERGED) ||
+		    (e->v[i].flags & (PROT_ANY | VM_MAYSHARE)))
+			return 0;
+	return !e->truncated;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
+{
+	long id = BPF_CORE_READ(regs, orig_ax);
+	unsigned int at = 0;
+	struct task_struct *t;
+	struct ws_event *e;
+	struct ws_count *c;
+
+	if (id != NR_MMAP && id != NR_MREMAP && id != NR_SHMAT &&
+	    id != NR32_OLD_MMAP && id != NR32_IPC && id != NR32_MREMAP &&
+	    id != NR32_MMAP2 && id != NR32_SHMAT)
+		return 0;
+	t = bpf_get_current_task_btf();
+	e = bpf_task_storage_get(&pending, t, NULL, 0);
+	if (!e || !e->armed)
+		return 0;
+	e->armed = 0;
+	e->result = ret;
+	c = count_of(t);
+	if (ret < 0 && ret >= -MAX_ERRNO) {
+		if (c)
+			__sync_fetch_and_add(&c->invalid, 1);
+		return 0;
+	}
+	if (e->call == WS_IPC && e->result_at)
+		bpf_probe_read_user(&at, 4, (void *)e->result_at);
+	if (e->call == WS_SHMAT || e->call == WS_IPC)
+		shm_range(t, e, e->call == WS_IPC ? at : (unsigned long)ret);
+	if (!e->err && !e->nvictims) {
+		if (c)
+			__sync_fetch_and_add(&c->free, 1);
+		return 0;
+	}
+	if (!e->err && only_reserved(e)) {
+		if (c)
+			__sync_fetch_and_add(&c->reserved, 1);
+		return 0;
+	}
+	if (bpf_ringbuf_output(&events, e, sizeof(*e), 0)) {
+		__sync_fetch_and_add(&lost, 1);
+		if (c)
+			__sync_fetch_and_add(&c->lost, 1);
+		return 0;
+	}
+	if (c)
+		__sync_fetch_and_add(&c->sent, 1);
+	return 0;
+}

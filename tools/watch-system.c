@@ -1,0 +1,667 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * noclobber watch --system: every process on the machine, or those in a
+ * scope, watched from the kernel (watch-system.bpf.c) without stopping
+ * them.  The BPF programs send each fixed placement that replaced
+ * something; it is judged here by the same rules as under ptrace
+ * (ncb__wjudge), with what the kernel saw at the call's entry, and with
+ * no history: a region's maker is not known, so what is not the kernel's,
+ * a thread's stack, an ELF object's mapping or several makings is judged
+ * benign ("unseen-region").
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/capability.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+#include "watcher.h"
+#include "watch-system.h"
+#include "watch-system.skel.h"
+
+#define PAGE 4096ULL
+
+/* The kernel's dev_t (major << 20 | minor) as user space's. */
+static uint64_t user_dev(uint64_t kdev)
+{
+	return makedev(kdev >> 20, kdev & 0xfffff);
+}
+
+/* ---- libbpf's messages: kept for the error that needs them ---- */
+
+static char last_msg[512];
+
+static int keep_msg(enum libbpf_print_level level, const char *fmt,
+		    va_list ap)
+{
+	char buf[512];
+	size_t n;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	if (n)
+		memcpy(last_msg, buf, n + 1);
+	return 0;
+}
+
+/* ---- what the machine must allow ---- */
+
+static int has_cap(const struct __user_cap_data_struct *d, unsigned int v)
+{
+	return !!(d[v / 32].effective & (1U << (v % 32)));
+}
+
+/*
+ * Root, or CAP_BPF with CAP_PERFMON (the programs read kernel memory and
+ * use the task iterators); the kernel's BTF, which CO-RE and tp_btf
+ * need.  tracefs is not: tp_btf programs attach by BTF id.  0, or
+ * -errno with why.
+ */
+static int allowed(char *why, size_t len)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) || !(has_cap(d, CAP_SYS_ADMIN) ||
+	    (has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON)))) {
+		snprintf(why, len, "--system needs root, or CAP_BPF and "
+			 "CAP_PERFMON");
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		snprintf(why, len, "--system needs the kernel's BTF "
+			 "(/sys/kernel/btf/vmlinux: %s; a kernel built with "
+			 "CONFIG_DEBUG_INFO_BTF)", strerror(errno));
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* Why the programs would not load, in words. */
+static void load_failed(int e, char *why, size_t len)
+{
+	const char *hint = "";
+
+	if (strstr(last_msg, "bpf_iter_task") ||
+	    strstr(last_msg, "extern"))
+		hint = " (the task and VMA iterators need Linux 6.7 or later)";
+	else if (e == -EPERM)
+		hint = " (the kernel refused them: lockdown, a container, or "
+		       "kernel.unprivileged_bpf_disabled)";
+	snprintf(why, len, "cannot load the BPF programs: %s%s%s%s",
+		 strerror(-e), hint, last_msg[0] ? ": " : "", last_msg);
+}
+
+/* ---- files: their paths and kinds, by device and inode ---- */
+
+/*
+ * The files the programs sent paths for (or that were found in a
+ * process's maps), by device and inode: open addressing, the oldest
+ * entry of a full probe run given up.  elf: -1 until looked at.
+ */
+#define KNOWN 4096
+#define PROBE 8
+
+struct known {
+	uint64_t dev, ino;		/* user space's dev_t */
+	int elf;
+	char path[WS_COMPONENTS * WS_COMPONENT + 8];
+};
+
+static struct known *known;
+
+static struct known *known_slot(uint64_t dev, uint64_t ino, int make)
+{
+	size_t h = (size_t)((ino * 0x9e3779b97f4a7c15ULL) ^ dev) % KNOWN, i;
+	struct known *k;
+
+	for (i = 0; known && i < PROBE; i++) {
+		k = &known[(h + i) % KNOWN];
+		if (k->ino == ino && k->dev == dev)
+			return k;
+		if (make && !k->ino)
+			break;
+	}
+	if (!make || !known)
+		return NULL;
+	k = &known[(h + (i % PROBE)) % KNOWN];
+	memset(k, 0, sizeof(*k));
+	k->dev = dev;
+	k->ino = ino;
+	k->elf = -1;
+	return k;
+}
+
+/* A path the programs sent: its names, leaf first, joined. */
+static void on_file(const struct ws_file *f)
+{
+	struct known *k = known_slot(user_dev(f->dev), f->ino, 1);
+	size_t at = 0;
+	unsigned int i;
+
+	if (!k)
+		return;
+	if (f->truncated)
+		at += (size_t)snprintf(k->path, sizeof(k->path), "...");
+	for (i = f->ncomp; i-- > 0 && at < sizeof(k->path);)
+		at += (size_t)snprintf(k->path + at, sizeof(k->path) - at,
+				       "/%.*s", WS_COMPONENT, f->comp[i]);
+	if (!f->ncomp && !f->truncated)
+		snprintf(k->path, sizeof(k->path), "/");
+}
+
+static int elf_fd(int fd)
+{
+	unsigned char magic[4];
+
+	return pread(fd, magic, 4, 0) == 4 && !memcmp(magic, "\177ELF", 4);
+}
+
+/*
+ * Whether the file is an ELF object: opened by its path as process pid
+ * sees it (its root), or as this one does once it is gone, and only if
+ * the path still names that file.
+ */
+static int is_elf(struct known *k, pid_t pid)
+{
+	char buf[sizeof(k->path) + 32];
+	struct stat st;
+	int fd;
+
+	if (k->elf >= 0 || k->path[0] != '/')
+		return k->elf > 0;
+	snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, k->path);
+	fd = open(buf, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		fd = open(k->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	if (!fstat(fd, &st) && st.st_ino == k->ino && st.st_dev == k->dev &&
+	    S_ISREG(st.st_mode))
+		k->elf = elf_fd(fd);
+	close(fd);
+	return k->elf > 0;
+}
+
+/*
+ * A file of process pid, by device and inode: its path and kind; NULL
+ * if no path came for it (the programs' table forgot it, or their record
+ * was lost) and the process has no mapping of it any more.
+ */
+static struct known *file_of(pid_t pid, uint64_t dev, uint64_t ino)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	struct known *k = known_slot(dev, ino, 0);
+	struct ncb_maps *maps;
+
+	if (k || !ino || ncb_maps_open(&maps, pid))
+		return k;
+	while (ncb_maps_next(maps, &m) == 1)
+		if (m.inode == ino &&
+		    makedev(m.dev_major, m.dev_minor) == dev) {
+			k = known_slot(dev, ino, 1);
+			if (k)
+				snprintf(k->path, sizeof(k->path), "%s",
+					 m.path);
+			break;
+		}
+	ncb_maps_close(maps);
+	return k;
+}
+
+/* ---- one event ---- */
+
+struct sys {
+	const struct watch_opts *o;
+	struct watch_system *skel;
+	uint64_t t0;			/* CLOCK_BOOTTIME at the start, ns */
+	struct proc_count {
+		struct ws_key key;
+		unsigned long by_class[NCB__WC_SPANS + 1];
+		unsigned long unjudged;
+	} *procs;
+	size_t nprocs, cprocs;
+	unsigned long long lost_seen;
+};
+
+static struct proc_count *proc_count(struct sys *s, unsigned int tgid,
+				     unsigned long long start)
+{
+	struct proc_count *p;
+	size_t i;
+
+	for (i = 0; i < s->nprocs; i++)
+		if (s->procs[i].key.tgid == tgid &&
+		    s->procs[i].key.start == start)
+			return &s->procs[i];
+	if (s->nprocs == s->cprocs) {
+		p = realloc(s->procs, (s->cprocs ? 2 * s->cprocs : 64) *
+			    sizeof(*p));
+		if (!p)
+			return NULL;
+		s->procs = p;
+		s->cprocs = s->cprocs ? 2 * s->cprocs : 64;
+	}
+	p = &s->procs[s->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->key.tgid = tgid;
+	p->key.start = start;
+	return p;
+}
+
+static const char *call_name(const struct ws_event *w, enum watch_call *c)
+{
+	switch (w->call) {
+	case WS_MREMAP:
+		*c = CALL_MREMAP;
+		return "mremap";
+	case WS_SHMAT:
+		*c = CALL_SHMAT;
+		return "shmat";
+	case WS_IPC:
+		*c = CALL_SHMAT;
+		return "ipc";
+	case WS_OLD_MMAP:
+		*c = CALL_MMAP;
+		return "old_mmap";
+	default:
+		*c = CALL_MMAP;
+		return w->compat ? "mmap2" : "mmap";
+	}
+}
+
+/* A mapping the kernel saw, as the rules read mappings. */
+static void victim(const struct ws_event *w, const struct ws_vma *v,
+		   struct ncb__wvictim *out, char *path, size_t len)
+{
+	struct known *k = NULL;
+	uint64_t dev = user_dev(v->dev);
+
+	memset(out, 0, sizeof(*out));
+	out->m.size = sizeof(out->m);
+	out->m.start = v->start;
+	out->m.end = v->end;
+	out->m.prot = (v->flags & 1 ? PROT_READ : 0) |
+		      (v->flags & 2 ? PROT_WRITE : 0) |
+		      (v->flags & 4 ? PROT_EXEC : 0);
+	out->m.shared = !!(v->flags & 0x80);
+	path[0] = '\0';
+	if (v->kind & WS_K_FILE) {
+		out->m.offset = v->pgoff * PAGE;
+		out->m.inode = v->ino;
+		out->m.dev_major = major(dev);
+		out->m.dev_minor = minor(dev);
+		out->file_end = (v->size + PAGE - 1) & ~(PAGE - 1);
+		k = file_of((pid_t)w->tgid, dev, v->ino);
+		out->elf = k && is_elf(k, (pid_t)w->tgid);
+		snprintf(path, len, "%.*s", (int)len - 1,
+			 k ? k->path : v->name);
+	} else if (v->kind & WS_K_HEAP) {
+		snprintf(path, len, "[heap]");
+	} else if (v->kind & WS_K_STACK) {
+		snprintf(path, len, "[stack]");
+	} else if (v->kind & WS_K_SPECIAL) {
+		snprintf(path, len, "%.*s", WS_NAME, v->name);
+	}
+	out->m.path = path;
+}
+
+/*
+ * The instruction before a return address: a call (rel32, through a
+ * pointer, or through a register), as the leaf wrapper's caller made it.
+ */
+static int after_call(const unsigned char *code)
+{
+	return code[1] == 0xe8 || (code[0] == 0xff && code[1] == 0x15) ||
+	       (code[4] == 0xff && (code[5] & 0xf8) == 0xd0);
+}
+
+static void site(const struct ws_event *w, const struct ws_site *s,
+		 struct watch_site *out)
+{
+	uint64_t dev = user_dev(s->dev);
+	struct known *k = file_of((pid_t)w->tgid, dev, s->ino);
+
+	memset(out, 0, sizeof(*out));
+	out->offset = s->offset;
+	if (s->ino) {
+		out->mod.dev = dev;
+		out->mod.ino = s->ino;
+	}
+	snprintf(out->module, sizeof(out->module), "%.*s",
+		 (int)sizeof(out->module) - 1, k ? k->path : s->name);
+}
+
+/*
+ * The caller: the call's own module or, when that is the C library (or
+ * an i386 program's vDSO entry), the module the return address on top of
+ * the stack goes back to, if it looks like a call's and is code.
+ */
+static void caller(const struct ws_event *w, struct watch_site *out)
+{
+	struct watch_site ret;
+	int wrapper;
+
+	site(w, &w->pc, out);
+	wrapper = w->compat ? !w->pc.ino : watch_is_libc(out->module);
+	if (!wrapper || !(w->ret.flags & WS_MAPPED) ||
+	    !(w->ret.flags & 4) || !after_call(w->code))
+		return;
+	site(w, &w->ret, &ret);
+	if (!watch_is_libc(ret.module))
+		*out = ret;
+}
+
+static void count_class(struct sys *s, const struct ws_event *w,
+			enum ncb__wclass c, int unjudged)
+{
+	struct proc_count *p = proc_count(s, w->tgid, w->leader_start);
+
+	if (!p)
+		return;
+	if (unjudged)
+		p->unjudged++;
+	else
+		p->by_class[c]++;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct sys *s = ctx;
+	const struct ws_event *w = data;
+	struct ncb__wvictim v[WS_VICTIMS];
+	static char paths[WS_VICTIMS][sizeof(known->path)];
+	char program[17], *creators[WS_VICTIMS];
+	struct ncb__wthread th[WS_THREADS];
+	struct watch_event e = { 0 };
+	struct ncb__wproc p = { 0 };
+	struct ncb__wcall c = { 0 };
+	size_t i, n;
+
+	if (size == sizeof(struct ws_file) &&
+	    ((const struct ws_file *)data)->type == WS_FILE) {
+		on_file(data);
+		return 0;
+	}
+	if (size < sizeof(*w) || w->type != WS_EVENT)
+		return 0;
+	n = w->nvictims < WS_VICTIMS ? w->nvictims : WS_VICTIMS;
+	for (i = 0; i < n; i++)
+		victim(w, &w->v[i], &v[i], paths[i], sizeof(paths[i]));
+	for (i = 0; i < w->nthreads && i < WS_THREADS; i++) {
+		th[i].tid = (pid_t)w->threads[i].tid;
+		th[i].sp = w->threads[i].sp;
+		th[i].top = 0;
+	}
+	p.exe.dev = w->exe_ino ? user_dev(w->exe_dev) : 0;
+	p.exe.ino = w->exe_ino;
+	p.interp.dev = w->interp_ino ? user_dev(w->interp_dev) : 0;
+	p.interp.ino = w->interp_ino;
+	p.threads = th;
+	p.nthreads = i;
+	snprintf(program, sizeof(program), "%.16s", w->comm);
+	e.pid = (pid_t)w->tgid;
+	e.tid = (pid_t)w->tid;
+	e.program = program;
+	e.name = call_name(w, &e.call);
+	e.compat = (int)w->compat;
+	memcpy(e.args, w->args, sizeof(e.args));
+	e.start = w->start;
+	e.end = w->end;
+	e.pc = w->pc.addr;
+	e.sp = w->sp;
+	e.result = w->result;
+	e.have_result = 1;
+	e.when = (double)(w->ns - s->t0) / 1e9;
+	e.action = "reported";
+	e.gone = kill((pid_t)w->tgid, 0) && errno == ESRCH;
+	caller(w, &e.caller);
+	c.start = w->start;
+	c.end = w->end;
+	c.tid = e.tid;
+	c.sp = w->sp;
+	c.caller = e.caller.mod;
+	if (w->file_ino) {
+		c.file.dev = user_dev(w->file_dev);
+		c.file.ino = w->file_ino;
+	}
+	e.victims = v;
+	e.nvictims = n;
+	e.unjudged = w->err != 0;
+	e.cls = e.unjudged ? NCB__WC_NOTHING :
+		ncb__wjudge(&p, &c, v, n, &e.culprit);
+	/* More mappings than were sent: what was not seen is not known. */
+	if (w->truncated && !NCB__WC_CLOBBER(e.cls))
+		e.unjudged = 1;
+	count_class(s, w, e.cls, e.unjudged);
+	if (!e.unjudged && !NCB__WC_CLOBBER(e.cls))
+		return 0;
+	for (i = 0; i < n; i++) {
+		creators[i] = malloc(64);
+		if (creators[i])
+			watch_creator(&v[i], creators[i], 64);
+	}
+	e.creators = creators;
+	s->o->report(&e, s->o->arg);
+	for (i = 0; i < n; i++)
+		free(creators[i]);
+	return 0;
+}
+
+/* ---- the scope ---- */
+
+static int add_scope(struct watch_system *k,
+		     const struct watch_sys_opts *so, char *why, size_t len)
+{
+	unsigned char one = 1;
+	unsigned int i, v;
+	char comm[16];
+	int fd;
+
+	for (i = 0; i < so->npids; i++) {
+		v = (unsigned int)so->pids[i];
+		if (bpf_map__update_elem(k->maps.scope_pids, &v, sizeof(v),
+					 &one, 1, BPF_ANY))
+			goto fail;
+	}
+	for (i = 0; i < so->nuids; i++) {
+		v = (unsigned int)so->uids[i];
+		if (bpf_map__update_elem(k->maps.scope_uids, &v, sizeof(v),
+					 &one, 1, BPF_ANY))
+			goto fail;
+	}
+	for (i = 0; i < so->ncomms; i++) {
+		memset(comm, 0, sizeof(comm));
+		/* As the kernel keeps it: 15 bytes and a NUL. */
+		strncpy(comm, so->comms[i], sizeof(comm) - 1);
+		if (bpf_map__update_elem(k->maps.scope_comms, comm,
+					 sizeof(comm), &one, 1, BPF_ANY))
+			goto fail;
+	}
+	for (i = 0; i < so->ncgroups; i++) {
+		fd = open(so->cgroups[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			snprintf(why, len, "--cgroup %s: %s", so->cgroups[i],
+				 strerror(errno));
+			return -errno;
+		}
+		v = i;
+		if (bpf_map__update_elem(k->maps.scope_cgroups, &v, sizeof(v),
+					 &fd, sizeof(fd), BPF_ANY)) {
+			close(fd);
+			snprintf(why, len, "--cgroup %s: %s (not a directory "
+				 "of the cgroup v2 hierarchy?)",
+				 so->cgroups[i], strerror(errno));
+			return -EINVAL;
+		}
+		close(fd);
+	}
+	return 0;
+fail:
+	snprintf(why, len, "cannot set the scope: %s", strerror(errno));
+	return -errno;
+}
+
+/* ---- the loop ---- */
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void own_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Events the ring buffer had no room for since the last look. */
+static void note_lost(struct sys *s)
+{
+	unsigned long long now = s->skel->bss->lost;
+
+	if (now != s->lost_seen && s->o->lost)
+		s->o->lost((unsigned long)(now - s->lost_seen),
+			   (unsigned long)now, s->o->arg);
+	s->lost_seen = now;
+}
+
+/* A summary per process that made fixed placements in scope. */
+static void summaries(struct sys *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.counts);
+	struct ws_key key, next, *at = NULL;
+	struct watch_summary sum;
+	struct proc_count *p;
+	struct ws_count c;
+	char program[17];
+
+	while (!bpf_map_get_next_key(fd, at, &next)) {
+		key = next;
+		at = &key;
+		if (bpf_map_lookup_elem(fd, &key, &c))
+			continue;
+		memset(&sum, 0, sizeof(sum));
+		p = proc_count(s, key.tgid, key.start);
+		if (p) {
+			memcpy(sum.by_class, p->by_class,
+			       sizeof(sum.by_class));
+			sum.unjudged = p->unjudged;
+		}
+		snprintf(program, sizeof(program), "%.16s", c.comm);
+		sum.pid = (pid_t)key.tgid;
+		sum.program = program;
+		sum.fixed = c.fixed;
+		sum.by_class[NCB__WC_NOTHING] += c.free;
+		sum.by_class[NCB__WC_RESERVATION] += c.reserved;
+		sum.invalid = c.invalid;
+		sum.lost = c.lost;
+		s->o->summary(&sum, s->o->arg);
+	}
+}
+
+static uint64_t boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
+		 char *why, size_t whylen)
+{
+	struct sys s = { .o = o };
+	struct ring_buffer *rb = NULL;
+	int e;
+
+	e = allowed(why, whylen);
+	if (e)
+		return e;
+	known = calloc(KNOWN, sizeof(*known));
+	if (!known)
+		return -ENOMEM;
+	libbpf_set_print(keep_msg);
+	s.skel = watch_system__open();
+	if (!s.skel) {
+		e = -errno;
+		load_failed(e, why, whylen);
+		return e;
+	}
+	s.skel->rodata->self = (unsigned int)getpid();
+	s.skel->rodata->scoped = so->npids || so->nuids || so->ncomms ||
+				 so->ncgroups;
+	s.skel->rodata->ncgroups = (unsigned int)so->ncgroups;
+	e = watch_system__load(s.skel);
+	if (e) {
+		load_failed(e, why, whylen);
+		goto out;
+	}
+	e = add_scope(s.skel, so, why, whylen);
+	if (e)
+		goto out;
+	rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), on_record, &s,
+			      NULL);
+	if (!rb) {
+		e = -errno;
+		snprintf(why, whylen, "cannot read the ring buffer: %s",
+			 strerror(-e));
+		goto out;
+	}
+	own_signals();
+	s.t0 = boot_ns();
+	e = watch_system__attach(s.skel);
+	if (e) {
+		snprintf(why, whylen, "cannot attach the BPF programs: %s%s%s",
+			 strerror(-e), last_msg[0] ? ": " : "", last_msg);
+		goto out;
+	}
+	if (o->started)
+		o->started(o->arg);
+	while (!stop) {
+		e = ring_buffer__poll(rb, 200);
+		if (e < 0 && e != -EINTR) {
+			snprintf(why, whylen, "reading the ring buffer: %s",
+				 strerror(-e));
+			goto out;
+		}
+		note_lost(&s);
+	}
+	/* What the programs sent before they were detached. */
+	watch_system__detach(s.skel);
+	ring_buffer__consume(rb);
+	note_lost(&s);
+	summaries(&s);
+	e = 0;
+out:
+	ring_buffer__free(rb);
+	watch_system__destroy(s.skel);
+	free(s.procs);
+	free(known);
+	known = NULL;
+	return e;
+}

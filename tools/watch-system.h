@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0-only */
+/*
+ * noclobber watch --system: what the BPF programs (watch-system.bpf.c)
+ * tell the tool (watch-system.c) through their ring buffer, and the
+ * counts they keep.  Plain types only: both sides include it.
+ */
+#ifndef NCB_WATCH_SYSTEM_H
+#define NCB_WATCH_SYSTEM_H
+
+#define WS_VICTIMS 16		/* mappings in an event, after merging */
+#define WS_THREADS 8		/* other threads' stack pointers in it */
+#define WS_NAME 48		/* a file's last path component */
+#define WS_SCOPE_CGROUPS 16
+#define WS_COMPONENTS 24	/* a path's, leaf first */
+#define WS_COMPONENT 64		/* bytes of each, with its NUL */
+
+/* What a ring buffer record is: its first field. */
+enum ws_type { WS_EVENT = 1, WS_FILE };
+
+/*
+ * A file's path as the kernel has it (dentries up to the root of the
+ * mount, mount points up to the root of the mount namespace), sent once
+ * per file before the first event that names it: the process may be gone
+ * by the time the tool reads the event.
+ */
+struct ws_file {
+	unsigned int type;		/* WS_FILE */
+	unsigned int ncomp;
+	unsigned int truncated;		/* a name or the path was cut */
+	unsigned int pad;
+	unsigned long long dev, ino;
+	char comp[WS_COMPONENTS][WS_COMPONENT];
+};
+
+/* The call. */
+enum ws_call { WS_MMAP = 1, WS_MREMAP, WS_SHMAT, WS_OLD_MMAP, WS_IPC };
+
+/* What the kernel knows a mapping to be (ws_vma.kind). */
+#define WS_K_FILE	0x01	/* file-backed: dev, ino, size, name */
+#define WS_K_HEAP	0x02	/* the initial heap (the program break) */
+#define WS_K_STACK	0x04	/* the main thread's stack */
+#define WS_K_SPECIAL	0x08	/* the kernel's own ([vdso]...): name */
+#define WS_K_MERGED	0x10	/* several plain anonymous mappings */
+#define WS_K_SP		0x20	/* plain anonymous, holding a stack
+				   pointer: never merged */
+
+struct ws_vma {
+	unsigned long long start, end;
+	unsigned long long flags;	/* vm_flags */
+	unsigned long long pgoff;	/* in pages */
+	unsigned long long dev;		/* the kernel's dev_t */
+	unsigned long long ino;
+	unsigned long long size;	/* the file's, in bytes */
+	unsigned int kind;
+	char name[WS_NAME];
+};
+
+/* Where an address is: its mapping's file and the offset in it. */
+struct ws_site {
+	unsigned long long addr;
+	unsigned long long offset;	/* in the file, or addr if none */
+	unsigned long long dev, ino;
+	unsigned int flags;		/* VM_READ, VM_WRITE, VM_EXEC, and
+					   WS_MAPPED; 0: not mapped */
+	char name[WS_NAME];
+};
+
+#define WS_MAPPED 0x100
+
+struct ws_thread {
+	unsigned int tid;
+	unsigned int pad;
+	unsigned long long sp;
+};
+
+/*
+ * One fixed placement that replaces something, taken at the call's entry
+ * (what it would replace, who calls) and sent at its exit (its result).
+ */
+struct ws_event {
+	unsigned int type;		/* WS_EVENT */
+	unsigned int tgid, tid, uid;
+	unsigned int call;		/* enum ws_call */
+	unsigned int compat;		/* a 32-bit caller */
+	unsigned int nvictims;
+	unsigned int nthreads;
+	unsigned int truncated;		/* more mappings than WS_VICTIMS */
+	unsigned long long args[6];
+	unsigned long long start, end;	/* shmat's end: known at the exit */
+	unsigned long long sp;
+	long long result;		/* the call's, -errno */
+	unsigned long long ns;		/* bpf_ktime_get_boot_ns at entry */
+	unsigned long long leader_start;	/* ws_key's start */
+	unsigned long long exe_dev, exe_ino;
+	unsigned long long interp_dev, interp_ino;
+	unsigned long long file_dev, file_ino;	/* what mmap maps */
+	struct ws_site pc, ret;		/* the call, and the return address
+					   on top of the stack */
+	unsigned char code[8];		/* the 6 bytes before ret */
+	char comm[16];
+	struct ws_thread threads[WS_THREADS];
+	struct ws_vma v[WS_VICTIMS];
+	unsigned int armed;		/* taken at entry, not yet sent */
+	int err;			/* the walk's: what it would replace
+					   is unknown (-errno) */
+	unsigned long long result_at;	/* ipc's SHMAT: where the address
+					   is written */
+};
+
+/* Per process (its thread group and start), the calls never sent. */
+struct ws_key {
+	unsigned int tgid;
+	unsigned int pad;
+	unsigned long long start;	/* the leader's start_time */
+};
+
+struct ws_count {
+	char comm[16];
+	unsigned long long fixed;	/* fixed placements in scope */
+	unsigned long long free;	/* over free space only */
+	unsigned long long reserved;	/* over reservation pages only */
+	unsigned long long invalid;	/* refused by the kernel itself */
+	unsigned long long sent;	/* to the tool */
+	unsigned long long lost;	/* not sent: no room */
+};
+
+#endif
