@@ -54,7 +54,10 @@ static void watch_usage(FILE *f)
 		   "the task iterators\n                (6.7+).  With "
 		   "--cgroup, --comm, --uid and -p (each may be\n"
 		   "                repeated): only the processes in one of "
-		   "them\n\n"
+		   "them\n"
+		   "  --buffer SIZE with --system: the ring buffer's size, a "
+		   "power of two\n                (default 4M); events that "
+		   "find it full are counted as lost\n\n"
 		   "Exit status: PROG's; 125 the watcher failed, 126 PROG "
 		   "cannot run, 127 PROG\nnot found.  With -p: 0, or the "
 		   "process's status if it ended while watched.\nWith "
@@ -375,6 +378,21 @@ static int add_scope(struct scope *sc, int c, const char *arg)
 	}
 }
 
+/*
+ * The ring buffer's size: a power of two pages, as the kernel wants it,
+ * from a page to 1 GiB.  0, or -1.
+ */
+static int parse_buffer(const char *s, size_t *size)
+{
+	uint64_t v;
+
+	if (parse_u64(s, &v) || v < (uint64_t)getpagesize() ||
+	    v > (1ULL << 30) || (v & (v - 1)))
+		return -1;
+	*size = (size_t)v;
+	return 0;
+}
+
 /* What the options allow: 0, or the usage error's status. */
 static int check_use(const struct scope *sc, int sys, int mode,
 		     int nargs)
@@ -382,6 +400,8 @@ static int check_use(const struct scope *sc, int sys, int mode,
 	const struct watch_sys_opts *so = &sc->so;
 
 	if (sys && (nargs || mode == WATCH_UPGRADE))
+		return 125;
+	if (!sys && so->buffer)
 		return 125;
 	if (!sys && (so->nuids || so->ncomms || so->ncgroups ||
 		     so->npids > 1 || !nargs == !so->npids))
@@ -424,6 +444,7 @@ int cmd_watch(int argc, char **argv)
 		{ "cgroup", required_argument, NULL, 'g' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "uid", required_argument, NULL, 'U' },
+		{ "buffer", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -448,6 +469,8 @@ int cmd_watch(int argc, char **argv)
 			file = optarg;
 		} else if (c == 'S') {
 			sys = 1;
+		} else if (c == 'B' && !parse_buffer(optarg, &sc.so.buffer)) {
+			continue;
 		} else if (strchr("pgcU", c) && c &&
 			   !add_scope(&sc, c, optarg)) {
 			continue;

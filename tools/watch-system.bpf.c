@@ -68,6 +68,15 @@ struct {
 	__type(value, struct ws_count);
 } counts SEC(".maps");
 
+/* Each process's fixed mmaps, for who made what a later call replaces. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct ws_key);
+	__type(value, struct ws_history);
+} history SEC(".maps");
+
 /* The files whose paths were sent, by device and inode. */
 struct file_key {
 	unsigned long long dev, ino;
@@ -79,6 +88,9 @@ struct {
 	__type(key, struct file_key);
 	__type(value, unsigned char);
 } files_sent SEC(".maps");
+
+/* A new history, zeroed: too large for the stack. */
+static const struct ws_history history_zero;
 
 /* Room for a path record: too large for the stack. */
 struct {
@@ -150,14 +162,21 @@ static int in_scope(void)
 	return 0;
 }
 
-/* The process's counts (its thread group, told apart by its start). */
-static struct ws_count *count_of(struct task_struct *t)
+static struct ws_key key_of(struct task_struct *t)
 {
 	struct ws_key k = {};
-	struct ws_count z = {}, *c;
 
 	k.tgid = BPF_CORE_READ(t, tgid);
 	k.start = BPF_CORE_READ(t, group_leader, start_time);
+	return k;
+}
+
+/* The process's counts (its thread group, told apart by its start). */
+static struct ws_count *count_of(struct task_struct *t)
+{
+	struct ws_key k = key_of(t);
+	struct ws_count z = {}, *c;
+
 	c = bpf_map_lookup_elem(&counts, &k);
 	if (c)
 		return c;
@@ -361,29 +380,35 @@ static void file_name(struct file *f, char *name)
 				  BPF_CORE_READ(f, f_path.dentry, d_name.name));
 }
 
-/* Where addr is: its mapping's file and offset, or flags 0. */
-static void site_of(struct task_struct *t, unsigned long long addr,
+static long site_cb(struct task_struct *t, struct vm_area_struct *v,
 		    struct ws_site *s)
 {
-	struct bpf_iter_task_vma it;
-	struct vm_area_struct *v;
-	struct file *f;
+	struct file *f = BPF_CORE_READ(v, vm_file);
 
-	s->addr = s->offset = addr;
-	if (bpf_iter_task_vma_new(&it, t, addr))
-		goto out;
-	v = bpf_iter_task_vma_next(&it);
-	if (v && v->vm_start <= addr) {
-		s->flags = (v->vm_flags & PROT_ANY) | WS_MAPPED;
-		f = BPF_CORE_READ(v, vm_file);
-		if (f) {
-			s->offset = addr - v->vm_start + v->vm_pgoff * PAGE;
-			file_id(f, &s->dev, &s->ino);
-			file_name(f, s->name);
-		}
+	s->flags = (v->vm_flags & PROT_ANY) | WS_MAPPED;
+	if (f) {
+		s->offset = s->addr - v->vm_start + v->vm_pgoff * PAGE;
+		file_id(f, &s->dev, &s->ino);
+		file_name(f, s->name);
 	}
-out:
-	bpf_iter_task_vma_destroy(&it);
+	return 0;
+}
+
+/*
+ * Where addr is: its mapping's file and offset, or flags 0.  The helper
+ * only tries the mmap lock: tried again while another thread holds it.
+ */
+static void site_of(struct task_struct *t, unsigned long long addr,
+		    struct ws_site *out)
+{
+	struct ws_site s = {};
+	int i;
+
+	s.addr = s.offset = addr;
+	for (i = 0; i < 8; i++)
+		if (bpf_find_vma(t, addr, site_cb, &s, 0) != -16)
+			break;
+	*out = s;
 }
 
 /* The interpreter: the file mapped where the auxiliary vector says. */
@@ -535,21 +560,53 @@ static int add_victim(struct ws_event *e, struct mm_struct *mm,
 }
 
 /* The mappings meeting [start, end): shmat's end is not known yet. */
-static void victims_of(struct task_struct *t, struct mm_struct *mm,
-		       struct ws_event *e)
+static int walk(struct task_struct *t, struct mm_struct *mm,
+		struct ws_event *e)
 {
 	struct bpf_iter_task_vma it;
 	struct vm_area_struct *v;
+	int err;
 
 	e->nvictims = 0;
-	e->err = bpf_iter_task_vma_new(&it, t, e->start);
-	while (!e->err && (v = bpf_iter_task_vma_next(&it))) {
+	e->truncated = 0;
+	err = bpf_iter_task_vma_new(&it, t, e->start);
+	while (!err && (v = bpf_iter_task_vma_next(&it))) {
 		if (e->end > e->start && v->vm_start >= e->end)
 			break;
 		if (add_victim(e, mm, v))
 			break;
 	}
 	bpf_iter_task_vma_destroy(&it);
+	return err;
+}
+
+/*
+ * The iterator only tries the process's mmap lock: another of its
+ * threads mapping or unmapping meanwhile makes it fail (EBUSY).  Tried
+ * again a few times, the holder being brief; else the call is unjudged.
+ */
+#define WALK_TRIES 32
+
+struct try {
+	struct task_struct *t;
+	struct mm_struct *mm;
+	struct ws_event *e;
+};
+
+static long walk_try(unsigned int i, struct try *c)
+{
+	struct ws_event *e = c->e;
+
+	e->err = walk(c->t, c->mm, e);
+	return e->err != -16;
+}
+
+static void victims_of(struct task_struct *t, struct mm_struct *mm,
+		       struct ws_event *e)
+{
+	struct try c = { t, mm, e };
+
+	bpf_loop(WALK_TRIES, walk_try, &c, 0);
 }
 
 /* Everything the tool needs of the call, taken while it is at entry. */
@@ -595,10 +652,83 @@ static void take(struct task_struct *t, struct pt_regs *r, int compat,
 		bpf_probe_read_user(&ret, 4, (void *)(e->sp + 12));
 	else
 		bpf_probe_read_user(&ret, 8, (void *)e->sp);
+	e->ret_ok = 0;
 	if (ret > 6) {
 		site_of(t, ret, &e->ret);
 		bpf_probe_read_user(e->code, 6, (void *)(ret - 6));
+		/* After a call (rel32, through memory or a register). */
+		e->ret_ok = (e->ret.flags & VM_EXEC) &&
+			    (e->code[1] == 0xe8 ||
+			     (e->code[0] == 0xff && e->code[1] == 0x15) ||
+			     (e->code[4] == 0xff &&
+			      (e->code[5] & 0xf8) == 0xd0));
 	}
+}
+
+struct pick {
+	struct ws_history *h;
+	struct ws_event *e;
+	unsigned int n;
+};
+
+static long pick_region(unsigned int i, struct pick *c)
+{
+	struct ws_history *h = c->h;
+	struct ws_event *e = c->e;
+	unsigned int at = (h->next - 1 - i) % WS_REGIONS, n = c->n;
+	struct ws_region *r = &h->r[at];
+
+	if (n >= WS_EVENT_REGIONS)
+		return 1;
+	if (r->end <= e->start || r->start >= e->end || r->end <= r->start)
+		return 0;
+	e->regions[n] = *r;
+	c->n = n + 1;
+	return 0;
+}
+
+/* The process's fixed mmaps that meet the call's range, newest first. */
+static void regions_of(struct task_struct *t, struct ws_event *e)
+{
+	struct ws_key k = key_of(t);
+	struct pick c = { bpf_map_lookup_elem(&history, &k), e, 0 };
+
+	e->nregions = 0;
+	if (!c.h)
+		return;
+	bpf_loop(WS_REGIONS, pick_region, &c, 0);
+	e->nregions = c.n;
+}
+
+/* A fixed mmap made: the process's newest region. */
+static void remember(struct task_struct *t, struct ws_event *e)
+{
+	struct ws_key k = key_of(t);
+	struct ws_history *h = bpf_map_lookup_elem(&history, &k);
+	struct ws_region *r;
+	unsigned int at;
+
+	if (!h) {
+		/* Zeroed, as a new value: too large for the stack. */
+		if (bpf_map_update_elem(&history, &k, &history_zero,
+					BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&history, &k))
+			return;
+		h = bpf_map_lookup_elem(&history, &k);
+		if (!h)
+			return;
+	}
+	at = h->next % WS_REGIONS;
+	r = &h->r[at];
+	r->start = e->start;
+	r->end = e->end;
+	r->ns = e->ns;
+	r->pc_dev = e->pc.dev;
+	r->pc_ino = e->pc.ino;
+	r->ret_dev = e->ret.dev;
+	r->ret_ino = e->ret.ino;
+	r->ret_ok = e->ret_ok;
+	h->next = at + 1;
 }
 
 SEC("tp_btf/sys_enter")
@@ -702,6 +832,9 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 			__sync_fetch_and_add(&c->invalid, 1);
 		return 0;
 	}
+	regions_of(t, e);
+	if (e->call == WS_MMAP || e->call == WS_OLD_MMAP)
+		remember(t, e);
 	if (e->call == WS_IPC && e->result_at)
 		bpf_probe_read_user(&at, 4, (void *)e->result_at);
 	if (e->call == WS_SHMAT || e->call == WS_IPC)
@@ -724,5 +857,47 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 	}
 	if (c)
 		__sync_fetch_and_add(&c->sent, 1);
+	return 0;
+}
+
+/* A new program: a new address space, its history gone. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p)
+{
+	struct ws_key k = key_of(p);
+
+	bpf_map_delete_elem(&history, &k);
+	return 0;
+}
+
+/* A child of fork has its parent's memory, and its history. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	struct ws_key pk = key_of(parent), ck = {};
+	struct ws_history *h;
+
+	/* A thread shares the history; a process gets a copy. */
+	if (BPF_CORE_READ(child, tgid) == BPF_CORE_READ(parent, tgid))
+		return 0;
+	h = bpf_map_lookup_elem(&history, &pk);
+	if (!h)
+		return 0;
+	ck.tgid = BPF_CORE_READ(child, tgid);
+	ck.start = BPF_CORE_READ(child, start_time);
+	bpf_map_update_elem(&history, &ck, h, BPF_ANY);
+	return 0;
+}
+
+/* The leader gone: the process is, but for threads that outlive it. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_proc_exit, struct task_struct *p)
+{
+	struct ws_key k;
+
+	if (BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid))
+		return 0;
+	k = key_of(p);
+	bpf_map_delete_elem(&history, &k);
 	return 0;
 }

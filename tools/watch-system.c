@@ -322,16 +322,6 @@ static void victim(const struct ws_event *w, const struct ws_vma *v,
 	out->m.path = path;
 }
 
-/*
- * The instruction before a return address: a call (rel32, through a
- * pointer, or through a register), as the leaf wrapper's caller made it.
- */
-static int after_call(const unsigned char *code)
-{
-	return code[1] == 0xe8 || (code[0] == 0xff && code[1] == 0x15) ||
-	       (code[4] == 0xff && (code[5] & 0xf8) == 0xd0);
-}
-
 static void site(const struct ws_event *w, const struct ws_site *s,
 		 struct watch_site *out)
 {
@@ -348,24 +338,91 @@ static void site(const struct ws_event *w, const struct ws_site *s,
 		 (int)sizeof(out->module) - 1, k ? k->path : s->name);
 }
 
+/* A module's path, from what the programs sent: "" if none came. */
+static const char *mod_name(pid_t pid, uint64_t kdev, uint64_t ino)
+{
+	struct known *k = ino ? file_of(pid, user_dev(kdev), ino) : NULL;
+
+	return k ? k->path : "";
+}
+
 /*
- * The caller: the call's own module or, when that is the C library (or
- * an i386 program's vDSO entry), the module the return address on top of
- * the stack goes back to, if it looks like a call's and is code.
+ * Whether the caller is the return address's module rather than the
+ * call's own: the call is in the C library (or, for an i386 program,
+ * its vDSO entry, which has no file) and the return address, code just
+ * after a call (ret_ok, tested by the programs), is outside it.
  */
+static int ret_is_caller(pid_t pid, int compat, uint64_t pc_dev,
+			 uint64_t pc_ino, uint64_t ret_dev, uint64_t ret_ino,
+			 int ret_ok)
+{
+	int wrapper = compat ? !pc_ino :
+		      watch_is_libc(mod_name(pid, pc_dev, pc_ino));
+
+	return wrapper && ret_ok &&
+	       !watch_is_libc(mod_name(pid, ret_dev, ret_ino));
+}
+
+/* The caller: the call's own module, or the wrapper's caller's. */
 static void caller(const struct ws_event *w, struct watch_site *out)
 {
-	struct watch_site ret;
-	int wrapper;
+	int ret = ret_is_caller((pid_t)w->tgid, (int)w->compat, w->pc.dev,
+				w->pc.ino, w->ret.dev, w->ret.ino,
+				(int)w->ret_ok);
 
-	site(w, &w->pc, out);
-	wrapper = w->compat ? !w->pc.ino : watch_is_libc(out->module);
-	if (!wrapper || !(w->ret.flags & WS_MAPPED) ||
-	    !(w->ret.flags & 4) || !after_call(w->code))
-		return;
-	site(w, &w->ret, &ret);
-	if (!watch_is_libc(ret.module))
-		*out = ret;
+	site(w, ret ? &w->ret : &w->pc, out);
+}
+
+/*
+ * The regions the process's fixed mmaps made, newest first, as the rules
+ * take them: by the module that called, unless that is the C library
+ * (a wrapper whose caller is not plain: not known).  The number kept.
+ */
+static size_t regions(struct sys *s, const struct ws_event *w,
+		      struct ncb__wregion *out)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < w->nregions && i < WS_EVENT_REGIONS; i++) {
+		const struct ws_region *r = &w->regions[i];
+		int ret = ret_is_caller((pid_t)w->tgid, (int)w->compat,
+					r->pc_dev, r->pc_ino, r->ret_dev,
+					r->ret_ino, (int)r->ret_ok);
+		uint64_t dev = ret ? r->ret_dev : r->pc_dev;
+		uint64_t ino = ret ? r->ret_ino : r->pc_ino;
+
+		if (!ino || watch_is_libc(mod_name((pid_t)w->tgid, dev, ino)))
+			continue;
+		out[n].start = r->start;
+		out[n].end = r->end;
+		out[n].by.dev = user_dev(dev);
+		out[n].by.ino = ino;
+		out[n++].when = (double)(r->ns - s->t0) / 1e9;
+	}
+	return n;
+}
+
+/* Who made each victim, in words. */
+static void creators(const struct ncb__wproc *p, struct ncb__wvictim *v,
+		     size_t n, char **out)
+{
+	const struct ncb__wregion *r;
+	const struct known *k;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[i] = malloc(320);
+		if (!out[i])
+			continue;
+		if (v[i].kind != NCB__W_REGION) {
+			watch_creator(&v[i], out[i], 320);
+			continue;
+		}
+		r = &p->regions[v[i].region];
+		k = known_slot(r->by.dev, r->by.ino, 0);
+		snprintf(out[i], 320, "a fixed mmap from %.200s at %.6f s",
+			 k ? k->path : "a module not known", r->when);
+	}
 }
 
 static void count_class(struct sys *s, const struct ws_event *w,
@@ -387,8 +444,9 @@ static int on_record(void *ctx, void *data, size_t size)
 	const struct ws_event *w = data;
 	struct ncb__wvictim v[WS_VICTIMS];
 	static char paths[WS_VICTIMS][sizeof(known->path)];
-	char program[17], *creators[WS_VICTIMS];
-	struct ncb__wthread th[WS_THREADS];
+	char program[17], *names[WS_VICTIMS];
+	struct ncb__wthread th[WS_THREADS + 1];
+	struct ncb__wregion rg[WS_EVENT_REGIONS];
 	struct watch_event e = { 0 };
 	struct ncb__wproc p = { 0 };
 	struct ncb__wcall c = { 0 };
@@ -413,8 +471,14 @@ static int on_record(void *ctx, void *data, size_t size)
 	p.exe.ino = w->exe_ino;
 	p.interp.dev = w->interp_ino ? user_dev(w->interp_dev) : 0;
 	p.interp.ino = w->interp_ino;
+	/* The caller too: its own stack is its own (OWN_STACK). */
+	th[i].tid = (pid_t)w->tid;
+	th[i].sp = w->sp;
+	th[i++].top = 0;
 	p.threads = th;
 	p.nthreads = i;
+	p.regions = rg;
+	p.nregions = regions(s, w, rg);
 	snprintf(program, sizeof(program), "%.16s", w->comm);
 	e.pid = (pid_t)w->tgid;
 	e.tid = (pid_t)w->tid;
@@ -452,15 +516,11 @@ static int on_record(void *ctx, void *data, size_t size)
 	count_class(s, w, e.cls, e.unjudged);
 	if (!e.unjudged && !NCB__WC_CLOBBER(e.cls))
 		return 0;
-	for (i = 0; i < n; i++) {
-		creators[i] = malloc(64);
-		if (creators[i])
-			watch_creator(&v[i], creators[i], 64);
-	}
-	e.creators = creators;
+	creators(&p, v, n, names);
+	e.creators = names;
 	s->o->report(&e, s->o->arg);
 	for (i = 0; i < n; i++)
-		free(creators[i]);
+		free(names[i]);
 	return 0;
 }
 
@@ -616,6 +676,9 @@ int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
 	s.skel->rodata->scoped = so->npids || so->nuids || so->ncomms ||
 				 so->ncgroups;
 	s.skel->rodata->ncgroups = (unsigned int)so->ncgroups;
+	if (so->buffer)
+		bpf_map__set_max_entries(s.skel->maps.events,
+					 (unsigned int)so->buffer);
 	e = watch_system__load(s.skel);
 	if (e) {
 		load_failed(e, why, whylen);

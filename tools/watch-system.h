@@ -11,6 +11,8 @@
 #define WS_THREADS 8		/* other threads' stack pointers in it */
 #define WS_NAME 48		/* a file's last path component */
 #define WS_SCOPE_CGROUPS 16
+#define WS_REGIONS 32		/* fixed mmaps remembered per process */
+#define WS_EVENT_REGIONS 8	/* of them, those an event meets */
 #define WS_COMPONENTS 24	/* a path's, leaf first */
 #define WS_COMPONENT 64		/* bytes of each, with its NUL */
 
@@ -67,6 +69,26 @@ struct ws_site {
 
 #define WS_MAPPED 0x100
 
+/*
+ * A fixed mmap a process made, and where from (the call's site, and the
+ * return address's if a wrapper's caller is plain): its region from then
+ * on, until a newer one covers it.
+ */
+struct ws_region {
+	unsigned long long start, end;
+	unsigned long long ns;
+	unsigned long long pc_dev, pc_ino;
+	unsigned long long ret_dev, ret_ino;
+	unsigned int ret_ok;		/* ret is code, after a call */
+	unsigned int pad;
+};
+
+struct ws_history {
+	unsigned int next;		/* where the next one goes */
+	unsigned int pad;
+	struct ws_region r[WS_REGIONS];
+};
+
 struct ws_thread {
 	unsigned int tid;
 	unsigned int pad;
@@ -100,6 +122,9 @@ struct ws_event {
 	char comm[16];
 	struct ws_thread threads[WS_THREADS];
 	struct ws_vma v[WS_VICTIMS];
+	unsigned int nregions;		/* newest first */
+	unsigned int ret_ok;		/* as ws_region's */
+	struct ws_region regions[WS_EVENT_REGIONS];
 	unsigned int armed;		/* taken at entry, not yet sent */
 	int err;			/* the walk's: what it would replace
 					   is unknown (-errno) */

@@ -83,6 +83,7 @@ struct watch_sys_opts {
 	size_t ncomms;
 	const char *const *cgroups;	/* cgroup v2 directories */
 	size_t ncgroups;
+	size_t buffer;			/* the ring buffer's bytes; 0: 4 MiB */
 };
 
 /*

@@ -1,0 +1,280 @@
+#!/bin/sh
+# noclobber watch --system: the watcher's corpus (tests/progs/clobber.c)
+# run as ordinary processes while the system watcher runs, each clobber
+# reported with its process, victim and caller, nothing for the benign
+# patterns; the scopes (--comm, -p, --uid, --cgroup) keep what is outside
+# them out; real programs report nothing; a full ring buffer is counted
+# and said.  One watcher per case, scoped to this test's own programs (by
+# their unique names, or a cgroup of its own): other tests run beside it.
+b=${1:?build directory}
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/tap.sh"
+nc=$b/noclobber
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+W=
+cg=
+cleanup() {
+	[ -n "$W" ] && kill -INT "$W" 2>/dev/null && wait "$W"
+	[ -n "$cg" ] && rmdir "$cg" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+have() { command -v "$1" >/dev/null 2>&1; }
+have python3 || skip_all "python3 is not installed (it reads the JSON)"
+
+# start OUT ARGS...: a system watcher, until it says it watches (0), or
+# its failure (1, its words in $tmp/err).
+start() {
+	out=$1
+	shift
+	rm -f "$out"
+	"$nc" watch --system --json -o "$out" "$@" 2>"$tmp/err" &
+	W=$!
+	while ! grep -q '"event":"start"' "$out" 2>/dev/null; do
+		if ! kill -0 "$W" 2>/dev/null; then
+			wait "$W"
+			W=
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# stop: interrupted, it reads what was sent and writes the summaries.
+stop() {
+	kill -INT "$W"
+	wait "$W"
+	st=$?
+	W=
+	return $st
+}
+
+# events FILE CHECK...: as in watch.sh, with the start and lost events.
+events() {
+	f=$1
+	shift
+	python3 - "$f" "$@" <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ev = [l for l in lines if l["event"] in ("clobber", "unjudged")]
+sums = [l for l in lines if l["event"] == "summary"]
+lost = [l for l in lines if l["event"] == "lost"]
+for c in sys.argv[2:]:
+    if not eval(c):
+        print("# failed: %s\n# events: %s" % (c, json.dumps(lines)[:900]))
+        sys.exit(1)
+EOF
+}
+
+start "$tmp/probe" --comm ncb-none-$$ ||
+	skip_all "$(sed 's/^noclobber watch: //' "$tmp/err")"
+stop
+ok $? "a watcher with nothing in scope starts and ends with status 0"
+
+libc=$(ldd /bin/true 2>/dev/null | sed -n 's/.*=> \(\/[^ ]*libc\.so[^ ]*\).*/\1/p')
+libc=$(readlink -f "$libc" 2>/dev/null || echo "$libc")
+
+# corpus PROG ARCH SKIP WHY: each case under a watcher scoped to PROG's
+# name (PROG is unique to this run).
+corpus() {
+	p=$1 a=$2 no=$3 why=$4
+	comm=$(basename "$p" | cut -c1-15)
+	while read -r c cls kind procs; do
+		case " $no " in
+		*" $c "*)
+			skip "$a $c: $why"
+			continue ;;
+		esac
+		start "$tmp/e" --comm "$comm" || { ok 1 "start: $(cat "$tmp/err")"; continue; }
+		"$p" $c >"$tmp/o" 2>&1
+		stop
+		# glibc's x86_64 mremap is variadic, no leaf: its own frame.
+		from="'$p'"
+		case "$c $a" in
+		"mremap x86_64"*) from="'$p', '$libc'" ;;
+		esac
+		events "$tmp/e" "len(ev) == 1" \
+			"ev[0]['event'] == 'clobber'" \
+			"ev[0]['class'] == '$cls'" \
+			"'$kind' in [v['kind'] for v in ev[0]['victims']]" \
+			"ev[0]['action'] == 'reported'" \
+			"ev[0]['program'] == '$comm'" \
+			"ev[0]['caller']['module'] in ($from,)" \
+			"ev[0]['error'] is None" \
+			"len(sums) >= $procs" \
+			"sum(s['clobbers'] for s in sums) == 1" \
+			"all(s['lost'] == 0 for s in sums) and not lost"
+		ok $? "$a $c: reported as $cls ($kind), from the program"
+	done <<EOF
+heap kernel-memory heap 1
+stack kernel-memory stack 1
+image kernel-memory program 1
+thread-stack thread-stack thread-stack 1
+library other-module library 1
+mremap kernel-memory heap 1
+shmat kernel-memory heap 1
+fork kernel-memory heap 1
+vfork kernel-memory heap 1
+thread kernel-memory heap 1
+after-leader kernel-memory heap 1
+EOF
+	start "$tmp/e" --comm "$comm" && "$p" exec heap >"$tmp/o" 2>&1
+	stop && events "$tmp/e" "len(ev) == 1" \
+		"ev[0]['class'] == 'kernel-memory'" \
+		"len(sums) == 1 and sums[0]['fixed'] >= 1"
+	ok $? "$a exec: the program run by execve is watched as well"
+	start "$tmp/e" --comm "$comm" && "$p" no-type >"$tmp/o" 2>&1
+	stop && grep -q "^no-type: EINVAL$" "$tmp/o" &&
+		events "$tmp/e" "len(ev) == 0" "len(sums) == 1" \
+			"sums[0]['invalid'] == 1" "sums[0]['clobbers'] == 0"
+	ok $? "$a no-type: the kernel's EINVAL, counted as invalid, no clobber"
+	for c in reserve remap-own ring own-region own-stack; do
+		start "$tmp/e" --comm "$comm" && "$p" $c >"$tmp/o" 2>&1
+		stop && grep -q "^$c: ok$" "$tmp/o" &&
+			events "$tmp/e" "len(ev) == 0" "len(sums) == 1" \
+				"sums[0]['clobbers'] == 0" \
+				"sums[0]['fixed'] >= 1"
+		ok $? "$a $c: benign, nothing reported"
+	done
+}
+
+cc=${CC:-cc}
+prog=$tmp/ncbsys$$
+other=$tmp/ncbout$$
+if $cc -O1 -o "$prog" "$top/tests/progs/clobber.c" -pthread; then
+	cp "$prog" "$other"
+	corpus "$prog" x86_64 "" ""
+	# The watcher built with the sanitizers (the matrix's asan row).
+	asan=$top/build/asan/noclobber
+	native=$nc
+	nc=$asan
+	if [ -x "$asan" ] && start "$tmp/e" --comm ncb-none-$$ && stop; then
+		corpus "$prog" "x86_64 (ASan, UBSan)" "" ""
+	else
+		skip "the sanitizers' build: no $asan with --system"
+	fi
+	nc=$native
+else
+	ok 1 "build progs/clobber.c"
+fi
+. "$top/tests/targets.sh"
+target_how "$top" i386
+if [ "$t_how" = native ] &&
+	$t_gcc -m32 -static -O1 -o "$tmp/ncb32s$$" \
+		"$top/tests/progs/clobber.c" -pthread; then
+	corpus "$tmp/ncb32s$$" i386 library "a static program has no library"
+elif [ "$t_how" = native ]; then
+	ok 1 "build progs/clobber.c for i386"
+else
+	skip "i386 programs: $t_why"
+fi
+
+# ---- the scopes ----
+
+comm=$(basename "$prog")
+start "$tmp/e" --comm "$comm" && "$other" heap >/dev/null 2>&1 &&
+	"$prog" heap >/dev/null 2>&1
+stop && events "$tmp/e" "len(ev) == 1" "ev[0]['program'] == '$comm'" \
+	"len(sums) == 1"
+ok $? "--comm: the same program under another name is not watched"
+
+if mkfifo "$tmp/fifo"; then
+	exec 3<>"$tmp/fifo"
+	"$other" wait heap <&3 >/dev/null 2>&1 &
+	pid=$!
+	start "$tmp/e" -p "$pid" && "$other" heap >/dev/null 2>&1
+	echo go >&3
+	wait "$pid"
+	stop && events "$tmp/e" "len(ev) == 1" "ev[0]['pid'] == $pid" \
+		"len(sums) == 1"
+	ok $? "-p: only that process is watched"
+	exec 3>&-
+else
+	ok 1 "mkfifo"
+fi
+
+if have setpriv && id nobody >/dev/null 2>&1; then
+	u=$(id -u nobody)
+	start "$tmp/e" --uid nobody &&
+		setpriv --reuid="$u" --regid="$(id -g nobody)" --clear-groups \
+			"$other" heap >/dev/null 2>&1 &&
+		"$other" heap >/dev/null 2>&1
+	stop && events "$tmp/e" "len(ev) == 1" "len(sums) == 1"
+	ok $? "--uid: only that user's processes are watched"
+else
+	skip "--uid: no setpriv or no user nobody to run a program as"
+fi
+
+# A cgroup of this test's own, in the cgroup v2 hierarchy.
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -n "$cg2" ] && mkdir "$cg2/ncb-watch-$$" 2>/dev/null; then
+	cg=$cg2/ncb-watch-$$
+	# in_cg PROG ARGS...: PROG run in the cgroup.
+	in_cg() {
+		sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" "$@"
+	}
+	start "$tmp/e" --cgroup "$cg" && in_cg "$other" heap >/dev/null 2>&1 &&
+		"$other" heap >/dev/null 2>&1
+	stop && events "$tmp/e" "len(ev) == 1" "len(sums) == 1"
+	ok $? "--cgroup: only the processes in the cgroup are watched"
+else
+	skip "--cgroup: no cgroup v2 hierarchy this test may make a group in"
+fi
+
+# ---- real programs: nothing to report ----
+
+small=$tmp/small.c
+printf 'int f(int x)\n{\n\treturn x * 2;\n}\n' >"$small"
+while read -r name cmd; do
+	have "$name" || { skip "$name is not installed"; continue; }
+	if [ -n "$cg" ]; then
+		start "$tmp/e" --cgroup "$cg" && in_cg sh -c "$cmd" >/dev/null 2>&1
+	else
+		start "$tmp/e" --comm "$name" && sh -c "$cmd" >/dev/null 2>&1
+	fi
+	st=$?
+	stop && [ $st -eq 0 ] && events "$tmp/e" \
+		"[e for e in ev if e['event'] == 'clobber'] == []" \
+		"sum(s['fixed'] for s in sums) >= 1" \
+		"all(s['clobbers'] == 0 for s in sums)"
+	ok $? "$name: runs, watched, and nothing is reported"
+done <<EOF
+python3 python3 -c 'import json, sqlite3, ssl'
+perl perl -e 1
+java java -version
+node node -e 1
+gcc gcc -c -o $tmp/small.o $small
+git git --version
+make make --version
+qemu-x86_64 qemu-x86_64 /bin/true
+valgrind valgrind -q /bin/true
+sort seq 1 1000 | sort -r | head -3
+EOF
+
+# ---- a full ring buffer: counted and said ----
+
+# One page of ring buffer, its reader stopped: the events of a dozen
+# clobbers cannot all fit.
+start "$tmp/e" --comm "$comm" --buffer "$(getconf PAGESIZE)" &&
+	kill -STOP "$W" && for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+		"$prog" heap >/dev/null 2>&1
+	done
+kill -CONT "$W"
+stop && events "$tmp/e" "len(ev) + sum(s['lost'] for s in sums) >= 12" \
+	"sum(s['lost'] for s in sums) >= 1" \
+	"len(lost) >= 1 and lost[-1]['total'] >= 1"
+ok $? "a full ring buffer: the events lost are counted, said, and summed"
+
+status 125 "--system with a program: a usage error" \
+	"$nc" watch --system true
+status 125 "--system --upgrade: a usage error" "$nc" watch --system --upgrade
+status 125 "--buffer not a power of two: a usage error" \
+	"$nc" watch --system --buffer 12345
+status 125 "--buffer without --system: a usage error" \
+	"$nc" watch --buffer 4096 true
+status 125 "--cgroup that is no directory: the watcher's error" \
+	"$nc" watch --system --cgroup "$tmp/none"
+status 125 "--uid of no user: a usage error" \
+	"$nc" watch --system --uid no-such-user-$$
+done_testing
