@@ -10,6 +10,11 @@
  * Prints the nanoseconds spent inside each kind of call, timed around
  * each call (a tracer's stop is inside the call as the program sees it),
  * then the whole loop's: "pairs_ns fixed_ns loop_ns".
+ *
+ * A third argument, OVER, adds as many fixed placements over read-write
+ * memory of its own, after the loop: each replaces something, which
+ * watch --system sends to the tool to judge (benign: one mapping the
+ * program made); for b-system's events per second.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,12 +36,13 @@ int main(int argc, char **argv)
 {
 	long pairs = argc > 1 ? atol(argv[1]) : 10000;
 	long fixed = argc > 2 ? atol(argv[2]) : 1000;
+	long over = argc > 3 ? atol(argv[3]) : 0;
 	double t_pairs = 0, t_fixed = 0, t0, t1, start;
 	long i, done = 0;
 	char *resv;
 	void *p;
 
-	if (pairs < 0 || fixed < 0)
+	if (pairs < 0 || fixed < 0 || over < 0)
 		return 2;
 	resv = mmap(NULL, SLOTS * LEN, PROT_NONE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -70,6 +76,17 @@ int main(int argc, char **argv)
 			done++;
 		}
 	}
-	printf("%.0f %.0f %.0f\n", t_pairs, t_fixed, now_ns() - start);
+	t0 = now_ns() - start;
+	if (over && mmap(resv, SLOTS * LEN, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != resv)
+		return 1;
+	for (i = 0; i < over; i++) {
+		char *at = resv + (size_t)(i % SLOTS) * LEN;
+
+		if (mmap(at, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+			 MAP_ANONYMOUS | MAP_FIXED, -1, 0) != at)
+			return 1;
+	}
+	printf("%.0f %.0f %.0f\n", t_pairs, t_fixed, t0);
 	return 0;
 }

@@ -54,6 +54,18 @@ struct {
 	__uint(max_entries, 1 << 22);
 } events SEC(".maps");
 
+/*
+ * The tool is woken only once the ring buffer is a quarter full: it reads
+ * it at least every tenth of a second anyway, and a wake-up for every
+ * record would cost each call more than the record.
+ */
+static long wake_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+	       bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4 ?
+	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -202,12 +214,12 @@ static int decode64(struct pt_regs *r, long id, struct call *e)
 {
 	unsigned long long *a = e->args;
 
-	a[0] = BPF_CORE_READ(r, di);
-	a[1] = BPF_CORE_READ(r, si);
-	a[2] = BPF_CORE_READ(r, dx);
-	a[3] = BPF_CORE_READ(r, r10);
-	a[4] = BPF_CORE_READ(r, r8);
-	a[5] = BPF_CORE_READ(r, r9);
+	a[0] = r->di;
+	a[1] = r->si;
+	a[2] = r->dx;
+	a[3] = r->r10;
+	a[4] = r->r8;
+	a[5] = r->r9;
 	if (id == NR_MMAP &&
 	    (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE)) == MAP_FIXED) {
 		e->start = a[0];
@@ -237,12 +249,12 @@ static int decode32(struct pt_regs *r, long id, struct call *e)
 	unsigned int blk[6] = {};
 	int i;
 
-	a[0] = (unsigned int)BPF_CORE_READ(r, bx);
-	a[1] = (unsigned int)BPF_CORE_READ(r, cx);
-	a[2] = (unsigned int)BPF_CORE_READ(r, dx);
-	a[3] = (unsigned int)BPF_CORE_READ(r, si);
-	a[4] = (unsigned int)BPF_CORE_READ(r, di);
-	a[5] = (unsigned int)BPF_CORE_READ(r, bp);
+	a[0] = (unsigned int)r->bx;
+	a[1] = (unsigned int)r->cx;
+	a[2] = (unsigned int)r->dx;
+	a[3] = (unsigned int)r->si;
+	a[4] = (unsigned int)r->di;
+	a[5] = (unsigned int)r->bp;
 	switch (id) {
 	case NR32_OLD_MMAP:
 		if (bpf_probe_read_user(blk, sizeof(blk), (void *)a[0]))
@@ -360,7 +372,7 @@ static void send_path(struct file *f, unsigned long long dev,
 	bpf_loop(2 * WS_COMPONENTS, path_step, &c, 0);
 	w->ncomp = c.n;
 	w->truncated |= !c.done;
-	if (bpf_ringbuf_output(&events, w, sizeof(*w), 0))
+	if (bpf_ringbuf_output(&events, w, sizeof(*w), wake_flags()))
 		__sync_fetch_and_add(&lost, 1);
 	else
 		bpf_map_update_elem(&files_sent, &k, &one, BPF_ANY);
@@ -609,6 +621,18 @@ static void victims_of(struct task_struct *t, struct mm_struct *mm,
 	bpf_loop(WALK_TRIES, walk_try, &c, 0);
 }
 
+/* Nothing replaced but free space and reservation pages. */
+static int only_reserved(const struct ws_event *e)
+{
+	unsigned int i;
+
+	for (i = 0; i < WS_VICTIMS && i < e->nvictims; i++)
+		if ((e->v[i].kind & ~WS_K_MERGED) ||
+		    (e->v[i].flags & (PROT_ANY | VM_MAYSHARE)))
+			return 0;
+	return !e->truncated;
+}
+
 /* Everything the tool needs of the call, taken while it is at entry. */
 static void take(struct task_struct *t, struct pt_regs *r, int compat,
 		 struct ws_event *e)
@@ -624,7 +648,7 @@ static void take(struct task_struct *t, struct pt_regs *r, int compat,
 	e->compat = compat;
 	e->ns = bpf_ktime_get_boot_ns();
 	e->leader_start = BPF_CORE_READ(t, group_leader, start_time);
-	e->sp = BPF_CORE_READ(r, sp);
+	e->sp = r->sp;
 	e->truncated = e->nthreads = 0;
 	e->exe_dev = e->exe_ino = e->interp_dev = e->interp_ino = 0;
 	e->file_dev = e->file_ino = 0;
@@ -633,12 +657,17 @@ static void take(struct task_struct *t, struct pt_regs *r, int compat,
 		e->err = -22;
 		return;
 	}
+	threads_of(t, e);
+	victims_of(t, mm, e);
+	/* What only the tool needs: for a call it will be sent. */
+	if (!e->err && (!e->nvictims || only_reserved(e)) &&
+	    e->call != WS_SHMAT && e->call != WS_IPC)
+		goto caller;
 	file_id(BPF_CORE_READ(mm, exe_file), &e->exe_dev, &e->exe_ino);
 	interp_of(t, mm, e);
 	if (e->call == WS_MMAP || e->call == WS_OLD_MMAP)
 		call_file(t, e);
-	threads_of(t, e);
-	victims_of(t, mm, e);
+caller:
 	/*
 	 * The caller: the call's own address, and the return address a
 	 * leaf wrapper left on top of the stack (i386: past the three
@@ -647,7 +676,7 @@ static void take(struct task_struct *t, struct pt_regs *r, int compat,
 	__builtin_memset(&e->pc, 0, sizeof(e->pc));
 	__builtin_memset(&e->ret, 0, sizeof(e->ret));
 	__builtin_memset(e->code, 0, sizeof(e->code));
-	site_of(t, BPF_CORE_READ(r, ip), &e->pc);
+	site_of(t, r->ip, &e->pc);
 	if (compat)
 		bpf_probe_read_user(&ret, 4, (void *)(e->sp + 12));
 	else
@@ -795,22 +824,10 @@ static void shm_range(struct task_struct *t, struct ws_event *e,
 		e->truncated = 0;
 }
 
-/* Nothing replaced but free space and reservation pages. */
-static int only_reserved(const struct ws_event *e)
-{
-	unsigned int i;
-
-	for (i = 0; i < WS_VICTIMS && i < e->nvictims; i++)
-		if ((e->v[i].kind & ~WS_K_MERGED) ||
-		    (e->v[i].flags & (PROT_ANY | VM_MAYSHARE)))
-			return 0;
-	return !e->truncated;
-}
-
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 {
-	long id = BPF_CORE_READ(regs, orig_ax);
+	long id = regs->orig_ax;
 	unsigned int at = 0;
 	struct task_struct *t;
 	struct ws_event *e;
@@ -849,7 +866,7 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 			__sync_fetch_and_add(&c->reserved, 1);
 		return 0;
 	}
-	if (bpf_ringbuf_output(&events, e, sizeof(*e), 0)) {
+	if (bpf_ringbuf_output(&events, e, sizeof(*e), wake_flags())) {
 		__sync_fetch_and_add(&lost, 1);
 		if (c)
 			__sync_fetch_and_add(&c->lost, 1);

@@ -705,8 +705,15 @@ int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
 	}
 	if (o->started)
 		o->started(o->arg);
+	/*
+	 * The programs wake the tool only when the ring buffer fills (each
+	 * wake-up costs the call that sends it): read it every tenth of a
+	 * second.
+	 */
 	while (!stop) {
-		e = ring_buffer__poll(rb, 200);
+		e = ring_buffer__poll(rb, 100);
+		if (e >= 0 || e == -EINTR)
+			e = ring_buffer__consume(rb);
 		if (e < 0 && e != -EINTR) {
 			snprintf(why, whylen, "reading the ring buffer: %s",
 				 strerror(-e));
