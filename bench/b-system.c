@@ -336,8 +336,8 @@ int main(int argc, char **argv)
 	printf("\nits loop under the system watcher: %.3fx (goal <= "
 	       "1.02x: %s)\n", med(ratio, reps),
 	       med(ratio, reps) <= 1.02 ? "met" : "not met");
-	printf("overhead, wall time: system %.2f ms, ptrace %.2f ms: %s\n",
-	       ovh_s, ovh_p, ovh_s > 0 ? "" : "(system's within the noise)");
+	printf("overhead, wall time: system %.2f ms, ptrace %.2f ms%s\n",
+	       ovh_s, ovh_p, ovh_s > 0 ? "" : " (system's within the noise)");
 	if (ovh_s > 0)
 		printf("%.1fx less than the ptrace watcher (goal >= 20x: "
 		       "%s)\n", ovh_p / ovh_s, ovh_p >= 20 * ovh_s ? "met" :
