@@ -72,7 +72,8 @@ start "$tmp/probe" --comm ncb-none-$$ ||
 stop
 ok $? "a watcher with nothing in scope starts and ends with status 0"
 
-libc=$(ldd /bin/true 2>/dev/null | sed -n 's/.*=> \(\/[^ ]*libc\.so[^ ]*\).*/\1/p')
+libc=$(ldd /bin/true 2>/dev/null |
+	sed -n 's/.*=> \(\/[^ ]*libc\.so[^ ]*\).*/\1/p')
 libc=$(readlink -f "$libc" 2>/dev/null || echo "$libc")
 
 # corpus PROG ARCH SKIP WHY: each case under a watcher scoped to PROG's
@@ -86,7 +87,10 @@ corpus() {
 			skip "$a $c: $why"
 			continue ;;
 		esac
-		start "$tmp/e" --comm "$comm" || { ok 1 "start: $(cat "$tmp/err")"; continue; }
+		if ! start "$tmp/e" --comm "$comm"; then
+			ok 1 "$a $c: start: $(cat "$tmp/err")"
+			continue
+		fi
 		"$p" $c >"$tmp/o" 2>&1
 		stop
 		# glibc's x86_64 mremap is variadic, no leaf: its own frame.
@@ -229,7 +233,8 @@ printf 'int f(int x)\n{\n\treturn x * 2;\n}\n' >"$small"
 while read -r name cmd; do
 	have "$name" || { skip "$name is not installed"; continue; }
 	if [ -n "$cg" ]; then
-		start "$tmp/e" --cgroup "$cg" && in_cg sh -c "$cmd" >/dev/null 2>&1
+		start "$tmp/e" --cgroup "$cg" &&
+			in_cg sh -c "$cmd" >/dev/null 2>&1
 	else
 		start "$tmp/e" --comm "$name" && sh -c "$cmd" >/dev/null 2>&1
 	fi
