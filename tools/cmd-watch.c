@@ -56,8 +56,9 @@ static void watch_usage(FILE *f)
 		   "                repeated): only the processes in one of "
 		   "them\n"
 		   "  --buffer SIZE with --system: the ring buffer's size, a "
-		   "power of two\n                (default 4M); events that "
-		   "find it full are counted as lost\n\n"
+		   "power of two from\n                64K (default 4M); "
+		   "events that find it full are counted\n"
+		   "                as lost\n\n"
 		   "Exit status: PROG's; 125 the watcher failed, 126 PROG "
 		   "cannot run, 127 PROG\nnot found.  With -p: 0, or the "
 		   "process's status if it ended while watched.\nWith "
@@ -313,6 +314,21 @@ static int pass_status(int status)
 	return 128 + sig;
 }
 
+/* The reports written out: 0, or -1 said (a full disk, /dev/full). */
+static int close_out(struct out *o, const char *file)
+{
+	int bad = ferror(o->f);
+
+	if (file)
+		bad |= fclose(o->f) != 0;
+	else
+		bad |= fflush(o->f) != 0;
+	if (bad)
+		fprintf(stderr, "noclobber watch: %s: the reports could not "
+			"be written\n", file ? file : "standard error");
+	return bad ? -1 : 0;
+}
+
 #ifndef NCB_HAVE_SYSTEM
 int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
 		 char *why, size_t whylen)
@@ -371,7 +387,8 @@ static int add_scope(struct scope *sc, int c, const char *arg)
 		sc->comms[so->ncomms++] = arg;
 		return 0;
 	default:
-		if (so->ncgroups == SCOPE_MAX || !*arg)
+		/* The programs' cgroup array has room for 16. */
+		if (so->ncgroups == 16 || !*arg)
 			return -1;
 		sc->cgroups[so->ncgroups++] = arg;
 		return 0;
@@ -380,13 +397,13 @@ static int add_scope(struct scope *sc, int c, const char *arg)
 
 /*
  * The ring buffer's size: a power of two pages, as the kernel wants it,
- * from a page to 1 GiB.  0, or -1.
+ * from 64 KiB (about twenty records) to 1 GiB.  0, or -1.
  */
 static int parse_buffer(const char *s, size_t *size)
 {
 	uint64_t v;
 
-	if (parse_u64(s, &v) || v < (uint64_t)getpagesize() ||
+	if (parse_u64(s, &v) || v < 65536 || v < (uint64_t)getpagesize() ||
 	    v > (1ULL << 30) || (v & (v - 1)))
 		return -1;
 	*size = (size_t)v;
@@ -504,16 +521,14 @@ int cmd_watch(int argc, char **argv)
 	}
 	if (sys) {
 		r = run_system(&sc, &o);
-		if (file)
-			fclose(out.f);
-		return r;
+		return close_out(&out, file) ? 125 : r;
 	}
 	if (pid)
 		r = watch_attach(pid, &o, why, sizeof(why));
 	else
 		r = watch_run(argv + optind, &o, &failed, why, sizeof(why));
-	if (file)
-		fclose(out.f);
+	if (close_out(&out, file) && r >= 0)
+		return 125;
 	if (r >= 0 && pid)
 		return WIFSIGNALED(r) ? 128 + WTERMSIG(r) : WEXITSTATUS(r);
 	if (r >= 0)

@@ -21,6 +21,12 @@ struct thread_info {
 } CORE;
 
 struct qstr {
+	union {
+		struct {
+			unsigned int hash, len;
+		};
+		unsigned long long hash_len;
+	};
 	const unsigned char *name;
 } CORE;
 
@@ -85,9 +91,13 @@ struct vm_area_struct {
 } CORE;
 
 struct mm_struct {
-	unsigned long start_brk, brk, start_stack;
+	unsigned long start_code, start_brk, brk, start_stack;
 	unsigned long saved_auxv[2];	/* its size: the kernel's, by CO-RE */
 	struct file *exe_file;
+} CORE;
+
+struct signal_struct {
+	struct { int counter; } live;	/* threads not yet exiting */
 } CORE;
 
 struct task_struct {
@@ -97,6 +107,8 @@ struct task_struct {
 	struct task_struct *group_leader;
 	unsigned long long start_time;
 	struct files_struct *files;
+	struct signal_struct *signal;
+	char comm[16];
 } CORE;
 
 /* The open-coded iterators' state: opaque, sized as the kernel's. */

@@ -46,8 +46,11 @@ const volatile unsigned int scoped;	/* a scope was given */
 const volatile unsigned int ncgroups;	/* entries in scope_cgroups */
 const volatile unsigned int self;	/* the tool's own tgid */
 
-/* Not sent for want of room in the ring buffer; tasks with no storage. */
-unsigned long long lost, no_storage;
+/*
+ * Not sent for want of room in the ring buffer: events, and paths (whose
+ * files are then named by their last component); tasks with no storage.
+ */
+unsigned long long lost, lost_paths, no_storage;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -59,9 +62,9 @@ struct {
  * it at least every tenth of a second anyway, and a wake-up for every
  * record would cost each call more than the record.
  */
-static long wake_flags(void)
+static long wake_flags(unsigned long long size)
 {
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + size >
 	       bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4 ?
 	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
@@ -150,8 +153,16 @@ static int is_compat(struct task_struct *t)
 	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT;
 }
 
+/* The process's command name: its leader's (a thread may rename itself). */
+static void proc_comm(struct task_struct *t, char *comm)
+{
+	struct task_struct *l = BPF_CORE_READ(t, group_leader);
+
+	bpf_core_read(comm, 16, &l->comm);
+}
+
 /* Whether the calling task is one the tool was asked to watch. */
-static int in_scope(void)
+static int in_scope(struct task_struct *t)
 {
 	unsigned int tgid = bpf_get_current_pid_tgid() >> 32;
 	unsigned int uid = (unsigned int)bpf_get_current_uid_gid();
@@ -165,7 +176,7 @@ static int in_scope(void)
 	if (bpf_map_lookup_elem(&scope_pids, &tgid) ||
 	    bpf_map_lookup_elem(&scope_uids, &uid))
 		return 1;
-	bpf_get_current_comm(comm, sizeof(comm));
+	proc_comm(t, comm);
 	if (bpf_map_lookup_elem(&scope_comms, comm))
 		return 1;
 	for (i = 0; i < WS_SCOPE_CGROUPS && i < ncgroups; i++)
@@ -192,7 +203,7 @@ static struct ws_count *count_of(struct task_struct *t)
 	c = bpf_map_lookup_elem(&counts, &k);
 	if (c)
 		return c;
-	bpf_get_current_comm(z.comm, sizeof(z.comm));
+	proc_comm(t, z.comm);
 	bpf_map_update_elem(&counts, &k, &z, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&counts, &k);
 }
@@ -328,17 +339,21 @@ static long path_step(unsigned int i, struct walk *c)
 	}
 	up = BPF_CORE_READ(d, d_parent);
 	w = bpf_map_lookup_elem(&file_room, &zero);
-	if (up == d || !w || c->n >= WS_COMPONENTS) {
-		c->done = up == d;
+	if (!w || c->n >= WS_COMPONENTS)
 		return 1;
-	}
+	/*
+	 * A dentry that is its own parent off a mount's root: a file of an
+	 * internal mount (a memfd, shared anonymous memory, a SysV
+	 * segment), named by itself.
+	 */
 	len = bpf_probe_read_kernel_str(w->comp[c->n], WS_COMPONENT,
 					BPF_CORE_READ(d, d_name.name));
-	if (len >= WS_COMPONENT || len < 0)
+	if (len < 0 || BPF_CORE_READ(d, d_name.len) >= WS_COMPONENT)
 		w->truncated = 1;
 	c->n++;
 	c->d = up;
-	return 0;
+	c->done = up == d;
+	return c->done;
 }
 
 /*
@@ -372,8 +387,9 @@ static void send_path(struct file *f, unsigned long long dev,
 	bpf_loop(2 * WS_COMPONENTS, path_step, &c, 0);
 	w->ncomp = c.n;
 	w->truncated |= !c.done;
-	if (bpf_ringbuf_output(&events, w, sizeof(*w), wake_flags()))
-		__sync_fetch_and_add(&lost, 1);
+	if (bpf_ringbuf_output(&events, w, sizeof(*w),
+			       wake_flags(sizeof(*w))))
+		__sync_fetch_and_add(&lost_paths, 1);
 	else
 		bpf_map_update_elem(&files_sent, &k, &one, BPF_ANY);
 }
@@ -410,22 +426,61 @@ static long site_cb(struct task_struct *t, struct vm_area_struct *v,
  * Where addr is: its mapping's file and offset, or flags 0.  The helper
  * only tries the mmap lock: tried again while another thread holds it.
  */
-static void site_of(struct task_struct *t, unsigned long long addr,
-		    struct ws_site *out)
-{
-	struct ws_site s = {};
-	int i;
+#define EBUSY 16
+#define FIND_TRIES 256
 
-	s.addr = s.offset = addr;
-	for (i = 0; i < 8; i++)
-		if (bpf_find_vma(t, addr, site_cb, &s, 0) != -16)
-			break;
-	*out = s;
+struct find {
+	struct task_struct *t;
+	struct ws_site s;
+	long r;
+};
+
+static long find_try(unsigned int i, struct find *c)
+{
+	c->r = bpf_find_vma(c->t, c->s.addr, site_cb, &c->s, 0);
+	return c->r != -EBUSY;
+}
+
+/*
+ * 0 (flags 0 if nothing is mapped there), or -EBUSY: the helper only
+ * tries the mmap lock, and another thread mapping holds it for a few
+ * microseconds at a time.
+ */
+static int site_of(struct task_struct *t, unsigned long long addr,
+		   struct ws_site *out)
+{
+	struct find c = { .t = t, .r = -EBUSY };
+
+	c.s.addr = c.s.offset = addr;
+	bpf_loop(FIND_TRIES, find_try, &c, 0);
+	*out = c.s;
+	return c.r == -EBUSY ? -EBUSY : 0;
 }
 
 /* The interpreter: the file mapped where the auxiliary vector says. */
-static void interp_of(struct task_struct *t, struct mm_struct *mm,
-		      struct ws_event *e)
+static int interp_of(struct task_struct *t, struct mm_struct *mm,
+		     struct ws_event *e);
+
+/*
+ * The interpreter: the file mapped where the auxiliary vector's AT_BASE
+ * says (none: the program is its own loader, ld.so run directly); and
+ * the program: the file mapped at its start_code, the file the kernel
+ * maps (under overlayfs, not exe_file's).  0, or -EBUSY.
+ */
+static int images_of(struct task_struct *t, struct mm_struct *mm,
+		     struct ws_event *e)
+{
+	struct ws_site s = {};
+
+	if (site_of(t, mm->start_code, &s))
+		return -EBUSY;
+	e->exe_dev = s.dev;
+	e->exe_ino = s.ino;
+	return interp_of(t, mm, e);
+}
+
+static int interp_of(struct task_struct *t, struct mm_struct *mm,
+		     struct ws_event *e)
 {
 	unsigned long *auxv = (void *)mm +
 			      bpf_core_field_offset(mm->saved_auxv);
@@ -436,15 +491,17 @@ static void interp_of(struct task_struct *t, struct mm_struct *mm,
 	for (i = 0; i < 32 && i < n; i++) {
 		if (bpf_probe_read_kernel(pair, sizeof(pair), auxv + 2 * i) ||
 		    !pair[0])
-			return;
+			return 0;
 		if (pair[0] == AT_BASE)
 			break;
 	}
 	if (i == 32 || i == n || !pair[1])
-		return;
-	site_of(t, pair[1], &s);
+		return 0;
+	if (site_of(t, pair[1], &s))
+		return -EBUSY;
 	e->interp_dev = s.dev;
 	e->interp_ino = s.ino;
+	return 0;
 }
 
 /* The file an mmap maps: its descriptor's. */
@@ -472,10 +529,15 @@ static void threads_of(struct task_struct *t, struct ws_event *e)
 	int me = BPF_CORE_READ(t, pid);
 	unsigned int n = 0;
 
+	e->more_threads = 0;
 	bpf_iter_task_new(&it, t, BPF_TASK_ITER_PROC_THREADS);
-	while ((th = bpf_iter_task_next(&it)) && n < WS_THREADS) {
+	while ((th = bpf_iter_task_next(&it))) {
 		if (th->pid == me)
 			continue;
+		if (n >= WS_THREADS) {
+			e->more_threads = 1;
+			break;
+		}
 		r = (struct pt_regs *)bpf_task_pt_regs(th);
 		if (!r)
 			continue;
@@ -527,7 +589,58 @@ static unsigned int kind_of(struct mm_struct *mm, struct vm_area_struct *v,
 	return WS_K_SPECIAL;
 }
 
-/* One mapping of the range, merged into the last if both are plain. */
+struct pick {
+	struct ws_history *h;
+	struct ws_event *e;
+	unsigned int n;
+};
+
+static long pick_region(unsigned int i, struct pick *c)
+{
+	struct ws_history *h = c->h;
+	struct ws_event *e = c->e;
+	unsigned int at = (h->next - 1 - i) % WS_REGIONS, n = c->n;
+	struct ws_region *r = &h->r[at];
+
+	if (n >= WS_EVENT_REGIONS)
+		return 1;
+	if (r->end <= e->start || r->start >= e->end || r->end <= r->start)
+		return 0;
+	e->regions[n] = *r;
+	c->n = n + 1;
+	return 0;
+}
+
+/* The process's fixed mmaps that meet the call's range, newest first. */
+static void regions_of(struct task_struct *t, struct ws_event *e)
+{
+	struct ws_key k = key_of(t);
+	struct pick c = { bpf_map_lookup_elem(&history, &k), e, 0 };
+
+	e->nregions = 0;
+	if (!c.h)
+		return;
+	bpf_loop(WS_REGIONS, pick_region, &c, 0);
+	e->nregions = c.n;
+}
+
+/* Whether [s, end) meets a region the process's fixed mmaps made. */
+static int in_regions(const struct ws_event *e, unsigned long long s,
+		      unsigned long long end)
+{
+	unsigned int i;
+
+	for (i = 0; i < WS_EVENT_REGIONS && i < e->nregions; i++)
+		if (e->regions[i].start < end && e->regions[i].end > s)
+			return 1;
+	return 0;
+}
+
+/*
+ * One mapping of the range, merged into the last if both are plain and
+ * neither is part of a region a fixed mmap made (whose maker the rules
+ * weigh apart).
+ */
 static int add_victim(struct ws_event *e, struct mm_struct *mm,
 		      struct vm_area_struct *v)
 {
@@ -542,7 +655,8 @@ static int add_victim(struct ws_event *e, struct mm_struct *mm,
 	if (n && n <= WS_VICTIMS) {
 		last = &e->v[(n - 1) & (WS_VICTIMS - 1)];
 		if (!k && (last->kind == 0 || last->kind == WS_K_MERGED) &&
-		    last->end == v->vm_start) {
+		    last->end == v->vm_start &&
+		    !in_regions(e, last->start, v->vm_end)) {
 			last->end = v->vm_end;
 			last->flags |= v->vm_flags;
 			last->kind = WS_K_MERGED;
@@ -597,7 +711,7 @@ static int walk(struct task_struct *t, struct mm_struct *mm,
  * threads mapping or unmapping meanwhile makes it fail (EBUSY).  Tried
  * again a few times, the holder being brief; else the call is unjudged.
  */
-#define WALK_TRIES 32
+#define WALK_TRIES 256
 
 struct try {
 	struct task_struct *t;
@@ -633,6 +747,38 @@ static int only_reserved(const struct ws_event *e)
 	return !e->truncated;
 }
 
+/*
+ * The victims whose file the process maps executable somewhere: code, an
+ * object a loader mapped (what the tool would otherwise learn from the
+ * file's header, by a path that may name another file by then).
+ */
+static void mark_exec(struct task_struct *t, struct ws_event *e)
+{
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *v;
+	unsigned long long dev, ino;
+	unsigned int i, files = 0;
+	struct file *f;
+
+	for (i = 0; i < WS_VICTIMS && i < e->nvictims; i++)
+		files |= e->v[i].kind & WS_K_FILE;
+	if (!files)
+		return;
+	if (!bpf_iter_task_vma_new(&it, t, 0))
+		while ((v = bpf_iter_task_vma_next(&it))) {
+			f = BPF_CORE_READ(v, vm_file);
+			if (!(v->vm_flags & VM_EXEC) || !f)
+				continue;
+			dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+			ino = BPF_CORE_READ(f, f_inode, i_ino);
+			for (i = 0; i < WS_VICTIMS && i < e->nvictims; i++)
+				if (e->v[i].ino == ino && e->v[i].dev == dev &&
+				    (e->v[i].kind & WS_K_FILE))
+					e->v[i].kind |= WS_K_EXEC;
+		}
+	bpf_iter_task_vma_destroy(&it);
+}
+
 /* Everything the tool needs of the call, taken while it is at entry. */
 static void take(struct task_struct *t, struct pt_regs *r, int compat,
 		 struct ws_event *e)
@@ -652,19 +798,22 @@ static void take(struct task_struct *t, struct pt_regs *r, int compat,
 	e->truncated = e->nthreads = 0;
 	e->exe_dev = e->exe_ino = e->interp_dev = e->interp_ino = 0;
 	e->file_dev = e->file_ino = 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	proc_comm(t, e->comm);
 	if (!mm) {
 		e->err = -22;
 		return;
 	}
 	threads_of(t, e);
+	regions_of(t, e);
 	victims_of(t, mm, e);
 	/* What only the tool needs: for a call it will be sent. */
 	if (!e->err && (!e->nvictims || only_reserved(e)) &&
 	    e->call != WS_SHMAT && e->call != WS_IPC)
 		goto caller;
-	file_id(BPF_CORE_READ(mm, exe_file), &e->exe_dev, &e->exe_ino);
-	interp_of(t, mm, e);
+	if (!e->err)
+		e->err = images_of(t, mm, e);
+	if (!e->err)
+		mark_exec(t, e);
 	if (e->call == WS_MMAP || e->call == WS_OLD_MMAP)
 		call_file(t, e);
 caller:
@@ -676,14 +825,17 @@ caller:
 	__builtin_memset(&e->pc, 0, sizeof(e->pc));
 	__builtin_memset(&e->ret, 0, sizeof(e->ret));
 	__builtin_memset(e->code, 0, sizeof(e->code));
-	site_of(t, r->ip, &e->pc);
+	/* Not knowing the caller would misjudge who made what. */
+	if (site_of(t, r->ip, &e->pc))
+		e->err = -EBUSY;
 	if (compat)
 		bpf_probe_read_user(&ret, 4, (void *)(e->sp + 12));
 	else
 		bpf_probe_read_user(&ret, 8, (void *)e->sp);
 	e->ret_ok = 0;
 	if (ret > 6) {
-		site_of(t, ret, &e->ret);
+		if (site_of(t, ret, &e->ret))
+			e->err = -EBUSY;
 		bpf_probe_read_user(e->code, 6, (void *)(ret - 6));
 		/* After a call (rel32, through memory or a register). */
 		e->ret_ok = (e->ret.flags & VM_EXEC) &&
@@ -692,41 +844,6 @@ caller:
 			     (e->code[4] == 0xff &&
 			      (e->code[5] & 0xf8) == 0xd0));
 	}
-}
-
-struct pick {
-	struct ws_history *h;
-	struct ws_event *e;
-	unsigned int n;
-};
-
-static long pick_region(unsigned int i, struct pick *c)
-{
-	struct ws_history *h = c->h;
-	struct ws_event *e = c->e;
-	unsigned int at = (h->next - 1 - i) % WS_REGIONS, n = c->n;
-	struct ws_region *r = &h->r[at];
-
-	if (n >= WS_EVENT_REGIONS)
-		return 1;
-	if (r->end <= e->start || r->start >= e->end || r->end <= r->start)
-		return 0;
-	e->regions[n] = *r;
-	c->n = n + 1;
-	return 0;
-}
-
-/* The process's fixed mmaps that meet the call's range, newest first. */
-static void regions_of(struct task_struct *t, struct ws_event *e)
-{
-	struct ws_key k = key_of(t);
-	struct pick c = { bpf_map_lookup_elem(&history, &k), e, 0 };
-
-	e->nregions = 0;
-	if (!c.h)
-		return;
-	bpf_loop(WS_REGIONS, pick_region, &c, 0);
-	e->nregions = c.n;
 }
 
 /* A fixed mmap made: the process's newest region. */
@@ -778,7 +895,7 @@ int BPF_PROG(on_enter, struct pt_regs *regs, long id)
 	compat = is_compat(t);
 	call = compat ? decode32(regs, id, &probe) : decode64(regs, id,
 							      &probe);
-	if (!call || !in_scope())
+	if (!call || !in_scope(t))
 		return 0;
 	c = count_of(t);
 	if (c)
@@ -828,6 +945,7 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 {
 	long id = regs->orig_ax;
+	struct ws_site s = {};
 	unsigned int at = 0;
 	struct task_struct *t;
 	struct ws_event *e;
@@ -849,7 +967,6 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 			__sync_fetch_and_add(&c->invalid, 1);
 		return 0;
 	}
-	regions_of(t, e);
 	if (e->call == WS_MMAP || e->call == WS_OLD_MMAP)
 		remember(t, e);
 	if (e->call == WS_IPC && e->result_at)
@@ -866,7 +983,17 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 			__sync_fetch_and_add(&c->reserved, 1);
 		return 0;
 	}
-	if (bpf_ringbuf_output(&events, e, sizeof(*e), wake_flags())) {
+	/*
+	 * The file the call mapped, as its mapping has it: under overlayfs
+	 * the descriptor's file is the overlay's and the mapping's the file
+	 * below, which is what the victims' are.
+	 */
+	if (e->file_ino && !site_of(t, e->start, &s) && s.ino) {
+		e->file_dev = s.dev;
+		e->file_ino = s.ino;
+	}
+	if (bpf_ringbuf_output(&events, e, sizeof(*e),
+			       wake_flags(sizeof(*e)))) {
 		__sync_fetch_and_add(&lost, 1);
 		if (c)
 			__sync_fetch_and_add(&c->lost, 1);
@@ -906,13 +1033,16 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/* The leader gone: the process is, but for threads that outlive it. */
+/*
+ * The process gone: its last thread exiting (the kernel counts them down
+ * before this tracepoint; a leader may exit before its threads).
+ */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_proc_exit, struct task_struct *p)
 {
 	struct ws_key k;
 
-	if (BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid))
+	if (BPF_CORE_READ(p, signal, live.counter))
 		return 0;
 	k = key_of(p);
 	bpf_map_delete_elem(&history, &k);

@@ -23,6 +23,7 @@
 #include <linux/capability.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -32,6 +33,7 @@
 #include "watch-system.skel.h"
 
 #define PAGE 4096ULL
+#define CGROUP2_MAGIC 0x63677270	/* linux/magic.h's CGROUP2_SUPER_MAGIC */
 
 /* The kernel's dev_t (major << 20 | minor) as user space's. */
 static uint64_t user_dev(uint64_t kdev)
@@ -115,22 +117,42 @@ static void load_failed(int e, char *why, size_t len)
  * process's maps), by device and inode: open addressing, the oldest
  * entry of a full probe run given up.  elf: -1 until looked at.
  */
-#define KNOWN 4096
+/*
+ * Twice as many as the programs remember having sent (files_sent), so
+ * that a path is here as long as they would not send it again; one given
+ * up all the same is forgotten there too, to be sent again.
+ */
+#define KNOWN 16384
 #define PROBE 8
+#define PATH_BYTES (WS_COMPONENTS * WS_COMPONENT + 8)
 
 struct known {
 	uint64_t dev, ino;		/* user space's dev_t */
 	int elf;
-	char path[WS_COMPONENTS * WS_COMPONENT + 8];
+	char *path;
 };
 
 static struct known *known;
+static int sent_fd = -1;		/* the programs' files_sent */
+
+static void forget(struct known *k)
+{
+	struct { unsigned long long dev, ino; } key = {
+		((uint64_t)major(k->dev) << 20) | minor(k->dev), k->ino };
+
+	if (sent_fd >= 0)
+		bpf_map_delete_elem(sent_fd, &key);
+	free(k->path);
+	memset(k, 0, sizeof(*k));
+}
 
 static struct known *known_slot(uint64_t dev, uint64_t ino, int make)
 {
 	size_t h = (size_t)((ino * 0x9e3779b97f4a7c15ULL) ^ dev) % KNOWN, i;
 	struct known *k;
 
+	if (!ino)
+		return NULL;
 	for (i = 0; known && i < PROBE; i++) {
 		k = &known[(h + i) % KNOWN];
 		if (k->ino == ino && k->dev == dev)
@@ -141,7 +163,11 @@ static struct known *known_slot(uint64_t dev, uint64_t ino, int make)
 	if (!make || !known)
 		return NULL;
 	k = &known[(h + (i % PROBE)) % KNOWN];
-	memset(k, 0, sizeof(*k));
+	if (k->ino)
+		forget(k);
+	k->path = calloc(1, PATH_BYTES);
+	if (!k->path)
+		return NULL;
 	k->dev = dev;
 	k->ino = ino;
 	k->elf = -1;
@@ -158,12 +184,12 @@ static void on_file(const struct ws_file *f)
 	if (!k)
 		return;
 	if (f->truncated)
-		at += (size_t)snprintf(k->path, sizeof(k->path), "...");
-	for (i = f->ncomp; i-- > 0 && at < sizeof(k->path);)
-		at += (size_t)snprintf(k->path + at, sizeof(k->path) - at,
+		at += (size_t)snprintf(k->path, PATH_BYTES, "...");
+	for (i = f->ncomp; i-- > 0 && at < PATH_BYTES;)
+		at += (size_t)snprintf(k->path + at, PATH_BYTES - at,
 				       "/%.*s", WS_COMPONENT, f->comp[i]);
 	if (!f->ncomp && !f->truncated)
-		snprintf(k->path, sizeof(k->path), "/");
+		snprintf(k->path, PATH_BYTES, "/");
 }
 
 static int elf_fd(int fd)
@@ -180,7 +206,7 @@ static int elf_fd(int fd)
  */
 static int is_elf(struct known *k, pid_t pid)
 {
-	char buf[sizeof(k->path) + 32];
+	char buf[PATH_BYTES + 32];
 	struct stat st;
 	int fd;
 
@@ -217,8 +243,8 @@ static struct known *file_of(pid_t pid, uint64_t dev, uint64_t ino)
 		    makedev(m.dev_major, m.dev_minor) == dev) {
 			k = known_slot(dev, ino, 1);
 			if (k)
-				snprintf(k->path, sizeof(k->path), "%s",
-					 m.path);
+				snprintf(k->path, PATH_BYTES, "%.*s",
+					 PATH_BYTES - 1, m.path);
 			break;
 		}
 	ncb_maps_close(maps);
@@ -309,7 +335,9 @@ static void victim(const struct ws_event *w, const struct ws_vma *v,
 		out->m.dev_minor = minor(dev);
 		out->file_end = (v->size + PAGE - 1) & ~(PAGE - 1);
 		k = file_of((pid_t)w->tgid, dev, v->ino);
-		out->elf = k && is_elf(k, (pid_t)w->tgid);
+		/* Mapped executable there, or by its header. */
+		out->elf = (v->kind & WS_K_EXEC) ||
+			   (k && is_elf(k, (pid_t)w->tgid));
 		snprintf(path, len, "%.*s", (int)len - 1,
 			 k ? k->path : v->name);
 	} else if (v->kind & WS_K_HEAP) {
@@ -425,6 +453,18 @@ static void creators(const struct ncb__wproc *p, struct ncb__wvictim *v,
 	}
 }
 
+/* Whether plain anonymous memory is among the victims: a stack maybe. */
+static int plain(const struct ws_event *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->nvictims && i < WS_VICTIMS; i++)
+		if (!(w->v[i].kind & (WS_K_FILE | WS_K_HEAP | WS_K_STACK |
+				      WS_K_SPECIAL)))
+			return 1;
+	return 0;
+}
+
 static void count_class(struct sys *s, const struct ws_event *w,
 			enum ncb__wclass c, int unjudged)
 {
@@ -443,7 +483,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	struct sys *s = ctx;
 	const struct ws_event *w = data;
 	struct ncb__wvictim v[WS_VICTIMS];
-	static char paths[WS_VICTIMS][sizeof(known->path)];
+	static char paths[WS_VICTIMS][PATH_BYTES];
 	char program[17], *names[WS_VICTIMS];
 	struct ncb__wthread th[WS_THREADS + 1];
 	struct ncb__wregion rg[WS_EVENT_REGIONS];
@@ -469,8 +509,12 @@ static int on_record(void *ctx, void *data, size_t size)
 	}
 	p.exe.dev = w->exe_ino ? user_dev(w->exe_dev) : 0;
 	p.exe.ino = w->exe_ino;
-	p.interp.dev = w->interp_ino ? user_dev(w->interp_dev) : 0;
-	p.interp.ino = w->interp_ino;
+	/* No interpreter: the program is its own loader (ld.so run so). */
+	p.interp = p.exe;
+	if (w->interp_ino) {
+		p.interp.dev = user_dev(w->interp_dev);
+		p.interp.ino = w->interp_ino;
+	}
 	/* The caller too: its own stack is its own (OWN_STACK). */
 	th[i].tid = (pid_t)w->tid;
 	th[i].sp = w->sp;
@@ -508,10 +552,16 @@ static int on_record(void *ctx, void *data, size_t size)
 	e.victims = v;
 	e.nvictims = n;
 	e.unjudged = w->err != 0;
+	/*
+	 * More mappings than were sent: judged up to the last one sent; a
+	 * clobber there is one, anything else is not known.
+	 */
+	if (w->truncated && n && v[n - 1].m.end < c.end)
+		c.end = v[n - 1].m.end;
 	e.cls = e.unjudged ? NCB__WC_NOTHING :
 		ncb__wjudge(&p, &c, v, n, &e.culprit);
-	/* More mappings than were sent: what was not seen is not known. */
-	if (w->truncated && !NCB__WC_CLOBBER(e.cls))
+	if ((w->truncated || (w->more_threads && plain(w))) &&
+	    !NCB__WC_CLOBBER(e.cls))
 		e.unjudged = 1;
 	count_class(s, w, e.cls, e.unjudged);
 	if (!e.unjudged && !NCB__WC_CLOBBER(e.cls))
@@ -531,6 +581,7 @@ static int add_scope(struct watch_system *k,
 {
 	unsigned char one = 1;
 	unsigned int i, v;
+	struct statfs fs;
 	char comm[16];
 	int fd;
 
@@ -560,6 +611,12 @@ static int add_scope(struct watch_system *k,
 			snprintf(why, len, "--cgroup %s: %s", so->cgroups[i],
 				 strerror(errno));
 			return -errno;
+		}
+		if (fstatfs(fd, &fs) || fs.f_type != CGROUP2_MAGIC) {
+			close(fd);
+			snprintf(why, len, "--cgroup %s: not a directory of "
+				 "the cgroup v2 hierarchy", so->cgroups[i]);
+			return -EINVAL;
 		}
 		v = i;
 		if (bpf_map__update_elem(k->maps.scope_cgroups, &v, sizeof(v),
@@ -687,6 +744,7 @@ int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
 	e = add_scope(s.skel, so, why, whylen);
 	if (e)
 		goto out;
+	sent_fd = bpf_map__fd(s.skel->maps.files_sent);
 	rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), on_record, &s,
 			      NULL);
 	if (!rb) {
@@ -731,6 +789,9 @@ out:
 	ring_buffer__free(rb);
 	watch_system__destroy(s.skel);
 	free(s.procs);
+	sent_fd = -1;
+	for (size_t i = 0; known && i < KNOWN; i++)
+		free(known[i].path);
 	free(known);
 	known = NULL;
 	return e;

@@ -8,7 +8,7 @@
 #define NCB_WATCH_SYSTEM_H
 
 #define WS_VICTIMS 16		/* mappings in an event, after merging */
-#define WS_THREADS 8		/* other threads' stack pointers in it */
+#define WS_THREADS 64		/* other threads' stack pointers in it */
 #define WS_NAME 48		/* a file's last path component */
 #define WS_SCOPE_CGROUPS 16
 #define WS_REGIONS 32		/* fixed mmaps remembered per process */
@@ -45,6 +45,8 @@ enum ws_call { WS_MMAP = 1, WS_MREMAP, WS_SHMAT, WS_OLD_MMAP, WS_IPC };
 #define WS_K_MERGED	0x10	/* several plain anonymous mappings */
 #define WS_K_SP		0x20	/* plain anonymous, holding a stack
 				   pointer: never merged */
+#define WS_K_EXEC	0x40	/* the file is mapped executable in the
+				   process: code, an object */
 
 struct ws_vma {
 	unsigned long long start, end;
@@ -107,6 +109,7 @@ struct ws_event {
 	unsigned int nvictims;
 	unsigned int nthreads;
 	unsigned int truncated;		/* more mappings than WS_VICTIMS */
+	unsigned int more_threads;	/* more than WS_THREADS others */
 	unsigned long long args[6];
 	unsigned long long start, end;	/* shmat's end: known at the exit */
 	unsigned long long sp;
@@ -124,6 +127,7 @@ struct ws_event {
 	struct ws_vma v[WS_VICTIMS];
 	unsigned int nregions;		/* newest first */
 	unsigned int ret_ok;		/* as ws_region's */
+	unsigned int pad2;
 	struct ws_region regions[WS_EVENT_REGIONS];
 	unsigned int armed;		/* taken at entry, not yet sent */
 	int err;			/* the walk's: what it would replace
