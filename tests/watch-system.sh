@@ -123,6 +123,7 @@ heap kernel-memory heap 1
 stack kernel-memory stack 1
 image kernel-memory program 1
 thread-stack thread-stack thread-stack 1
+many-threads thread-stack thread-stack 1
 library other-module library 1
 mremap kernel-memory heap 1
 shmat kernel-memory heap 1

@@ -72,6 +72,7 @@ heap kernel-memory heap
 stack kernel-memory stack
 image kernel-memory program
 thread-stack thread-stack thread-stack
+many-threads thread-stack thread-stack
 library other-module library
 mremap kernel-memory heap
 shmat kernel-memory heap

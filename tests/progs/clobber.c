@@ -6,7 +6,8 @@
  * succeeded or "CASE: EEXIST" (the errno's name) when it failed, then
  * "intact" or "replaced": whether the victim's bytes are still there.
  *
- *   clobbers: heap stack image thread-stack library mremap shmat fork
+ *   clobbers: heap stack image thread-stack many-threads (the stack of
+ *             the last of twenty threads) library mremap shmat fork
  *             exec thread vfork after-leader (a thread, once the main
  *             thread has exited)
  *   invalid:  no-type (MAP_FIXED over the heap with no mapping type: the
@@ -132,21 +133,32 @@ static void *sleeper(void *arg)
 }
 
 /* The lowest page of another thread's stack, above its guard. */
-static int thread_stack(void)
+#define MANY 20
+
+/* n sleeping threads; the last one's stack is the victim. */
+static int thread_stack(int n)
 {
 	pthread_attr_t at;
-	pthread_t t;
+	pthread_t t[MANY];
 	void *base;
 	size_t size;
-	int r;
+	int i, r;
 
-	if (pipe(fds) || pthread_create(&t, NULL, sleeper, NULL) ||
-	    pthread_getattr_np(t, &at) ||
+	if (pipe(fds))
+		return 2;
+	for (i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, sleeper, NULL))
+			return 2;
+	if (pthread_getattr_np(t[n - 1], &at) ||
 	    pthread_attr_getstack(&at, &base, &size))
 		return 2;
 	r = over((uintptr_t)base);
-	if (write(fds[1], "", 1) != 1 || pthread_join(t, NULL))
-		return 2;
+	for (i = 0; i < n; i++)
+		if (write(fds[1], "", 1) != 1)
+			return 2;
+	for (i = 0; i < n; i++)
+		if (pthread_join(t[i], NULL))
+			return 2;
 	return r;
 }
 
@@ -351,8 +363,10 @@ int main(int argc, char **argv)
 		return stack();
 	if (!strcmp(name, "image"))
 		return image(argv[0][0] == '/' ? argv[0] : "clobber");
+	if (!strcmp(name, "many-threads"))
+		return thread_stack(MANY);
 	if (!strcmp(name, "thread-stack"))
-		return thread_stack();
+		return thread_stack(1);
 	if (!strcmp(name, "library"))
 		return library();
 	if (!strcmp(name, "mremap"))
