@@ -112,6 +112,7 @@ corpus() {
 			"ev[0]['action'] == 'reported'" \
 			"ev[0]['program'] == '$comm'" \
 			"ev[0]['caller']['module'] in ($from,)" \
+			"ev[0]['caller']['symbol'] != ''" \
 			"ev[0]['error'] is None" \
 			"len(sums) >= $procs" \
 			"sum(s['clobbers'] for s in sums) == 1" \

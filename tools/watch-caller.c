@@ -25,14 +25,16 @@
 	X(dwfl_linux_proc_report) X(dwfl_linux_proc_attach)		\
 	X(dwfl_getthread_frames) X(dwfl_frame_pc) X(dwfl_addrmodule)	\
 	X(dwfl_module_addrinfo) X(dwfl_linux_proc_find_elf)		\
-	X(dwfl_standard_find_debuginfo)
+	X(dwfl_standard_find_debuginfo) X(dwfl_report_offline)		\
+	X(dwfl_module_getelf) X(dwfl_build_id_find_elf)			\
+	X(dwfl_offline_section_address) X(elf_getphdrnum) X(gelf_getphdr)
 #define DW_FIELD(f) __typeof__(f) *f;
 
 static struct {
 	DW_FUNCS(DW_FIELD)
 } dw;
 
-static Dwfl_Callbacks callbacks;
+static Dwfl_Callbacks callbacks, offline;
 
 /* libdw, loaded at the first walk: 1 there, 0 not to be had. */
 static int load_dw(void)
@@ -54,6 +56,9 @@ static int load_dw(void)
 	DW_FUNCS(DW_LOAD)
 	callbacks.find_elf = dw.dwfl_linux_proc_find_elf;
 	callbacks.find_debuginfo = dw.dwfl_standard_find_debuginfo;
+	offline.find_elf = dw.dwfl_build_id_find_elf;
+	offline.find_debuginfo = dw.dwfl_standard_find_debuginfo;
+	offline.section_address = dw.dwfl_offline_section_address;
 	state = 1;
 	return 1;
 }
@@ -275,4 +280,45 @@ void watch_creator(const struct ncb__wvictim *v, char *buf, size_t len)
 	default:
 		snprintf(buf, len, "not seen");
 	}
+}
+
+/* The address of a file offset in the module as loaded, from its segments. */
+static int offset_addr(Dwfl_Module *mod, uint64_t off, Dwarf_Addr *addr)
+{
+	Dwarf_Addr bias = 0;
+	Elf *elf = dw.dwfl_module_getelf(mod, &bias);
+	size_t i, n = 0;
+	GElf_Phdr ph;
+
+	if (!elf || dw.elf_getphdrnum(elf, &n))
+		return -1;
+	for (i = 0; i < n; i++)
+		if (dw.gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    off >= ph.p_offset && off < ph.p_offset + ph.p_filesz) {
+			*addr = off - ph.p_offset + ph.p_vaddr + bias;
+			return 0;
+		}
+	return -1;
+}
+
+int watch_symbol(const char *path, uint64_t offset, struct watch_site *s)
+{
+	Dwfl_Module *mod;
+	Dwarf_Addr addr;
+	Dwfl *d;
+	int r = -1;
+
+	if (!path[0] || !load_dw())
+		return -1;
+	d = dw.dwfl_begin(&offline);
+	if (!d)
+		return -1;
+	mod = dw.dwfl_report_offline(d, "", path, -1);
+	if (mod && !dw.dwfl_report_end(d, NULL, NULL) &&
+	    !offset_addr(mod, offset, &addr)) {
+		symbolize(d, addr, s);
+		r = s->symbol[0] ? 0 : -1;
+	}
+	dw.dwfl_end(d);
+	return r;
 }

@@ -399,6 +399,9 @@ static void caller(const struct ws_event *w, struct watch_site *out)
 				(int)w->ret_ok);
 
 	site(w, ret ? &w->ret : &w->pc, out);
+	/* A return address points after the call: name the call. */
+	if (ret)
+		out->offset--;
 }
 
 /*
@@ -428,6 +431,21 @@ static size_t regions(struct sys *s, const struct ws_event *w,
 		out[n++].when = (double)(r->ns - s->t0) / 1e9;
 	}
 	return n;
+}
+
+/*
+ * The caller's symbol, for a report: its module opened as the process
+ * sees it (its root), or as the tool does once the process is gone.
+ */
+static void symbol(const struct ws_event *w, struct watch_site *site)
+{
+	char buf[PATH_BYTES + 32];
+
+	if (site->module[0] != '/')
+		return;
+	snprintf(buf, sizeof(buf), "/proc/%u/root%s", w->tgid, site->module);
+	if (watch_symbol(buf, site->offset, site))
+		watch_symbol(site->module, site->offset, site);
 }
 
 /* Who made each victim, in words. */
@@ -566,6 +584,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	count_class(s, w, e.cls, e.unjudged);
 	if (!e.unjudged && !NCB__WC_CLOBBER(e.cls))
 		return 0;
+	symbol(w, &e.caller);
 	creators(&p, v, n, names);
 	e.creators = names;
 	s->o->report(&e, s->o->arg);

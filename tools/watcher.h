@@ -120,6 +120,11 @@ int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
 int watch_caller(struct ncb_maps *maps, pid_t tgid, pid_t tid, uint64_t pc,
 		 uint64_t sp, int compat, struct watch_site *site, int walk);
 void watch_caller_forget(pid_t tgid);
+/*
+ * The symbol at a file offset of an ELF object, from its symbol tables
+ * (or its separate debug file): 0 with s's symbol set, or -1.
+ */
+int watch_symbol(const char *path, uint64_t offset, struct watch_site *s);
 /* Who made a victim, in words, for a kind that says it (not REGION). */
 void watch_creator(const struct ncb__wvictim *v, char *buf, size_t len);
 int watch_is_libc(const char *path);
