@@ -33,7 +33,8 @@
 #include "watch-system.skel.h"
 
 #define PAGE 4096ULL
-#define CGROUP2_MAGIC 0x63677270	/* linux/magic.h's CGROUP2_SUPER_MAGIC */
+/* linux/magic.h's CGROUP2_SUPER_MAGIC */
+#define CGROUP2_MAGIC 0x63677270
 
 /* The kernel's dev_t (major << 20 | minor) as user space's. */
 static uint64_t user_dev(uint64_t kdev)
