@@ -147,6 +147,16 @@ static void forget(struct known *k)
 	memset(k, 0, sizeof(*k));
 }
 
+static void forget_all(void)
+{
+	size_t i;
+
+	for (i = 0; known && i < KNOWN; i++)
+		free(known[i].path);
+	free(known);
+	known = NULL;
+}
+
 static struct known *known_slot(uint64_t dev, uint64_t ino, int make)
 {
 	size_t h = (size_t)((ino * 0x9e3779b97f4a7c15ULL) ^ dev) % KNOWN, i;
@@ -810,9 +820,6 @@ out:
 	watch_system__destroy(s.skel);
 	free(s.procs);
 	sent_fd = -1;
-	for (size_t i = 0; known && i < KNOWN; i++)
-		free(known[i].path);
-	free(known);
-	known = NULL;
+	forget_all();
 	return e;
 }
