@@ -757,7 +757,7 @@ int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
 	if (!s.skel) {
 		e = -errno;
 		load_failed(e, why, whylen);
-		return e;
+		goto out;
 	}
 	s.skel->rodata->self = (unsigned int)getpid();
 	s.skel->rodata->scoped = so->npids || so->nuids || so->ncomms ||
