@@ -321,7 +321,7 @@ static long path_step(unsigned int i, struct walk *c)
 	struct dentry *d = c->d, *up;
 	struct vfsmount *vm = c->vm;
 	struct mount *m = c->m, *pm;
-	unsigned int zero = 0;
+	unsigned int zero = 0, n;
 	struct ws_file *w;
 	long len;
 
@@ -339,18 +339,25 @@ static long path_step(unsigned int i, struct walk *c)
 	}
 	up = BPF_CORE_READ(d, d_parent);
 	w = bpf_map_lookup_elem(&file_room, &zero);
-	if (!w || c->n >= WS_COMPONENTS)
+	n = c->n;
+	if (!w || n >= WS_COMPONENTS)
 		return 1;
 	/*
 	 * A dentry that is its own parent off a mount's root: a file of an
 	 * internal mount (a memfd, shared anonymous memory, a SysV
 	 * segment), named by itself.
 	 */
-	len = bpf_probe_read_kernel_str(w->comp[c->n], WS_COMPONENT,
+	len = bpf_probe_read_kernel_str(w->comp[n], WS_COMPONENT,
 					BPF_CORE_READ(d, d_name.name));
-	if (len < 0 || BPF_CORE_READ(d, d_name.len) >= WS_COMPONENT)
+	if (len < 0 || BPF_CORE_READ(d, d_name.len) >= WS_COMPONENT) {
+		/* A name cut short says so where it was cut. */
+		w->comp[n][WS_COMPONENT - 4] = '.';
+		w->comp[n][WS_COMPONENT - 3] = '.';
+		w->comp[n][WS_COMPONENT - 2] = '.';
+		w->comp[n][WS_COMPONENT - 1] = 0;
 		w->truncated = 1;
-	c->n++;
+	}
+	c->n = n + 1;
 	c->d = up;
 	c->done = up == d;
 	return c->done;
