@@ -19,8 +19,13 @@ O ?= build/native
 CC ?= cc
 AR ?= ar
 CFLAGS ?= -O2 -g
-NCB_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
-	-Wmissing-prototypes -D_GNU_SOURCE -Iinclude -Isrc -pthread
+# WERROR=1 makes every warning an error (CI builds so); CPPFLAGS (a
+# distribution's fortification) come after the project's own.
+WERROR ?= 0
+NCB_WERROR := $(if $(filter 1,$(WERROR)),-Werror)
+NCB_CFLAGS := -std=gnu11 -Wall -Wextra $(NCB_WERROR) -Wshadow \
+	-Wstrict-prototypes -Wmissing-prototypes -D_GNU_SOURCE -Iinclude -Isrc \
+	-pthread $(CPPFLAGS)
 LIB_CFLAGS := $(NCB_CFLAGS) -fPIC -fvisibility=hidden
 LDLIBS_NCB := -pthread
 
@@ -102,7 +107,7 @@ endif
 $(O)/tools/watch-system.bpf.o: tools/watch-system.bpf.c \
 		tools/watch-system.h tools/watch-kernel.h
 	@mkdir -p $(@D)
-	$(BPF_CLANG) -O2 -g -Wall -Werror -target bpf -mcpu=v3 \
+	$(BPF_CLANG) -O2 -g -Wall $(NCB_WERROR) -target bpf -mcpu=v3 \
 		-I/usr/include/$(shell $(BPF_CLANG) -print-multiarch) \
 		-Itools -c -o $@ $<
 
@@ -225,8 +230,9 @@ install: all
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 		noclobber.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/noclobber.pc
 
+# O= given: that build only; else every build.
 clean:
-	rm -rf build
+	rm -rf $(if $(filter command line environment,$(origin O)),$(O),build)
 
 .PHONY: fuzz-build demo all tests test-helpers benches check bench fuzz \
 	install clean abi-dump
