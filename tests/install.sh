@@ -1,6 +1,7 @@
 #!/bin/sh
-# make install into a staging root, then build the example against the
-# installed library through pkg-config, shared and static, and run both.
+# make install into a staging root, then build the examples (installed
+# with it) against the installed library through pkg-config, shared and
+# static, and run them.
 b=${1:?build directory}
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tests/tap.sh"
@@ -30,9 +31,13 @@ LD_LIBRARY_PATH="$t/root/usr/lib" "$t/map-at" 0x200000000 | grep -q mapped
 ok $? "example runs against the installed shared library"
 LD_LIBRARY_PATH="$t/root/usr/lib" ldd "$t/map-at" | grep -q "$t/root/usr/lib/libnoclobber.so.0"
 ok $? "and really used it"
-# Every example, built against the installed library and run.
+# Every example, installed, built from there against the installed
+# library, and run.
 for src in "$top"/examples/*.c; do
 	ex=$(basename "$src" .c)
+	src=$t/root/usr/share/doc/noclobber/examples/$ex.c
+	cmp -s "$top/examples/$ex.c" "$src"
+	ok $? "examples/$ex.c installed"
 	# vendor-core carries the core itself: the header and nothing else.
 	libs=$(pkg-config --libs noclobber)
 	[ "$ex" = vendor-core ] && libs=
