@@ -199,17 +199,11 @@ static double med(const double *v, int n)
 
 static int find_paths(void)
 {
-	char self[PATH_MAX], *slash;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	const char *t = getenv("TMPDIR");
+	char self[PATH_MAX];
 
-	if (n <= 0)
+	if (bench_dir(self))
 		return -1;
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
 	snprintf(tool, sizeof(tool), "%s/../noclobber", self);
 	snprintf(churn, sizeof(churn), "%s/mmap-churn", self);
 	snprintf(top, sizeof(top), "%s/../../..", self);

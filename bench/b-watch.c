@@ -283,16 +283,10 @@ static int write_small(void)
  */
 static int find_helpers(void)
 {
-	char self[PATH_MAX], *slash;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char self[PATH_MAX];
 
-	if (n <= 0)
+	if (bench_dir(self))
 		return -1;
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
 	snprintf(tool, sizeof(tool), "%s/../noclobber", self);
 	snprintf(churn, sizeof(churn), "%s/mmap-churn", self);
 	snprintf(bare, sizeof(bare), "%s/bare-trace", self);

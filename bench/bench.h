@@ -3,8 +3,11 @@
 #ifndef NCB_BENCH_H
 #define NCB_BENCH_H
 
+#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline double now_ns(void)
 {
@@ -43,6 +46,22 @@ static inline double time_op(int (*op)(void *), void *arg, double budget_ns,
 		t = now_ns() - start;
 	} while (t < budget_ns || n < 3);
 	return t / (double)n;
+}
+
+/* The directory this benchmark's program is in (its helpers are): 0, or -1. */
+static inline int bench_dir(char dir[PATH_MAX])
+{
+	ssize_t n = readlink("/proc/self/exe", dir, PATH_MAX - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	dir[n] = '\0';
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	return 0;
 }
 
 #endif

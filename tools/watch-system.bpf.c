@@ -92,15 +92,11 @@ struct {
 	__type(value, struct ws_history);
 } history SEC(".maps");
 
-/* The files whose paths were sent, by device and inode. */
-struct file_key {
-	unsigned long long dev, ino;
-};
-
+/* The files whose paths were sent. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
-	__type(key, struct file_key);
+	__type(key, struct ws_file_key);
 	__type(value, unsigned char);
 } files_sent SEC(".maps");
 
@@ -220,7 +216,40 @@ static unsigned long long page_up(unsigned long long n)
 	return (n + PAGE - 1) & ~(PAGE - 1);
 }
 
-/* x86_64's calls: the fixed placements, their arguments and range. */
+/*
+ * Whether the call's arguments (as mmap, mremap and shmat take them) make
+ * it a fixed placement: its kind, its range ([start, start) for shmat,
+ * whose size the segment has: taken at the exit); 0 if not.
+ */
+static int placement(int kind, struct call *e)
+{
+	unsigned long long *a = e->args;
+
+	switch (kind) {
+	case WS_MMAP:
+	case WS_OLD_MMAP:
+		if ((a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE)) != MAP_FIXED)
+			return 0;
+		e->start = a[0];
+		e->end = a[0] + page_up(a[1]);
+		return kind;
+	case WS_MREMAP:
+		if (!(a[3] & MREMAP_FIXED))
+			return 0;
+		e->start = a[4];
+		e->end = a[4] + page_up(a[2]);
+		return kind;
+	case WS_SHMAT:
+	case WS_IPC:
+		if (!(a[2] & SHM_REMAP))
+			return 0;
+		e->start = a[2] & SHM_RND ? a[1] & ~(PAGE - 1) : a[1];
+		return kind;
+	}
+	return 0;
+}
+
+/* x86_64's calls: the arguments from the registers. */
 static int decode64(struct pt_regs *r, long id, struct call *e)
 {
 	unsigned long long *a = e->args;
@@ -231,22 +260,8 @@ static int decode64(struct pt_regs *r, long id, struct call *e)
 	a[3] = r->r10;
 	a[4] = r->r8;
 	a[5] = r->r9;
-	if (id == NR_MMAP &&
-	    (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE)) == MAP_FIXED) {
-		e->start = a[0];
-		e->end = a[0] + page_up(a[1]);
-		return WS_MMAP;
-	}
-	if (id == NR_MREMAP && (a[3] & MREMAP_FIXED)) {
-		e->start = a[4];
-		e->end = a[4] + page_up(a[2]);
-		return WS_MREMAP;
-	}
-	if (id == NR_SHMAT && (a[2] & SHM_REMAP)) {
-		e->start = a[2] & SHM_RND ? a[1] & ~(PAGE - 1) : a[1];
-		return WS_SHMAT;
-	}
-	return 0;
+	return placement(id == NR_MMAP ? WS_MMAP : id == NR_MREMAP ?
+			 WS_MREMAP : id == NR_SHMAT ? WS_SHMAT : 0, e);
 }
 
 /*
@@ -272,39 +287,31 @@ static int decode32(struct pt_regs *r, long id, struct call *e)
 			return 0;
 		for (i = 0; i < 6; i++)
 			a[i] = blk[i];
-		if ((a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE)) != MAP_FIXED)
-			return 0;
-		e->start = a[0];
-		e->end = a[0] + page_up(a[1]);
-		return WS_OLD_MMAP;
+		return placement(WS_OLD_MMAP, e);
 	case NR32_MMAP2:
-		if ((a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE)) != MAP_FIXED)
-			return 0;
-		e->start = a[0];
-		e->end = a[0] + page_up(a[1]);
-		return WS_MMAP;
+		return placement(WS_MMAP, e);
 	case NR32_MREMAP:
-		if (!(a[3] & MREMAP_FIXED))
-			return 0;
-		e->start = a[4];
-		e->end = a[4] + page_up(a[2]);
-		return WS_MREMAP;
+		return placement(WS_MREMAP, e);
 	case NR32_IPC:
-		if ((a[0] & 0xffff) != IPC_SHMAT || !(a[2] & SHM_REMAP))
+		if ((a[0] & 0xffff) != IPC_SHMAT)
 			return 0;
 		e->result_at = a[3];
 		a[0] = a[1];
 		a[1] = a[4];
 		a[3] = a[4] = a[5] = 0;
-		e->start = a[2] & SHM_RND ? a[1] & ~(PAGE - 1) : a[1];
-		return WS_IPC;
+		return placement(WS_IPC, e);
 	case NR32_SHMAT:
-		if (!(a[2] & SHM_REMAP))
-			return 0;
-		e->start = a[2] & SHM_RND ? a[1] & ~(PAGE - 1) : a[1];
-		return WS_SHMAT;
+		return placement(WS_SHMAT, e);
 	}
 	return 0;
+}
+
+/* The system calls that may place at a fixed address, either ABI. */
+static int placement_nr(long id)
+{
+	return id == NR_MMAP || id == NR_MREMAP || id == NR_SHMAT ||
+	       id == NR32_OLD_MMAP || id == NR32_IPC || id == NR32_MREMAP ||
+	       id == NR32_MMAP2 || id == NR32_SHMAT;
 }
 
 /* The walk up a path, one step per bpf_loop call. */
@@ -372,7 +379,7 @@ static long path_step(unsigned int i, struct walk *c)
 static void send_path(struct file *f, unsigned long long dev,
 		      unsigned long long ino)
 {
-	struct file_key k = { dev, ino };
+	struct ws_file_key k = { dev, ino };
 	struct walk c = {};
 	unsigned int zero = 0;
 	unsigned char one = 1;
@@ -894,9 +901,7 @@ int BPF_PROG(on_enter, struct pt_regs *regs, long id)
 	int compat, call;
 
 	/* Nothing more for the calls that are not placements. */
-	if (id != NR_MMAP && id != NR_MREMAP && id != NR_SHMAT &&
-	    id != NR32_OLD_MMAP && id != NR32_IPC && id != NR32_MREMAP &&
-	    id != NR32_MMAP2 && id != NR32_SHMAT)
+	if (!placement_nr(id))
 		return 0;
 	t = bpf_get_current_task_btf();
 	compat = is_compat(t);
@@ -904,12 +909,13 @@ int BPF_PROG(on_enter, struct pt_regs *regs, long id)
 							      &probe);
 	if (!call || !in_scope(t))
 		return 0;
-	c = count_of(t);
-	if (c)
-		__sync_fetch_and_add(&c->fixed, 1);
 	e = bpf_task_storage_get(&pending, t, NULL,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!e) {
+		/* Counted here, as it will not be at the exit. */
+		c = count_of(t);
+		if (c)
+			__sync_fetch_and_add(&c->fixed, 1);
 		__sync_fetch_and_add(&no_storage, 1);
 		return 0;
 	}
@@ -958,9 +964,7 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 	struct ws_event *e;
 	struct ws_count *c;
 
-	if (id != NR_MMAP && id != NR_MREMAP && id != NR_SHMAT &&
-	    id != NR32_OLD_MMAP && id != NR32_IPC && id != NR32_MREMAP &&
-	    id != NR32_MMAP2 && id != NR32_SHMAT)
+	if (!placement_nr(id))
 		return 0;
 	t = bpf_get_current_task_btf();
 	e = bpf_task_storage_get(&pending, t, NULL, 0);
@@ -968,7 +972,10 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 		return 0;
 	e->armed = 0;
 	e->result = ret;
+	/* Counted once, at the exit, with what became of it. */
 	c = count_of(t);
+	if (c)
+		__sync_fetch_and_add(&c->fixed, 1);
 	if (ret < 0 && ret >= -MAX_ERRNO) {
 		if (c)
 			__sync_fetch_and_add(&c->invalid, 1);

@@ -36,10 +36,15 @@
 /* linux/magic.h's CGROUP2_SUPER_MAGIC */
 #define CGROUP2_MAGIC 0x63677270
 
-/* The kernel's dev_t (major << 20 | minor) as user space's. */
+/* The kernel's dev_t (major << 20 | minor) as user space's, and back. */
 static uint64_t user_dev(uint64_t kdev)
 {
 	return makedev(kdev >> 20, kdev & 0xfffff);
+}
+
+static uint64_t kernel_dev(uint64_t dev)
+{
+	return ((uint64_t)major(dev) << 20) | minor(dev);
 }
 
 /* ---- libbpf's messages: kept for the error that needs them ---- */
@@ -138,8 +143,7 @@ static int sent_fd = -1;		/* the programs' files_sent */
 
 static void forget(struct known *k)
 {
-	struct { unsigned long long dev, ino; } key = {
-		((uint64_t)major(k->dev) << 20) | minor(k->dev), k->ino };
+	struct ws_file_key key = { kernel_dev(k->dev), k->ino };
 
 	if (sent_fd >= 0)
 		bpf_map_delete_elem(sent_fd, &key);

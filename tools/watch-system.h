@@ -16,6 +16,11 @@
 #define WS_COMPONENTS 24	/* a path's, leaf first */
 #define WS_COMPONENT 64		/* bytes of each, with its NUL */
 
+/* A file, by the kernel's device number and its inode. */
+struct ws_file_key {
+	unsigned long long dev, ino;
+};
+
 /* What a ring buffer record is: its first field. */
 enum ws_type { WS_EVENT = 1, WS_FILE };
 
