@@ -83,10 +83,10 @@ static pid_t watcher(const char *buffer)
 
 		dup2(null, 2);
 		if (buffer)
-			execl(tool, tool, "watch", "--system", "--json", "-o",
+			execl(tool, tool, "watch", "--system", "--json", "-O",
 			      report, "--buffer", buffer, (char *)NULL);
 		else
-			execl(tool, tool, "watch", "--system", "--json", "-o",
+			execl(tool, tool, "watch", "--system", "--json", "-O",
 			      report, (char *)NULL);
 		_exit(127);
 	}
@@ -151,7 +151,7 @@ static int churn_once(int way, double r[4])
 {
 	char out[128];
 	char *direct[] = { churn, PAIRS, FIXED, NULL };
-	char *traced[] = { tool, "watch", "-o", "/dev/null", churn, PAIRS,
+	char *traced[] = { tool, "watch", "-O", "/dev/null", churn, PAIRS,
 			   FIXED, NULL };
 	long n, lost;
 	pid_t w = -1;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What noclobber watch costs a program: wall time from fork to waitpid of
- * real programs run directly, under `noclobber watch -o /dev/null` and
+ * real programs run directly, under `noclobber watch -O /dev/null` and
  * under `strace -f -e trace=mmap,mremap,munmap -o /dev/null`, and of
  * mmap-churn, an mmap-heavy program that also says how long its calls
  * took.  The three ways run one after the other in every repetition, in
@@ -93,7 +93,7 @@ static void command(const struct prog *p, int way, int keep,
 		argv[n++] = "watch";
 		if (keep)
 			argv[n++] = "--json";
-		argv[n++] = "-o";
+		argv[n++] = "-O";
 		argv[n++] = keep ? report : "/dev/null";
 	} else if (way == STRACE) {
 		for (i = 0; strace_argv[i]; i++)

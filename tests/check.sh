@@ -49,8 +49,8 @@ ok $? "nothing skipped is listed"
 ok $? "--quiet prints nothing when all pass"
 status 1 "--strict fails the notes" "$nc" check --strict "$t/good"
 "$nc" check --strict --quiet "$t/good" 2>/dev/null |
-	grep -q "aarch64-4k: fails: notes, under --strict"
-ok $? "--strict --quiet lists what its notes fail"
+	grep -q "aarch64-4k: error: laid out for pages .* \[--strict\]\$"
+ok $? "--strict --quiet lists the notes that fail, as errors"
 status 0 "--strict: another machine, a library are no findings" \
 	"$nc" check --strict "$t/good/ppc32" "$t/good/library.so"
 
@@ -59,11 +59,11 @@ nbad=$(ls "$t/bad" | wc -l)
 "$nc" check --quiet "$t/bad" >"$tmp/o" 2>"$tmp/e"
 [ $? -eq 1 ]
 ok $? "broken programs fail"
-[ "$(grep -c ': rejected: ' "$tmp/o")" -eq "$nbad" ]
+[ "$(grep -c ': error: ' "$tmp/o")" -eq "$nbad" ]
 ok $? "each of the $nbad is listed with why"
 grep -q "^$nbad files checked, $nbad failed$" "$tmp/e"
 ok $? "and counted"
-grep -q "/bad/too-short: rejected: 10 bytes: too short for an ELF header" \
+grep -q "/bad/too-short: error: 10 bytes: too short for an ELF header" \
 	"$tmp/o"
 ok $? "an ELF file cut short is no skipped tiny file"
 
@@ -72,7 +72,7 @@ verdict() {
 	name=$1 file=$2 want=$3
 	"$nc" check "$file" >"$tmp/o" 2>/dev/null
 	s=$?
-	[ $s -eq 1 ] && grep -q "^$file: rejected: $want" "$tmp/o"
+	[ $s -eq 1 ] && grep -q "^$file: error: $want" "$tmp/o"
 	ok $? "named, $name: \"$want\" (status $s)"
 }
 verdict "a script" "$t/skip/script" "not an ELF file$"
@@ -113,42 +113,48 @@ else
 	skip "root reads every file"
 fi
 
-# --json: every file checked, then the summary.
+# --json: a line per file checked, then the summary's (NDJSON).
 "$nc" check --json "$t/good" "$t/skip" "$t/bad/overlap" >"$tmp/j" 2>"$tmp/e"
 [ $? -eq 1 ] && [ ! -s "$tmp/e" ]
 ok $? "--json: one failure, nothing on standard error"
 if have python3; then
 	python3 - "$tmp/j" "$t" <<'EOF'
 import json, sys
-d = json.load(open(sys.argv[1]))
+d = [json.loads(l) for l in open(sys.argv[1])]
 t = sys.argv[2]
-s = d["summary"]
+assert all(x["version"] == 1 for x in d), d
+assert [x["type"] for x in d].count("summary") == 1, d
+assert d[-1]["type"] == "summary", d[-1]
+s = d[-1]
 assert s["checked"] == 8 and s["failed"] == 1, s
 assert s["with_notes"] == 1 and s["unreadable"] == 0, s
 assert s["skipped"] == {"not_elf": 3, "object": 1, "core": 1, "debug": 2,
 			"other": 1}, s["skipped"]
-f = {x["file"]: x for x in d["files"]}
-assert len(f) == 8
+f = {x["file"]: x for x in d if x["type"] == "file"}
+assert len(f) == 8 and len(d) == 9
 p = f[t + "/good/ppc32"]
 assert p["ok"] and p["kind"] == "program" and p["machine"] == "powerpc"
 assert p["class"] == 32 and p["byte_order"] == "big" and not p["native"]
-assert p["e_machine"] == 20 and p["page_size"] == 4096
+assert p["e_machine"] == 20 and p["page_size"] == "0x1000"
+assert p["error"] is None
 assert not p["library"] and f[t + "/good/library.so"]["library"]
 a = f[t + "/good/aarch64-4k"]
 assert any("at most 4 KiB" in n for n in a["notes"]), a
 o = f[t + "/bad/overlap"]
-assert not o["ok"] and o["errno"] == 8 and "overlaps" in o["error"], o
+e = o["error"]
+assert not o["ok"] and e["errno"] == "ENOEXEC" and e["code"] == 8, o
+assert "overlaps" in e["message"], o
 EOF
 	ok $? "--json: the files, their machines, notes and the counts"
 	"$nc" check --json "$t/skip/object.o" | python3 -c '
 import json, sys
-d = json.load(sys.stdin)
-f = d["files"][0]
-assert f["kind"] == "object" and not f["ok"] and f["errno"] == 8
-assert "relocatable object" in f["error"]'
+f, s = [json.loads(l) for l in sys.stdin]
+assert f["kind"] == "object" and not f["ok"] and f["error"]["code"] == 8
+assert "relocatable object" in f["error"]["message"]
+assert s["type"] == "summary" and s["failed"] == 1'
 	ok $? "--json: a named object's verdict"
 else
-	grep -q '"debug": 2' "$tmp/j"
+	grep -q '"debug":2' "$tmp/j"
 	ok $? "--json: the summary counts debug files"
 	skip "python3 is not installed"
 fi
@@ -156,7 +162,7 @@ fi
 # This machine's files, and those of the cross toolchains, if any.
 printf '\177ELF\002\001\001' >"$tmp/short"
 status 1 "check rejects a cut-short ELF file" "$nc" check "$tmp/short"
-"$nc" check "$tmp/short" 2>/dev/null | grep -q "rejected: .*too short"
+"$nc" check "$tmp/short" 2>/dev/null | grep -q "error: .*too short"
 ok $? "check says why"
 status 0 "check passes ls" "$nc" check --quiet /bin/ls
 dirs=

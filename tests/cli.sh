@@ -137,7 +137,7 @@ import json, sys
 raw = open("/proc/%s/maps" % sys.argv[1], "rb").read().split(b"\n")[:-1]
 doc = json.loads(sys.stdin.buffer.read().decode("utf-8"))
 json.dumps(doc, ensure_ascii=False).encode("utf-8")
-maps = [e["mapping"] for e in doc["entries"] if e["type"] == "mapping"]
+maps = [e for e in doc["entries"] if e["type"] == "mapping"]
 assert len(raw) == len(maps), (len(raw), len(maps))
 seen = set()
 for line, m in zip(raw, maps):
@@ -159,7 +159,8 @@ for line, m in zip(raw, maps):
     assert (int(start, 16), int(end, 16)) == \
         (int(m["start"], 16), int(m["end"], 16)), line
     assert f[1].decode() == m["perms"], line
-    assert int(f[2], 16) == m["offset"], line
+    assert int(f[2], 16) == int(m["offset"], 16), line
+    assert int(m["size"], 16) == int(end, 16) - int(start, 16), line
     assert [int(x, 16) for x in f[3].split(b":")] == \
         [int(x, 16) for x in m["dev"].split(":")], line
     assert int(f[4]) == m["inode"], line
@@ -251,7 +252,7 @@ ok $? "map says EEXIST"
 "$nc" map '[stack]' 4096 | grep -q '\[stack\]'
 ok $? "map names the occupant"
 status 0 "map at a free address" "$nc" map --prot rw 0x200000000 64K
-"$nc" map --json '[stack]' 4096 | grep -q '"error":"EEXIST"'
+"$nc" map --json '[stack]' 4096 | grep -q '"error":{"errno":"EEXIST"'
 ok $? "map --json reports EEXIST"
 if [ $have_py = 1 ]; then
 	"$nc" map --json '[stack]' 4096 | json

@@ -346,7 +346,7 @@ sh -c "$cmd" a b >"$tmp/o1" 2>&1
 "$nc" exec --exe=interp sh -c "$cmd" a b >"$tmp/o2" 2>&1
 cmp -s "$tmp/o1" "$tmp/o2"
 ok $? "--exe=interp: a program run by its interpreter, as run directly"
-status 2 "--exe with a bad mode" "$nc" exec --exe=bad true
+status 125 "--exe with a bad mode" "$nc" exec --exe=bad true
 # Runtimes that find their libraries through $ORIGIN or their own path.
 if have java; then
 	same "java -version" "" "$nc" java -version
@@ -552,13 +552,20 @@ else
 	skip "no PIE program built"
 	skip "no PIE program built"
 fi
-status 126 "--base not page-aligned" "$nc" exec --base 0x200000001 true
+status 125 "--base not page-aligned" "$nc" exec --base 0x200000001 true
 
-# Errors: not found 127, not loadable 126, usage 2.
+# Errors, as env(1)'s: not found 127, cannot be run 126, its own 125.
 status 127 "a program that is not there" "$nc" exec /nonexistent/prog
+status 127 "a program not in PATH" "$nc" exec no-such-program-here
 status 126 "a file that is not a program" "$nc" exec /etc/passwd
-status 2 "--json without --plan" "$nc" exec --json true
-status 2 "no program" "$nc" exec
+status 125 "--json without --plan" "$nc" exec --json true
+status 125 "no program" "$nc" exec
+status 125 "an unknown option" "$nc" exec --frobnicate true
+status 125 "a bad number" "$nc" exec --stack 12Q true
+status 127 "--plan: a program that is not there" \
+	"$nc" exec --plan /nonexistent/prog
+status 126 "--plan: a file that is not a program" \
+	"$nc" exec --plan /etc/passwd
 check "exec --help" "$nc" exec --help
 
 # --plan maps nothing and says where everything would go.
@@ -572,9 +579,33 @@ ok $? "--plan says what of its identity the program gets"
 if have python3; then
 	"$nc" exec --plan --json ls |
 		python3 -c 'import json,sys; d = json.load(sys.stdin);
+assert d["version"] == 1
 assert d["program"]["segments"] and d["interpreter"]["entry"] == d["entry"]
-assert d["identity"]["mm_map"] and d["identity"]["comm"]'
+assert int(d["entry"], 16) > 0 and d["collisions"] == []
+i = d["identity"]
+assert "mm_map" in i and (i["comm"] is None or i["comm"]["errno"])'
 	ok $? "--plan --json is JSON, entry through the interpreter"
+	# A program whose interpreter is missing: one error document only.
+	ip=$("$nc" exec --plan --json /bin/true | python3 -c '
+import json, sys; print(json.load(sys.stdin)["interpreter"]["path"])')
+	python3 - /bin/true "$ip" "$tmp/nointerp" <<'EOF'
+import sys
+b = open(sys.argv[1], "rb").read()
+p = sys.argv[2].encode()
+assert b.count(p + b"\0") == 1
+open(sys.argv[3], "wb").write(b.replace(p + b"\0", p[:-1] + b"X\0"))
+EOF
+	"$nc" exec --plan --json "$tmp/nointerp" >"$tmp/o" 2>"$tmp/e"
+	s=$?
+	python3 -c 'import json, sys
+d = [json.loads(l) for l in open(sys.argv[1])]
+assert len(d) == 1 and list(d[0]) == ["version", "error"], d
+assert d[0]["error"]["errno"] == "ENOENT", d' "$tmp/o" &&
+		[ $s -eq 127 ] && grep -q "noclobber exec: " "$tmp/e"
+	ok $? "--plan --json, interpreter missing: an error document (status $s)"
+else
+	skip "no python3"
+	skip "no python3"
 fi
 
 done_testing

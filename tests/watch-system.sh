@@ -29,7 +29,7 @@ start() {
 	out=$1
 	shift
 	rm -f "$out"
-	"$nc" watch --system --json -o "$out" "$@" 2>"$tmp/err" &
+	"$nc" watch --system --json -O "$out" "$@" 2>"$tmp/err" &
 	W=$!
 	while ! grep -q '"event":"start"' "$out" 2>/dev/null; do
 		if ! kill -0 "$W" 2>/dev/null; then
@@ -298,8 +298,8 @@ status 125 "--cgroup that is no directory: the watcher's error" \
 	"$nc" watch --system --cgroup "$tmp/none"
 status 125 "--cgroup outside the cgroup v2 hierarchy: the watcher's error" \
 	"$nc" watch --system --cgroup "$tmp"
-status 125 "-o to a full device: the reports lost are an error" \
-	"$nc" watch -o /dev/full sh -c 'exit 0'
+status 125 "-O to a full device: the reports lost are an error" \
+	"$nc" watch -O /dev/full sh -c 'exit 0'
 status 125 "--uid of no user: a usage error" \
 	"$nc" watch --system --uid no-such-user-$$
 done_testing

@@ -47,7 +47,7 @@ corpus() {
 			skip "$a $c: $4"
 			continue ;;
 		esac
-		"$nc" watch --json -o "$tmp/e" "$p" "$c" >"$tmp/o" 2>&1
+		"$nc" watch --json -O "$tmp/e" "$p" "$c" >"$tmp/o" 2>&1
 		events "$tmp/e" "len(ev) == 1" \
 			"ev[0]['class'] == '$cls'" \
 			"'$kind' in [v['kind'] for v in ev[0]['victims']]" \
@@ -56,12 +56,12 @@ corpus() {
 			"ev[0]['caller']['symbol'] != ''" \
 			"sum(s['clobbers'] for s in sums) == 1"
 		ok $? "$a $c: reported as $cls ($kind), from the program"
-		"$nc" watch --deny --json -o "$tmp/e" "$p" "$c" >"$tmp/o" 2>&1
+		"$nc" watch --deny --json -O "$tmp/e" "$p" "$c" >"$tmp/o" 2>&1
 		grep -q "^$c: EEXIST$" "$tmp/o" && grep -qx intact "$tmp/o" &&
 			events "$tmp/e" "len(ev) == 1" \
 				"ev[0]['action'] == 'denied'"
 		ok $? "$a $c: --deny refuses it with EEXIST, nothing replaced"
-		"$nc" watch --upgrade --json -o "$tmp/e" "$p" "$c" >"$tmp/o" \
+		"$nc" watch --upgrade --json -O "$tmp/e" "$p" "$c" >"$tmp/o" \
 			2>&1
 		grep -q "^$c: EEXIST$" "$tmp/o" && grep -qx intact "$tmp/o" &&
 			events "$tmp/e" "len(ev) == 1" \
@@ -82,20 +82,20 @@ thread kernel-memory heap
 after-leader kernel-memory heap
 EOF
 	for m in "" --deny --upgrade; do
-		"$nc" watch $m --json -o "$tmp/e" "$p" no-type >"$tmp/o" 2>&1
+		"$nc" watch $m --json -O "$tmp/e" "$p" no-type >"$tmp/o" 2>&1
 		grep -q "^no-type: EINVAL$" "$tmp/o" && grep -qx intact "$tmp/o" &&
 			events "$tmp/e" "len(ev) == 0" \
 				"sums[0]['clobbers'] == 0" \
 				"sums[0]['invalid'] == 1"
 		ok $? "$a no-type ${m:-(report)}: the kernel's EINVAL, no clobber"
 	done
-	"$nc" watch --json -o "$tmp/e" "$p" exec heap >"$tmp/o" 2>&1
+	"$nc" watch --json -O "$tmp/e" "$p" exec heap >"$tmp/o" 2>&1
 	events "$tmp/e" "len(ev) == 1" "ev[0]['class'] == 'kernel-memory'" \
 		"len(sums) == 1 and sums[0]['fixed'] >= 1"
 	ok $? "$a exec: the program run by execve is watched as well"
 	for c in reserve remap-own ring own-region own-stack; do
 		for m in "" --deny --upgrade; do
-			"$nc" watch $m --json -o "$tmp/e" "$p" "$c" >"$tmp/o" \
+			"$nc" watch $m --json -O "$tmp/e" "$p" "$c" >"$tmp/o" \
 				2>&1
 			grep -q "^$c: ok$" "$tmp/o" &&
 				events "$tmp/e" "len(ev) == 0" \
@@ -158,7 +158,7 @@ if [ -x "$tmp/clobber" ] && mkfifo "$tmp/fifo"; then
 	exec 3<>"$tmp/fifo"
 	"$tmp/clobber" wait heap <&3 >"$tmp/o" 2>&1 &
 	pid=$!
-	"$nc" watch --deny --json -o "$tmp/e" -p "$pid" 2>"$tmp/err" &
+	"$nc" watch --deny --json -O "$tmp/e" -p "$pid" 2>"$tmp/err" &
 	wpid=$!
 	traced "$pid"
 	ok $? "-p: attached to a running process"
@@ -255,9 +255,9 @@ chmod -x "$tmp/text"
 status 126 "a file that cannot run: 126" "$nc" watch "$tmp/text"
 status 125 "an unknown option: 125" "$nc" watch --frobnicate true
 status 125 "no program: 125" "$nc" watch
-"$nc" watch -o "$tmp/out" sh -c 'exit 0' 2>"$tmp/err"
+"$nc" watch -O "$tmp/out" sh -c 'exit 0' 2>"$tmp/err"
 [ ! -s "$tmp/err" ]
-ok $? "-o FILE: nothing on stderr"
+ok $? "-O FILE: nothing on stderr"
 
 # Real programs: no clobber, and the same output and status as without.
 real() {
@@ -269,7 +269,7 @@ real() {
 	fi
 	"$@" >"$tmp/want" 2>&1
 	want=$?
-	"$nc" watch --json -o "$tmp/e" "$@" >"$tmp/got" 2>&1
+	"$nc" watch --json -O "$tmp/e" "$@" >"$tmp/got" 2>&1
 	got=$?
 	[ "$got" = "$want" ] && cmp -s "$tmp/want" "$tmp/got" &&
 		events "$tmp/e" "len(ev) == 0" \

@@ -17,20 +17,71 @@ int cmd_watch(int argc, char **argv);
 
 /* Exit statuses: 0 done, 1 the operation failed, 2 usage error. */
 #define EXIT_USAGE 2
+/* exec's, as env(1)'s: its own failure, cannot run it, not found. */
+#define EXIT_CANNOT 125
+#define EXIT_NOEXEC 126
+#define EXIT_NOT_FOUND 127
 
 int parse_u64(const char *s, uint64_t *v);
 int parse_json_only(int argc, char **argv, void (*usage)(FILE *f),
 		    int *json);
 int parse_pid(const char *s, pid_t *pid);
 int parse_target(const char *s, pid_t pid, uint64_t *addr);
-void maps_error(pid_t pid, int err);
-void json_string(FILE *f, const char *s);
+void fail(const char *cmd, int json, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void maps_error(const char *cmd, int json, pid_t pid, int err);
 void print_path(FILE *f, const char *s);
 void perm_string(const struct ncb_mapping *m, char buf[5]);
 void print_mapping(FILE *f, const struct ncb_mapping *m);
-void json_mapping(FILE *f, const struct ncb_mapping *m);
+
+/* JSON (json.c): streamed pieces, and a document written whole. */
+void json_string(FILE *f, const char *s);
 void json_path(FILE *f, const char *path);
-int print_occupants(FILE *f, pid_t pid, uint64_t addr, uint64_t len,
-		    int json);
+void json_error(FILE *f, int err, const char *message);
+
+struct jw {
+	FILE *f;		/* the document so far, in memory */
+	char *buf;
+	size_t len;
+	unsigned int depth;
+	uint64_t more;		/* bit d: depth d has a member already */
+};
+
+int jw_begin(struct jw *w);
+void jw_key(struct jw *w, const char *key);
+void jw_open(struct jw *w, const char *key, char brace);
+void jw_close(struct jw *w, char brace);
+void jw_str(struct jw *w, const char *key, const char *s);
+void jw_hex(struct jw *w, const char *key, uint64_t v);
+void jw_int(struct jw *w, const char *key, long long v);
+void jw_bool(struct jw *w, const char *key, int v);
+void jw_error(struct jw *w, const char *key, int err, const char *message);
+void jw_path(struct jw *w, const char *path);
+void jw_mapping_fields(struct jw *w, const struct ncb_mapping *m);
+void jw_mapping(struct jw *w, const char *key, const struct ncb_mapping *m);
+int jw_end(struct jw *w, FILE *out);
+void jw_drop(struct jw *w);
+void jw_fail(int err, const char *message);
+
+/* The occupants of a range: indented lines, or a JSON array member. */
+int print_occupants(FILE *f, pid_t pid, uint64_t addr, uint64_t len);
+int jw_occupants(struct jw *w, const char *key, pid_t pid, uint64_t addr,
+		 uint64_t len);
+
+/* Memory use per mapping, from /proc/PID/smaps (smaps.c); in bytes. */
+struct smaps_entry {
+	uint64_t start, end;
+	uint64_t rss, pss, dirty, swap;
+};
+
+struct smaps {
+	struct smaps_entry *e;
+	size_t n, cap;
+};
+
+int smaps_read(struct smaps *sm, pid_t pid);
+const struct smaps_entry *smaps_find(const struct smaps *sm, uint64_t start,
+				     uint64_t end);
+void smaps_free(struct smaps *sm);
 
 #endif

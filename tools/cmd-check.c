@@ -29,9 +29,12 @@ static void usage(FILE *f)
 		   "walked, symbolic links in them not\nfollowed; what is "
 		   "no program or library there is skipped and counted.\n"
 		   "A FILE named that is none fails, unless --elf-only.  "
-		   "--quiet prints only\nfailures; --strict counts notes as "
-		   "failures.  Exit status: 0 all pass,\n1 some file fails, "
-		   "2 error (usage, or something unreadable).\n");
+		   "Findings are lines\n\"FILE: error: ...\" and \"FILE: "
+		   "note: ...\"; --quiet prints only failures;\n--strict "
+		   "makes notes errors.  --json prints a JSON object per "
+		   "file, a\nline each, then the summary's.  Exit status: "
+		   "0 all pass, 1 some file\nfails, 2 error (usage, or "
+		   "something unreadable).\n");
 }
 
 #define NKINDS (NCB_ELF_OTHER + 1)
@@ -72,12 +75,13 @@ struct ctx {
 	unsigned long noted;
 	unsigned long foreign;
 	unsigned long unreadable;
+	unsigned long unprinted;
 	unsigned long skipped[NKINDS];
-	int first;
 };
 
 static struct ctx g;
 
+/* Each note, a line of its own: GCC's form; an error under --strict. */
 static void print_notes(const char *path, const char *notes)
 {
 	const char *e;
@@ -86,60 +90,63 @@ static void print_notes(const char *path, const char *notes)
 		e = strchr(notes, '\n');
 		if (!e)
 			break;
-		printf("%s: note: %.*s\n", path, (int)(e - notes), notes);
+		printf("%s: %s: %.*s%s\n", path, g.strict ? "error" : "note",
+		       (int)(e - notes), notes, g.strict ? " [--strict]" : "");
 	}
 }
 
-static void json_notes(const char *notes)
+static void json_notes(struct jw *w, const char *notes)
 {
 	const char *e;
-	int first = 1;
+	char line[256];
 
-	printf(", \"notes\": [");
+	jw_open(w, "notes", '[');
 	for (; *notes; notes = e + 1) {
-		char line[256];
-
 		e = strchr(notes, '\n');
 		if (!e)
 			break;
 		snprintf(line, sizeof(line), "%.*s", (int)(e - notes), notes);
-		printf("%s", first ? "" : ", ");
-		json_string(stdout, line);
-		first = 0;
+		jw_str(w, NULL, line);
 	}
-	printf("]}");
+	jw_close(w, ']');
 }
 
-/* One file's object in the "files" array; a is NULL if not opened. */
+static void json_arch(struct jw *w, const struct ncb_elf_arch *a,
+		      int library)
+{
+	jw_str(w, "machine", a->name);
+	jw_int(w, "e_machine", a->machine);
+	jw_int(w, "class", a->elf_class == ELFCLASS64 ? 64 : 32);
+	jw_str(w, "byte_order", a->data == ELFDATA2MSB ? "big" : "little");
+	jw_bool(w, "native", a->native);
+	jw_hex(w, "page_size", a->page_size);
+	jw_bool(w, "library", library);
+}
+
+/*
+ * One file's line of NDJSON; a is NULL if it was not opened.  A line
+ * that cannot be printed ends the run as unreadable output would.
+ */
 static void json_result(const char *path, int kind, int err, const char *why,
 			const struct ncb_elf_arch *a, int library,
 			const char *notes)
 {
-	printf("%s\n  {\"file\": ", g.first ? "" : ",");
-	g.first = 0;
-	json_string(stdout, path);
-	printf(", \"kind\": \"%s\", \"ok\": %s", kinds[kind].key,
-	       err ? "false" : "true");
-	if (err) {
-		printf(", \"errno\": %d, \"error\": ", -err);
-		json_string(stdout, why);
+	struct jw w;
+
+	if (jw_begin(&w)) {
+		g.unprinted++;
+		return;
 	}
-	if (a) {
-		printf(", \"machine\": ");
-		if (a->name)
-			json_string(stdout, a->name);
-		else
-			printf("null");
-		printf(", \"e_machine\": %d, \"class\": %d, \"byte_order\": "
-		       "\"%s\", \"native\": %s, \"page_size\": %llu, "
-		       "\"library\": %s",
-		       a->machine, a->elf_class == ELFCLASS64 ? 64 : 32,
-		       a->data == ELFDATA2MSB ? "big" : "little",
-		       a->native ? "true" : "false",
-		       (unsigned long long)a->page_size,
-		       library ? "true" : "false");
-	}
-	json_notes(notes);
+	jw_str(&w, "type", "file");
+	jw_str(&w, "file", path);
+	jw_str(&w, "kind", kinds[kind].key);
+	jw_bool(&w, "ok", !err && !(g.strict && *notes));
+	jw_error(&w, "error", -err, err ? why : NULL);
+	if (a)
+		json_arch(&w, a, library);
+	json_notes(&w, notes);
+	if (jw_end(&w, stdout))
+		g.unprinted++;
 }
 
 /* What an image of another machine is, said once among its notes. */
@@ -184,11 +191,11 @@ static void check_program(const char *path)
 		json_result(path, NCB_ELF_PROGRAM, err, why, err ? NULL : &a,
 			    library, notes);
 	else if (err)
-		printf("%s: rejected: %s\n", path, why);
+		printf("%s: error: %s\n", path, why);
 	else if (!g.quiet || fail) {
-		printf("%s: %s%s\n", path,
-		       fail ? "fails: notes, under --strict" : "ok",
-		       library ? ", a library" : "");
+		if (!fail)
+			printf("%s: ok%s\n", path,
+			       library ? ", a library" : "");
 		if (!a.native)
 			print_foreign(path, &a);
 		print_notes(path, notes);
@@ -205,14 +212,24 @@ static void reject_kind(const char *path, int kind)
 		json_result(path, kind, -ENOEXEC, kinds[kind].verdict, NULL,
 			    0, "");
 	else
-		printf("%s: rejected: %s\n", path, kinds[kind].verdict);
+		printf("%s: error: %s\n", path, kinds[kind].verdict);
 }
 
+/* Neither pass nor fail: an error (status 2), on standard error. */
 static void unreadable(const char *path, int err)
 {
+	struct jw w;
+
 	g.unreadable++;
 	fprintf(stderr, "noclobber check: %s: %s: not checked\n", path,
 		strerror(err));
+	if (!g.json || jw_begin(&w))
+		return;
+	jw_str(&w, "type", "unreadable");
+	jw_str(&w, "file", path);
+	jw_error(&w, "error", err, NULL);
+	if (jw_end(&w, stdout))
+		g.unprinted++;
 }
 
 static void check_one(const char *path, int named)
@@ -252,7 +269,7 @@ static void reject_special(const char *path)
 	if (g.json)
 		json_result(path, NCB_ELF_NOT_ELF, -EACCES, why, NULL, 0, "");
 	else
-		printf("%s: rejected: %s\n", path, why);
+		printf("%s: error: %s\n", path, why);
 }
 
 static void summary_text(void)
@@ -282,24 +299,33 @@ static void summary_text(void)
 
 static void summary_json(void)
 {
+	struct jw w;
 	int k;
 
-	printf("\n ],\n \"summary\": {\"checked\": %lu, \"failed\": %lu, "
-	       "\"with_notes\": %lu, \"other_machines\": %lu, "
-	       "\"unreadable\": %lu, \"skipped\": {", g.checked, g.failed,
-	       g.noted, g.foreign, g.unreadable);
+	if (jw_begin(&w)) {
+		g.unprinted++;
+		return;
+	}
+	jw_str(&w, "type", "summary");
+	jw_int(&w, "checked", (long long)g.checked);
+	jw_int(&w, "failed", (long long)g.failed);
+	jw_int(&w, "with_notes", (long long)g.noted);
+	jw_int(&w, "other_machines", (long long)g.foreign);
+	jw_int(&w, "unreadable", (long long)g.unreadable);
+	jw_open(&w, "skipped", '{');
 	for (k = 0; k < NKINDS; k++)
 		if (k != NCB_ELF_PROGRAM)
-			printf("%s\"%s\": %lu", k ? ", " : "", kinds[k].key,
-			       g.skipped[k]);
-	printf("}}\n}\n");
+			jw_int(&w, kinds[k].key, (long long)g.skipped[k]);
+	jw_close(&w, '}');
+	if (jw_end(&w, stdout))
+		g.unprinted++;
 }
 
 static int parse_options(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
-		{ "strict", no_argument, NULL, 's' },
+		{ "strict", no_argument, NULL, 'S' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "elf-only", no_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
@@ -307,12 +333,12 @@ static int parse_options(int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "jsqeh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			g.json = 1;
 			break;
-		case 's':
+		case 'S':
 			g.strict = 1;
 			break;
 		case 'q':
@@ -342,20 +368,17 @@ int cmd_check(int argc, char **argv)
 	int i, ret;
 
 	memset(&g, 0, sizeof(g));
-	g.first = 1;
 	ret = parse_options(argc, argv);
 	if (ret >= 0)
 		return ret;
 	/* Every argument must exist before any output. */
 	for (i = optind; i < argc; i++) {
 		if (stat(argv[i], &st)) {
-			fprintf(stderr, "noclobber check: %s: %s\n", argv[i],
-				strerror(errno));
+			fail("check", g.json, errno, "%s: %s", argv[i],
+			     strerror(errno));
 			return EXIT_USAGE;
 		}
 	}
-	if (g.json)
-		printf("{\n \"files\": [");
 	for (i = optind; i < argc; i++) {
 		if (stat(argv[i], &st))
 			unreadable(argv[i], errno);
@@ -370,6 +393,11 @@ int cmd_check(int argc, char **argv)
 		summary_json();
 	else
 		summary_text();
+	if (g.unprinted)
+		fprintf(stderr, "noclobber check: %lu results could not be "
+			"printed\n", g.unprinted);
+	if (g.unprinted)
+		return EXIT_USAGE;
 	if (g.failed)
 		return 1;
 	return g.unreadable ? EXIT_USAGE : 0;

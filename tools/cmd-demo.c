@@ -49,7 +49,7 @@ static int step_stack(size_t pg)
 		return 1;
 	}
 	printf("   refused: %s; in the way:\n", strerrorname_np(errno));
-	print_occupants(stdout, 0, stack, pg, 0);
+	print_occupants(stdout, 0, stack, pg);
 	return 0;
 }
 
@@ -92,7 +92,7 @@ int cmd_demo(int argc, char **argv)
 	}
 	printf("   refused: %s; the page still holds \"%s\"; in the way:\n",
 	       strerrorname_np(errno), page);
-	print_occupants(stdout, 0, (uintptr_t)page, pg, 0);
+	print_occupants(stdout, 0, (uintptr_t)page, pg);
 	if (step_stack(pg))
 		return 1;
 	munmap(page, pg);

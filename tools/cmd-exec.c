@@ -25,9 +25,10 @@ static void usage(FILE *f)
 		   "position-independent\nprogram at ADDR.  --plan maps "
 		   "nothing: it prints where each segment, the\ninterpreter, "
 		   "the stack and the break would go, and every collision "
-		   "with\nthis process's mappings.  Exit status: the "
-		   "program's; 127 PROG not found,\n126 it cannot be loaded; "
-		   "with --plan 0 it fits, 1 it collides, 2 error.\n"
+		   "with\nthis process's mappings.  Exit status, as "
+		   "env(1)'s: the program's; 125\nnoclobber exec failed, 126 PROG cannot "
+		   "be run, 127 PROG not found; with\n--plan 0 it fits, 1 "
+		   "it collides, or 125-127 likewise.\n"
 		   "A set-user-ID, set-group-ID or file-capability PROG is "
 		   "refused (execve would\ngive it privilege this process "
 		   "cannot); --unprivileged runs it without,\nas the kernel "
@@ -63,9 +64,31 @@ static int find_program(const char *name, char *out, size_t len)
 	return -ENOENT;
 }
 
+/*
+ * As env(1) says why it did not run a program: 127 not found (ENOENT
+ * only, as env), 125 noclobber's own failure (no memory, no descriptor,
+ * other threads here, no system call for it), else 126: found, but it
+ * cannot be run (not executable, not loadable, its span taken, a
+ * privilege refused).
+ */
+static int exec_status(int err)
+{
+	switch (err) {
+	case -ENOENT:
+		return EXIT_NOT_FOUND;
+	case -ENOMEM:
+	case -EMFILE:
+	case -ENFILE:
+	case -EBUSY:
+	case -ENOSYS:
+		return EXIT_CANNOT;
+	}
+	return EXIT_NOEXEC;
+}
+
 struct plan {
 	struct ncb_as *as;
-	int json;
+	struct jw *w;		/* the JSON document, or NULL for text */
 	int collisions;
 	uint64_t pg;
 	uint64_t brk;		/* the program's, if ncb_exec_layout's */
@@ -129,12 +152,13 @@ static void collisions(struct plan *pl, const char *what, uint64_t addr,
 
 	while (ncb_as_find(pl->as, at, &m) == 1 && m.start < addr + len) {
 		pl->collisions++;
-		if (pl->json) {
-			printf("%s{\"what\": ", pl->collisions > 1 ? ", " : "");
-			json_string(stdout, what);
-			printf(", \"occupant\": ");
-			json_mapping(stdout, &m);
-			printf("}");
+		if (pl->w) {
+			jw_open(pl->w, NULL, '{');
+			jw_str(pl->w, "what", what);
+			jw_hex(pl->w, "start", addr);
+			jw_hex(pl->w, "end", addr + len);
+			jw_mapping(pl->w, "occupant", &m);
+			jw_close(pl->w, '}');
 		} else {
 			printf("collision: %s %#llx-%#llx overlaps ", what,
 			       (unsigned long long)addr,
@@ -204,6 +228,37 @@ static int place(struct plan *pl, const char *what, const struct ncb_elf *e,
 	return 0;
 }
 
+static void json_image(struct jw *w, const char *what, const char *path,
+		       const struct ncb_elf *e, const struct ncb_elf_info *in,
+		       uint64_t at)
+{
+	struct ncb_elf_seg s = NCB_INIT(ncb_elf_seg);
+	uint64_t bias = at - in->lo;
+	unsigned int i;
+	char p[4];
+
+	jw_open(w, what, '{');
+	jw_str(w, "path", path);
+	jw_str(w, "type", in->type == ET_EXEC ? "ET_EXEC" : "ET_DYN");
+	jw_hex(w, "start", at);
+	jw_hex(w, "end", at + in->hi - in->lo);
+	jw_hex(w, "bias", bias);
+	jw_hex(w, "entry", in->entry + bias);
+	jw_open(w, "segments", '[');
+	for (i = 0; !ncb_elf_segment(e, i, &s); i++) {
+		prot_str(s.prot, p);
+		jw_open(w, NULL, '{');
+		jw_hex(w, "start", s.vaddr + bias);
+		jw_hex(w, "end", s.vaddr + bias + s.memsz);
+		jw_str(w, "prot", p);
+		jw_hex(w, "filesz", s.filesz);
+		jw_hex(w, "memsz", s.memsz);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_close(w, '}');
+}
+
 static void print_image(struct plan *pl, const char *what, const char *path,
 			const struct ncb_elf *e, const struct ncb_elf_info *in,
 			uint64_t at)
@@ -213,27 +268,8 @@ static void print_image(struct plan *pl, const char *what, const char *path,
 	unsigned int i;
 	char p[4];
 
-	if (pl->json) {
-		printf("\"%s\": {\"path\": ", what);
-		json_string(stdout, path);
-		printf(", \"type\": \"%s\", \"start\": %llu, \"end\": %llu, "
-		       "\"bias\": %llu, \"entry\": %llu, \"segments\": [",
-		       in->type == ET_EXEC ? "ET_EXEC" : "ET_DYN",
-		       (unsigned long long)at,
-		       (unsigned long long)(at + in->hi - in->lo),
-		       (unsigned long long)bias,
-		       (unsigned long long)(in->entry + bias));
-		for (i = 0; !ncb_elf_segment(e, i, &s); i++) {
-			prot_str(s.prot, p);
-			printf("%s{\"start\": %llu, \"end\": %llu, \"prot\": "
-			       "\"%s\", \"filesz\": %llu, \"memsz\": %llu}",
-			       i ? ", " : "",
-			       (unsigned long long)(s.vaddr + bias),
-			       (unsigned long long)(s.vaddr + bias + s.memsz),
-			       p, (unsigned long long)s.filesz,
-			       (unsigned long long)s.memsz);
-		}
-		printf("]}, ");
+	if (pl->w) {
+		json_image(pl->w, what, path, e, in, at);
 		return;
 	}
 	printf("%-11s %#llx-%#llx %s (%s, bias %#llx, entry %#llx)\n", what,
@@ -253,6 +289,7 @@ static void print_image(struct plan *pl, const char *what, const char *path,
 	}
 }
 
+/* Opens and places one image; 0, or an exit status as exec_status. */
 static int plan_one(struct plan *pl, const char *what, const char *path,
 		    uint64_t base, struct ncb_elf **ep,
 		    struct ncb_elf_info *in, uint64_t *at)
@@ -261,16 +298,16 @@ static int plan_one(struct plan *pl, const char *what, const char *path,
 	int err = ncb_elf_open(ep, path, why, sizeof(why));
 
 	if (err) {
-		fprintf(stderr, "noclobber exec: %s\n", why);
-		return err;
+		fail("exec", !!pl->w, -err, "%s", why);
+		return exec_status(err);
 	}
 	ncb_elf_info(*ep, in);
-	if (pl->json && !strcmp(what, "program"))
-		printf("\"collisions\": [");
 	err = place(pl, what, *ep, in, base, at);
-	if (err)
-		fprintf(stderr, "noclobber exec: no room for the %s\n", what);
-	return err;
+	if (err) {
+		fail("exec", !!pl->w, -err, "no room for the %s", what);
+		return 125;
+	}
+	return 0;
 }
 
 static int exe_mode(const char *s)
@@ -286,132 +323,175 @@ static int exe_mode(const char *s)
 	return -1;
 }
 
-static const char *err_name(int err)
-{
-	const char *n = err ? strerrorname_np(-err) : "ok";
-
-	return n ? n : "?";
-}
+struct ident {
+	struct ncb_exec_identity id;
+	int origin;		/* its paths use $ORIGIN */
+	int set;		/* /proc/PID/exe will name the program */
+	int interp;		/* its interpreter runs it */
+	const char *interp_path;
+};
 
 /*
  * Which of the program's identity it will have (ncb_exec_identity), and
  * whether its interpreter runs it, for $ORIGIN (ncb_elf_uses_origin).
- * Returns -errno if --exe=set cannot be had.
  */
-static int print_identity(const struct ncb_elf *e, int exe, int json)
+static void identity(const struct ncb_elf *e, int exe, struct ident *d)
 {
-	struct ncb_exec_identity id = { .size = sizeof(id) };
 	struct ncb_elf_info in = NCB_INIT(ncb_elf_info);
-	int origin = ncb_elf_uses_origin(e) == 1, interp, set;
 
-	ncb_exec_identity(&id);
+	d->id = (struct ncb_exec_identity){ .size = sizeof(d->id) };
+	ncb_exec_identity(&d->id);
 	ncb_elf_info(e, &in);
-	set = (exe == NCB_EXE_AUTO || exe == NCB_EXE_SET) && !id.exe;
-	interp = in.interp && !set && (exe == NCB_EXE_INTERP ||
-				       (exe == NCB_EXE_AUTO && origin));
-	if (json) {
-		printf("\"identity\": {\"mm_map\": \"%s\", \"comm\": "
-		       "\"%s\", \"exe\": \"%s\", \"exe_link\": \"%s\", "
-		       "\"origin\": %s, \"run\": \"%s\"}}\n",
-		       err_name(id.mm_map), err_name(id.comm),
-		       err_name(id.exe), set ? "program" : "noclobber",
-		       origin ? "true" : "false",
-		       interp ? "interpreter" : "direct");
-		return exe == NCB_EXE_SET && id.exe ? id.exe : 0;
-	}
-	if (!id.mm_map)
+	d->origin = ncb_elf_uses_origin(e) == 1;
+	d->set = (exe == NCB_EXE_AUTO || exe == NCB_EXE_SET) && !d->id.exe;
+	d->interp = in.interp && !d->set &&
+		    (exe == NCB_EXE_INTERP ||
+		     (exe == NCB_EXE_AUTO && d->origin));
+	d->interp_path = in.interp;
+}
+
+static void json_identity(struct jw *w, const struct ident *d)
+{
+	jw_open(w, "identity", '{');
+	jw_error(w, "mm_map", -d->id.mm_map, NULL);
+	jw_error(w, "comm", -d->id.comm, NULL);
+	jw_error(w, "exe", -d->id.exe, NULL);
+	jw_str(w, "exe_link", d->set ? "program" : "noclobber");
+	jw_bool(w, "origin", d->origin);
+	jw_str(w, "run", d->interp ? "interpreter" : "direct");
+	jw_close(w, '}');
+}
+
+static void print_identity(const struct ident *d, int exe)
+{
+	if (!d->id.mm_map)
 		printf("identity    its own cmdline, environ, auxv and break "
 		       "(PR_SET_MM_MAP)\n");
 	else
 		printf("identity    this kernel refuses PR_SET_MM_MAP (%s): "
 		       "cmdline, environ,\n            auxv and the break "
-		       "stay noclobber's\n", strerror(-id.mm_map));
-	if (!id.comm)
+		       "stay noclobber's\n", strerror(-d->id.mm_map));
+	if (!d->id.comm)
 		printf("comm        its own (PR_SET_NAME)\n");
 	else
 		printf("comm        stays noclobber's: PR_SET_NAME refused "
-		       "(%s)\n", strerror(-id.comm));
-	if (set)
+		       "(%s)\n", strerror(-d->id.comm));
+	if (d->set)
 		printf("exe         /proc/PID/exe names the program "
 		       "(PR_SET_MM_MAP exe_fd)\n");
 	else if (exe == NCB_EXE_SET)
 		printf("exe         cannot be set here (%s): the run fails\n",
-		       id.exe == -EPERM ? "no CAP_SYS_ADMIN or "
-		       "CAP_CHECKPOINT_RESTORE" : strerror(-id.exe));
+		       d->id.exe == -EPERM ? "no CAP_SYS_ADMIN or "
+		       "CAP_CHECKPOINT_RESTORE" : strerror(-d->id.exe));
 	else
 		printf("exe         /proc/PID/exe names noclobber%s\n",
-		       exe == NCB_EXE_AUTO && id.exe == -EPERM ? " (setting "
+		       exe == NCB_EXE_AUTO && d->id.exe == -EPERM ? " (setting "
 		       "it needs CAP_SYS_ADMIN or\n            "
 		       "CAP_CHECKPOINT_RESTORE)" : "");
-	if (interp)
+	if (d->interp)
 		printf("run         by its interpreter, \"%s --argv0 ARGV0 "
-		       "PROG\"%s\n", in.interp, origin ? ":\n            its "
-		       "paths use $ORIGIN, which the interpreter takes from "
-		       "PROG's path" : "");
-	else if (origin && !set)
+		       "PROG\"%s\n", d->interp_path, d->origin ? ":\n"
+		       "            its paths use $ORIGIN, which the "
+		       "interpreter takes from PROG's path" : "");
+	else if (d->origin && !d->set)
 		printf("run         directly, although its paths use $ORIGIN "
 		       "(--exe=off):\n            the interpreter takes it "
 		       "from noclobber's path\n");
-	return exe == NCB_EXE_SET && id.exe ? id.exe : 0;
+}
+
+struct plan_images {
+	struct ncb_elf *e, *ie;
+	struct ncb_elf_info in, iin;
+	uint64_t at, iat, sat;
+};
+
+/* The program, its interpreter and the stack placed: 0 or exit status. */
+static int plan_images(struct plan *pl, const char *path, uint64_t base,
+		       size_t stack, struct plan_images *im)
+{
+	int ret;
+
+	if (pl->w)
+		jw_open(pl->w, "collisions", '[');
+	ret = plan_one(pl, "program", path, base, &im->e, &im->in, &im->at);
+	if (!ret && im->in.interp)
+		ret = plan_one(pl, "interpreter", im->in.interp, 0, &im->ie,
+			       &im->iin, &im->iat);
+	if (!ret && ncb_as_mmap(pl->as, 0, stack, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, 0, 0, &im->sat)) {
+		fail("exec", !!pl->w, ENOMEM, "no room for the stack");
+		ret = 125;
+	}
+	if (pl->w)
+		jw_close(pl->w, ']');
+	return ret;
+}
+
+static void plan_rest(struct plan *pl, const char *path, size_t stack,
+		      const struct plan_images *im, const struct ident *d,
+		      int exe)
+{
+	uint64_t brk = pl->brk ? pl->brk : im->at + im->in.hi - im->in.lo;
+	uint64_t entry = im->ie ? im->iin.entry + im->iat - im->iin.lo
+				: im->in.entry + im->at - im->in.lo;
+
+	print_image(pl, "program", path, im->e, &im->in, im->at);
+	if (im->ie)
+		print_image(pl, "interpreter", im->in.interp, im->ie,
+			    &im->iin, im->iat);
+	if (!pl->w) {
+		printf("stack       %#llx-%#llx\nbrk         %#llx\n",
+		       (unsigned long long)im->sat,
+		       (unsigned long long)(im->sat + stack),
+		       (unsigned long long)brk);
+		print_identity(d, exe);
+		return;
+	}
+	jw_open(pl->w, "stack", '{');
+	jw_hex(pl->w, "start", im->sat);
+	jw_hex(pl->w, "end", im->sat + stack);
+	jw_close(pl->w, '}');
+	jw_hex(pl->w, "brk", brk);
+	jw_hex(pl->w, "entry", entry);
+	json_identity(pl->w, d);
 }
 
 static int do_plan(const char *path, uint64_t base, size_t stack, int exe,
 		   int json)
 {
-	struct plan pl = { .json = json, .pg = (uint64_t)getpagesize() };
-	struct ncb_elf *e = NULL, *ie = NULL;
-	struct ncb_elf_info in = NCB_INIT(ncb_elf_info);
-	struct ncb_elf_info iin = NCB_INIT(ncb_elf_info);
-	uint64_t at, iat = 0, sat = 0, brk;
-	int err;
+	struct plan pl = { .pg = (uint64_t)getpagesize() };
+	struct plan_images im = { .in = NCB_INIT(ncb_elf_info),
+				  .iin = NCB_INIT(ncb_elf_info) };
+	struct ident d;
+	struct jw w;
+	int ret;
 
-	err = plan_model(&pl);
-	if (err) {
-		fprintf(stderr, "noclobber exec: cannot read this process's "
-			"maps: %s\n", strerror(-err));
-		return EXIT_USAGE;
+	ret = plan_model(&pl);
+	if (ret || (json && (ret = jw_begin(&w)))) {
+		ncb_as_free(pl.as);
+		fail("exec", json, -ret, "cannot read this process's maps: "
+		     "%s", strerror(-ret));
+		return 125;
 	}
-	if (json)
-		printf("{");
-	err = plan_one(&pl, "program", path, base, &e, &in, &at);
-	if (!err && in.interp)
-		err = plan_one(&pl, "interpreter", in.interp, 0, &ie, &iin,
-			       &iat);
-	if (!err && ncb_as_mmap(pl.as, 0, stack, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, 0, 0, &sat))
-		err = -ENOMEM;
-	if (err)
-		goto out;
-	if (json)
-		printf("], ");
-	brk = pl.brk ? pl.brk : at + in.hi - in.lo;
-	print_image(&pl, "program", path, e, &in, at);
-	if (ie)
-		print_image(&pl, "interpreter", in.interp, ie, &iin, iat);
-	if (json)
-		printf("\"stack\": {\"start\": %llu, \"end\": %llu}, \"brk\": "
-		       "%llu, \"entry\": %llu, ", (unsigned long long)sat,
-		       (unsigned long long)(sat + stack),
-		       (unsigned long long)brk,
-		       (unsigned long long)(ie ? iin.entry + iat - iin.lo
-					      : in.entry + at - in.lo));
-	else
-		printf("stack       %#llx-%#llx\nbrk         %#llx\n",
-		       (unsigned long long)sat,
-		       (unsigned long long)(sat + stack),
-		       (unsigned long long)brk);
-	if (print_identity(e, exe, json)) {
+	pl.w = json ? &w : NULL;
+	ret = plan_images(&pl, path, base, stack, &im);
+	if (!ret) {
+		identity(im.e, exe, &d);
+		plan_rest(&pl, path, stack, &im, &d, exe);
+	}
+	if (json && ret)
+		jw_drop(&w);
+	else if (json && jw_end(&w, stdout))
+		ret = 125;
+	if (!ret && exe == NCB_EXE_SET && !d.set) {
 		fprintf(stderr, "noclobber exec: --exe=set: this process "
 			"cannot set /proc/PID/exe\n");
-		err = 1;
+		ret = 125;
 	}
-out:
-	ncb_elf_close(e);
-	ncb_elf_close(ie);
+	ncb_elf_close(im.e);
+	ncb_elf_close(im.ie);
 	ncb_as_free(pl.as);
-	if (err)
-		return EXIT_USAGE;
-	return pl.collisions ? 1 : 0;
+	return ret ? ret : pl.collisions ? 1 : 0;
 }
 
 int cmd_exec(int argc, char **argv)
@@ -432,14 +512,19 @@ int cmd_exec(int argc, char **argv)
 	uint64_t v;
 
 	/* '+': the program's own options are not ours. */
-	while ((c = getopt_long(argc, argv, "+b:s:pjh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+b:s:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 		case 's':
 			if (parse_u64(optarg, &v)) {
 				fprintf(stderr, "noclobber exec: bad number "
 					"'%s'\n", optarg);
-				return EXIT_USAGE;
+				return EXIT_CANNOT;
+			}
+			if (c == 'b' && v % (uint64_t)getpagesize()) {
+				fprintf(stderr, "noclobber exec: --base %s is "
+					"not page-aligned\n", optarg);
+				return EXIT_CANNOT;
 			}
 			if (c == 'b')
 				o.base = v;
@@ -461,7 +546,7 @@ int cmd_exec(int argc, char **argv)
 				fprintf(stderr, "noclobber exec: --exe takes "
 					"auto, interp or off, not '%s'\n",
 					optarg);
-				return EXIT_USAGE;
+				return EXIT_CANNOT;
 			}
 			break;
 		case 'h':
@@ -469,17 +554,16 @@ int cmd_exec(int argc, char **argv)
 			return 0;
 		default:
 			usage(stderr);
-			return EXIT_USAGE;
+			return EXIT_CANNOT;
 		}
 	}
 	if (optind >= argc || (json && !plan)) {
 		usage(stderr);
-		return EXIT_USAGE;
+		return EXIT_CANNOT;
 	}
 	if (find_program(argv[optind], path, sizeof(path))) {
-		fprintf(stderr, "noclobber exec: %s: not found\n",
-			argv[optind]);
-		return plan ? EXIT_USAGE : 127;
+		fail("exec", json, ENOENT, "%s: not found", argv[optind]);
+		return EXIT_NOT_FOUND;
 	}
 	if (plan)
 		return do_plan(path, o.base, o.stack_size ? o.stack_size
@@ -487,5 +571,5 @@ int cmd_exec(int argc, char **argv)
 			       json);
 	err = ncb_exec(path, argv + optind, environ, &o, why, sizeof(why));
 	fprintf(stderr, "noclobber exec: %s\n", why);
-	return err == -ENOENT ? 127 : 126;
+	return exec_status(err);
 }

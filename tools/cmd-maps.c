@@ -9,36 +9,101 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: noclobber maps [--json] [PID]\n\n"
+	fprintf(f, "usage: noclobber maps [-p PID] [-o COLUMNS] [--bytes] "
+		   "[--json] [PID]\n\n"
 		   "Lists the mappings of process PID (decimal; default: "
 		   "this one) with their\nsizes and the free gaps between "
-		   "them.  Exit status: 0 listed, 1 the process\nhas no "
-		   "address space, 2 error.\n");
+		   "them.  -o chooses the columns, in order,\nfrom start, "
+		   "end, size, perms, offset, dev, inode, rss, pss, dirty, "
+		   "swap\nand path (rss and the rest read /proc/PID/smaps, "
+		   "as pmap -x does);\n--bytes prints sizes in bytes.  "
+		   "Exit status: 0 listed, 1 the process\nhas no address "
+		   "space, 2 error.\n");
 }
 
-/* 1536 -> "1.5 KiB" */
-static const char *human(uint64_t n, char buf[32])
+enum col {
+	C_START, C_END, C_SIZE, C_PERMS, C_OFFSET, C_DEV, C_INODE,
+	C_RSS, C_PSS, C_DIRTY, C_SWAP, C_PATH, NCOLS
+};
+
+/* Each column: its name (also its JSON key), heading and width. */
+static const struct {
+	const char *name;
+	const char *head;
+	int width;
+} cols[NCOLS] = {
+	[C_START] = { "start", "START", 12 },
+	[C_END] = { "end", "END", 12 },
+	[C_SIZE] = { "size", "SIZE", 9 },
+	[C_PERMS] = { "perms", "PERM", 4 },
+	[C_OFFSET] = { "offset", "OFFSET", 8 },
+	[C_DEV] = { "dev", "DEV", 5 },
+	[C_INODE] = { "inode", "INODE", 8 },
+	[C_RSS] = { "rss", "RSS", 9 },
+	[C_PSS] = { "pss", "PSS", 9 },
+	[C_DIRTY] = { "dirty", "DIRTY", 9 },
+	[C_SWAP] = { "swap", "SWAP", 9 },
+	[C_PATH] = { "path", "PATH", 0 },
+};
+
+#define SMAPS_COLS (1u << C_RSS | 1u << C_PSS | 1u << C_DIRTY | 1u << C_SWAP)
+
+struct opts {
+	pid_t pid;
+	int json;
+	int bytes;
+	int ncol;		/* 0: the default layout */
+	enum col col[NCOLS * 2];
+	unsigned int want;	/* bit per column asked for */
+};
+
+struct totals {
+	int n;
+	uint64_t mapped;
+	uint64_t prev_end;
+	uint64_t mem[4];	/* rss, pss, dirty, swap */
+};
+
+/* 1536 -> "1.5 KiB"; in bytes under --bytes. */
+static const char *human(uint64_t n, int bytes, char buf[32])
 {
 	static const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
 	double v = (double)n;
 	int u = 0;
 
-	while (v >= 1024 && u < 5) {
+	while (!bytes && v >= 1024 && u < 5) {
 		v /= 1024;
 		u++;
 	}
-	if (u == 0)
+	if (bytes)
+		snprintf(buf, 32, "%" PRIu64, n);
+	else if (u == 0)
 		snprintf(buf, 32, "%" PRIu64 " B", n);
 	else
 		snprintf(buf, 32, "%.*f %s", v < 10 ? 1 : 0, v, unit[u]);
 	return buf;
 }
 
-struct totals {
-	int n;
-	uint64_t mapped;
-	uint64_t prev_end;
-};
+/* "start,size,rss,path" into o->col; -1 for an unknown column. */
+static int parse_cols(const char *s, struct opts *o)
+{
+	size_t n;
+	int c;
+
+	while (*s) {
+		n = strcspn(s, ",");
+		for (c = 0; c < NCOLS; c++)
+			if (strlen(cols[c].name) == n &&
+			    !strncmp(s, cols[c].name, n))
+				break;
+		if (c == NCOLS || o->ncol == NCOLS * 2)
+			return -1;
+		o->col[o->ncol++] = (enum col)c;
+		o->want |= 1u << c;
+		s += n + (s[n] == ',');
+	}
+	return o->ncol ? 0 : -1;
+}
 
 /*
  * Free space lies between two mappings of the user address space; the
@@ -49,80 +114,286 @@ static int gap_before(const struct ncb_mapping *m, const struct totals *t)
 	return t->n && m->start > t->prev_end && strcmp(m->path, "[vsyscall]");
 }
 
-static void text_entry(const struct ncb_mapping *m, struct totals *t)
+/* One column of a mapping's row (s: its smaps entry, or NULL). */
+static void text_col(const struct opts *o, enum col c,
+		     const struct ncb_mapping *m,
+		     const struct smaps_entry *s)
+{
+	const uint64_t *mem = s ? &s->rss : NULL;
+	int w = o->bytes && cols[c].width == 9 ? 14 : cols[c].width;
+	char buf[32], perms[5];
+
+	switch (c) {
+	case C_START:
+	case C_END:
+		printf("%012" PRIx64, c == C_START ? m->start : m->end);
+		return;
+	case C_SIZE:
+		printf("%*s", w, human(m->end - m->start, o->bytes, buf));
+		return;
+	case C_PERMS:
+		perm_string(m, perms);
+		printf("%s", perms);
+		return;
+	case C_OFFSET:
+		printf("%08" PRIx64, m->offset);
+		return;
+	case C_DEV:
+		snprintf(buf, sizeof(buf), "%02x:%02x", m->dev_major,
+			 m->dev_minor);
+		printf("%*s", w, buf);
+		return;
+	case C_INODE:
+		printf("%*" PRIu64, w, m->inode);
+		return;
+	case C_PATH:
+		print_path(stdout, m->path);
+		return;
+	default:
+		printf("%*s", w, mem ? human(mem[c - C_RSS], o->bytes, buf)
+				     : "-");
+	}
+}
+
+static void text_row(const struct opts *o, const struct ncb_mapping *m,
+		     const struct smaps_entry *s)
+{
+	int i;
+
+	for (i = 0; i < o->ncol; i++) {
+		fputs(i ? " " : "", stdout);
+		text_col(o, o->col[i], m, s);
+	}
+	putchar('\n');
+}
+
+static void text_gap(const struct opts *o, uint64_t start, uint64_t end)
+{
+	struct ncb_mapping g = NCB_INIT(ncb_mapping, .start = start,
+					.end = end);
+	char buf[32];
+	int i, w;
+
+	if (!o->ncol) {
+		printf("%26s gap %s\n", "", human(end - start, o->bytes, buf));
+		return;
+	}
+	for (i = 0; i < o->ncol; i++) {
+		enum col c = o->col[i];
+
+		fputs(i ? " " : "", stdout);
+		w = o->bytes && cols[c].width == 9 ? 14 : cols[c].width;
+		if (c == C_START || c == C_END || c == C_SIZE)
+			text_col(o, c, &g, NULL);
+		else if (c == C_PATH)
+			fputs("gap", stdout);
+		else
+			printf("%*s", w, "");
+	}
+	putchar('\n');
+}
+
+static void text_entry(const struct opts *o, const struct ncb_mapping *m,
+		       const struct smaps_entry *s)
 {
 	char buf[32], perms[5];
 
-	if (gap_before(m, t))
-		printf("%26s gap %s\n", "",
-		       human(m->start - t->prev_end, buf));
-	perms[0] = m->prot & PROT_READ ? 'r' : '-';
-	perms[1] = m->prot & PROT_WRITE ? 'w' : '-';
-	perms[2] = m->prot & PROT_EXEC ? 'x' : '-';
-	perms[3] = m->shared ? 's' : 'p';
-	perms[4] = '\0';
+	if (o->ncol) {
+		text_row(o, m, s);
+		return;
+	}
+	perm_string(m, perms);
 	printf("  %012" PRIx64 "-%012" PRIx64 " %9s %s %08" PRIx64 " ",
-	       m->start, m->end, human(m->end - m->start, buf), perms,
-	       m->offset);
+	       m->start, m->end, human(m->end - m->start, o->bytes, buf),
+	       perms, m->offset);
 	print_path(stdout, m->path);
 	putchar('\n');
 }
 
-static void json_entry(const struct ncb_mapping *m, struct totals *t)
+static void json_entry(struct jw *w, const struct opts *o,
+		       const struct ncb_mapping *m,
+		       const struct smaps_entry *s)
 {
-	if (gap_before(m, t))
-		printf(",{\"type\":\"gap\",\"start\":\"0x%" PRIx64 "\",\"end\":"
-		       "\"0x%" PRIx64 "\",\"size\":%" PRIu64 "}", t->prev_end,
-		       m->start, m->start - t->prev_end);
-	printf("%s{\"type\":\"mapping\",\"size\":%" PRIu64 ",\"mapping\":",
-	       t->n ? "," : "", m->end - m->start);
-	json_mapping(stdout, m);
-	putchar('}');
+	int c;
+
+	jw_open(w, NULL, '{');
+	jw_str(w, "type", "mapping");
+	jw_mapping_fields(w, m);
+	jw_hex(w, "size", m->end - m->start);
+	for (c = C_RSS; c <= C_SWAP; c++) {
+		if (!(o->want & 1u << c))
+			continue;
+		if (s)
+			jw_int(w, cols[c].name,
+			       (long long)(&s->rss)[c - C_RSS]);
+		else
+			jw_str(w, cols[c].name, NULL);
+	}
+	jw_close(w, '}');
+}
+
+static void json_gap(struct jw *w, uint64_t start, uint64_t end)
+{
+	jw_open(w, NULL, '{');
+	jw_str(w, "type", "gap");
+	jw_hex(w, "start", start);
+	jw_hex(w, "end", end);
+	jw_hex(w, "size", end - start);
+	jw_close(w, '}');
+}
+
+static void entry(struct jw *w, const struct opts *o, struct totals *t,
+		  const struct ncb_mapping *m, const struct smaps *sm)
+{
+	const struct smaps_entry *s = smaps_find(sm, m->start, m->end);
+	int i;
+
+	if (gap_before(m, t)) {
+		if (o->json)
+			json_gap(w, t->prev_end, m->start);
+		else
+			text_gap(o, t->prev_end, m->start);
+	}
+	if (o->json)
+		json_entry(w, o, m, s);
+	else
+		text_entry(o, m, s);
+	t->n++;
+	t->mapped += m->end - m->start;
+	t->prev_end = m->end;
+	for (i = 0; s && i < 4; i++)
+		t->mem[i] += (&s->rss)[i];
+}
+
+static void text_totals(const struct opts *o, const struct totals *t)
+{
+	char buf[32];
+	int c;
+
+	printf("%d mappings, %s mapped", t->n, human(t->mapped, o->bytes,
+						      buf));
+	for (c = C_RSS; c <= C_SWAP; c++)
+		if (o->want & 1u << c)
+			printf(", %s %s", cols[c].name,
+			       human(t->mem[c - C_RSS], o->bytes, buf));
+	putchar('\n');
+}
+
+static void json_totals(struct jw *w, const struct opts *o,
+			const struct totals *t)
+{
+	int c;
+
+	jw_int(w, "mappings", t->n);
+	jw_hex(w, "mapped", t->mapped);
+	for (c = C_RSS; c <= C_SWAP; c++)
+		if (o->want & 1u << c)
+			jw_int(w, cols[c].name, (long long)t->mem[c - C_RSS]);
+}
+
+static void text_heading(const struct opts *o)
+{
+	int i, w;
+
+	for (i = 0; o->ncol && i < o->ncol; i++) {
+		enum col c = o->col[i];
+
+		w = o->bytes && cols[c].width == 9 ? 14 : cols[c].width;
+		printf("%s%*s", i ? " " : "", c == C_PATH ? 0 : w,
+		       cols[c].head);
+	}
+	if (o->ncol)
+		putchar('\n');
+}
+
+/* -1 to go on, or the exit status. */
+static int parse_options(int argc, char **argv, struct opts *o)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "bytes", no_argument, NULL, 'b' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, pid_given = 0;
+
+	while ((c = getopt_long(argc, argv, "p:o:jh", opts, NULL)) != -1) {
+		if (c == 'p' && !parse_pid(optarg, &o->pid))
+			pid_given = 1;
+		else if (c == 'o' && !parse_cols(optarg, o))
+			continue;
+		else if (c == 'b')
+			o->bytes = 1;
+		else if (c == 'j')
+			o->json = 1;
+		else if (c == 'h')
+			return usage(stdout), 0;
+		else
+			return usage(stderr), EXIT_USAGE;
+	}
+	/* A PID after the options as well, as pmap takes it. */
+	if (argc - optind > 1 || (argc - optind == 1 &&
+	    (pid_given || parse_pid(argv[optind], &o->pid))))
+		return usage(stderr), EXIT_USAGE;
+	return -1;
+}
+
+static int list(struct ncb_maps *maps, const struct opts *o,
+		const struct smaps *sm)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	struct totals t = { 0 };
+	struct jw w;
+	int ret;
+
+	if (o->json && (ret = jw_begin(&w)))
+		return ret;
+	if (o->json) {
+		jw_int(&w, "pid", o->pid ? (int)o->pid : (int)getpid());
+		jw_open(&w, "entries", '[');
+	} else {
+		text_heading(o);
+	}
+	while ((ret = ncb_maps_next(maps, &m)) == 1)
+		entry(&w, o, &t, &m, sm);
+	if (!o->json) {
+		text_totals(o, &t);
+		return ret;
+	}
+	if (ret < 0) {
+		jw_drop(&w);
+		return ret;
+	}
+	jw_close(&w, ']');
+	json_totals(&w, o, &t);
+	return jw_end(&w, stdout);
 }
 
 int cmd_maps(int argc, char **argv)
 {
-	struct totals t = { 0, 0, 0 };
-	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	struct opts o = { 0 };
+	struct smaps sm = { 0 };
 	struct ncb_maps *maps;
-	char buf[32];
-	int c, json, ret;
-	pid_t pid = 0;
+	int ret;
 
-	c = parse_json_only(argc, argv, usage, &json);
-	if (c >= 0)
-		return c;
-	if (argc - optind > 1 || (argc - optind == 1 &&
-	    parse_pid(argv[optind], &pid))) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	ret = ncb_maps_open(&maps, pid);
+	ret = parse_options(argc, argv, &o);
+	if (ret >= 0)
+		return ret;
+	ret = ncb_maps_open(&maps, o.pid);
+	if (!ret && (o.want & SMAPS_COLS) && (ret = smaps_read(&sm, o.pid)))
+		ncb_maps_close(maps);
 	if (ret) {
-		maps_error(pid, ret);
+		maps_error("maps", o.json, o.pid, ret);
 		/* Read, but there is nothing to list: that is no misuse. */
 		return ret == -ESRCH ? 1 : EXIT_USAGE;
 	}
-	if (json)
-		printf("{\"pid\":%d,\"entries\":[", pid ? (int)pid
-							 : (int)getpid());
-	while ((ret = ncb_maps_next(maps, &m)) == 1) {
-		if (json)
-			json_entry(&m, &t);
-		else
-			text_entry(&m, &t);
-		t.n++;
-		t.mapped += m.end - m.start;
-		t.prev_end = m.end;
-	}
+	ret = list(maps, &o, &sm);
 	ncb_maps_close(maps);
-	if (json)
-		printf("],\"mappings\":%d,\"mapped\":%" PRIu64 "}\n", t.n,
-		       t.mapped);
-	else
-		printf("%d mappings, %s mapped\n", t.n, human(t.mapped, buf));
+	smaps_free(&sm);
 	if (ret < 0) {
-		maps_error(pid, ret);
+		maps_error("maps", o.json, o.pid, ret);
 		return EXIT_USAGE;
 	}
 	return 0;

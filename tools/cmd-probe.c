@@ -32,6 +32,31 @@ static void usage(FILE *f)
 		   "takes because of it.\n");
 }
 
+static int probe_json(const struct ncb_probe *p, const struct utsname *u)
+{
+	struct jw w;
+	int err;
+
+	err = jw_begin(&w);
+	if (!err) {
+		jw_str(&w, "kernel", u->release);
+		jw_str(&w, "machine", u->machine);
+		jw_str(&w, "noreplace", ncb_noreplace_name(p->noreplace));
+		jw_hex(&w, "flag", NCB_MAP_FIXED_NOREPLACE);
+		jw_hex(&w, "page_size", p->page_size);
+		jw_hex(&w, "mmap_min_addr", p->mmap_min_addr);
+		jw_bool(&w, "procmap_query", p->procmap_query);
+		jw_str(&w, "path", p->noreplace == NCB_NOREPLACE_HONOURED
+				   ? "kernel" : "fallback");
+		err = jw_end(&w, stdout);
+	}
+	if (err) {
+		fprintf(stderr, "noclobber probe: %s\n", strerror(-err));
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 int cmd_probe(int argc, char **argv)
 {
 	struct ncb_probe p = { .size = sizeof(p) };
@@ -48,21 +73,8 @@ int cmd_probe(int argc, char **argv)
 	if (uname(&u))
 		strcpy(u.release, "unknown");
 	ncb_kernel_probe(&p);
-	if (json) {
-		printf("{\"kernel\":");
-		json_string(stdout, u.release);
-		printf(",\"machine\":");
-		json_string(stdout, u.machine);
-		printf(",\"noreplace\":\"%s\",\"flag\":\"0x%x\","
-		       "\"page_size\":%lu,\"mmap_min_addr\":%lu,"
-		       "\"procmap_query\":%s,\"path\":\"%s\"}\n",
-		       ncb_noreplace_name(p.noreplace),
-		       NCB_MAP_FIXED_NOREPLACE, p.page_size, p.mmap_min_addr,
-		       p.procmap_query ? "true" : "false",
-		       p.noreplace == NCB_NOREPLACE_HONOURED ? "kernel"
-							      : "fallback");
-		return 0;
-	}
+	if (json)
+		return probe_json(&p, &u);
 	printf("kernel:              %s %s\n", u.release, u.machine);
 	printf("MAP_FIXED_NOREPLACE: %s (0x%x): %s\n",
 	       ncb_noreplace_name(p.noreplace), NCB_MAP_FIXED_NOREPLACE,

@@ -41,7 +41,7 @@ static void watch_usage(FILE *f)
 		   "but inside the\n                caller's own memory; what "
 		   "then fails is reported\n"
 		   "  --json        one JSON object per event (NDJSON)\n"
-		   "  -o, --output FILE   reports to FILE, not stderr\n"
+		   "  -O, --output-file FILE  reports to FILE, not stderr\n"
 		   "  -p, --pid PID       watch a running process; Ctrl-C "
 		   "detaches and leaves\n                it running.  Without "
 		   "a filter (none can be put in a\n                running "
@@ -193,11 +193,12 @@ static void json_event(FILE *f, const struct watch_event *e)
 	json_string(f, e->caller.symbol);
 	fprintf(f, ",\"symbol_offset\":\"0x%" PRIx64 "\"},\"action\":\"%s\"",
 		e->caller.sym_off, e->action);
-	if (e->have_result && e->result < 0)
-		fprintf(f, ",\"error\":\"%s\"",
-			strerrorname_np((int)-e->result));
-	else if (e->have_result)
+	if (e->have_result && e->result < 0) {
+		fputs(",\"error\":", f);
+		json_error(f, (int)-e->result, NULL);
+	} else if (e->have_result) {
 		fputs(",\"error\":null", f);
+	}
 	if (e->gone)
 		fputs(",\"exited\":true", f);
 	fputs("}\n", f);
@@ -455,7 +456,7 @@ int cmd_watch(int argc, char **argv)
 		{ "deny", no_argument, NULL, 'd' },
 		{ "upgrade", no_argument, NULL, 'u' },
 		{ "json", no_argument, NULL, 'j' },
-		{ "output", required_argument, NULL, 'o' },
+		{ "output-file", required_argument, NULL, 'O' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "system", no_argument, NULL, 'S' },
 		{ "cgroup", required_argument, NULL, 'g' },
@@ -475,14 +476,14 @@ int cmd_watch(int argc, char **argv)
 	pid_t pid;
 
 	/* '+': the program's own options are its own. */
-	while ((c = getopt_long(argc, argv, "+o:p:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+O:p:h", opts, NULL)) != -1) {
 		if (c == 'd' && o.mode == WATCH_REPORT) {
 			o.mode = WATCH_DENY;
 		} else if (c == 'u' && o.mode == WATCH_REPORT) {
 			o.mode = WATCH_UPGRADE;
 		} else if (c == 'j') {
 			out.json = 1;
-		} else if (c == 'o') {
+		} else if (c == 'O') {
 			file = optarg;
 		} else if (c == 'S') {
 			sys = 1;

@@ -10,7 +10,7 @@
 
 static void who_usage(FILE *f)
 {
-	fprintf(f, "usage: noclobber who [--pid PID] [--json] ADDR [LEN]\n\n"
+	fprintf(f, "usage: noclobber who [-p PID] [--json] ADDR [LEN]\n\n"
 		   "Lists the mappings of process PID (decimal; default: "
 		   "this one) that\noverlap [ADDR, ADDR+LEN).  ADDR is a "
 		   "number or a text found in a mapping's\npath, e.g. "
@@ -64,6 +64,7 @@ struct args {
 static int parse_args(int argc, char **argv, struct args *a, int is_map,
 		      void (*usage)(FILE *f))
 {
+	const char *cmd = is_map ? "map" : "who";
 	int c;
 
 	while ((c = getopt_long(argc, argv, "p:P:jh", common_opts, NULL)) !=
@@ -89,22 +90,55 @@ static int parse_args(int argc, char **argv, struct args *a, int is_map,
 	}
 	c = parse_target(argv[optind], a->pid, &a->addr);
 	if (c < 0) {
-		maps_error(a->pid, c);
+		maps_error(cmd, a->json, a->pid, c);
 		return EXIT_USAGE + 1;
 	}
 	if (c) {
-		fprintf(stderr, "noclobber: '%s': not an address or a mapping "
-			"of the process\n", argv[optind]);
+		fail(cmd, a->json, EINVAL, "'%s': not an address or a mapping "
+		     "of the process", argv[optind]);
 		return EXIT_USAGE + 1;
 	}
 	a->len = (uint64_t)sysconf(_SC_PAGESIZE);
 	if (argc - optind == 2 &&
-	    (parse_u64(argv[optind + 1], &a->len) || !a->len)) {
-		fprintf(stderr, "noclobber: '%s': not a length\n",
-			argv[optind + 1]);
+	    (parse_u64(argv[optind + 1], &a->len) || !a->len ||
+	     a->addr + a->len < a->addr)) {
+		fail(cmd, a->json, EINVAL, "'%s': not a length (or the range "
+		     "wraps around)", argv[optind + 1]);
 		return EXIT_USAGE + 1;
 	}
 	return 0;
+}
+
+static int who_json(const struct args *a)
+{
+	struct jw w;
+	int n;
+
+	n = jw_begin(&w);
+	if (n)
+		return n;
+	jw_int(&w, "pid", a->pid ? (int)a->pid : (int)getpid());
+	jw_hex(&w, "start", a->addr);
+	jw_hex(&w, "end", a->addr + a->len);
+	n = jw_occupants(&w, "occupants", a->pid, a->addr, a->len);
+	jw_bool(&w, "free", !n);
+	if (n < 0) {
+		jw_drop(&w);
+		return n;
+	}
+	return jw_end(&w, stdout) ? -EIO : n;
+}
+
+static int who_text(const struct args *a)
+{
+	int n;
+
+	printf("[%#" PRIx64 ", %#" PRIx64 ") in process %d:\n", a->addr,
+	       a->addr + a->len, a->pid ? (int)a->pid : (int)getpid());
+	n = print_occupants(stdout, a->pid, a->addr, a->len);
+	if (!n)
+		printf("  free\n");
+	return n;
 }
 
 int cmd_who(int argc, char **argv)
@@ -118,29 +152,49 @@ int cmd_who(int argc, char **argv)
 		return n - 1;
 	/* Say why the mappings cannot be read before printing any. */
 	n = ncb_maps_open(&maps, a.pid);
-	if (n) {
-		maps_error(a.pid, n);
-		return EXIT_USAGE;
+	if (!n) {
+		ncb_maps_close(maps);
+		n = a.json ? who_json(&a) : who_text(&a);
 	}
-	ncb_maps_close(maps);
-	if (a.json)
-		printf("{\"pid\":%d,\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%"
-		       PRIx64 "\",\"occupants\":", a.pid ? (int)a.pid
-							 : (int)getpid(),
-		       a.addr, a.addr + a.len);
-	else
-		printf("[%#" PRIx64 ", %#" PRIx64 ") in process %d:\n", a.addr,
-		       a.addr + a.len, a.pid ? (int)a.pid : (int)getpid());
-	n = print_occupants(stdout, a.pid, a.addr, a.len, a.json);
-	if (a.json)
-		printf("}\n");
 	if (n < 0) {
-		maps_error(a.pid, n);
+		maps_error("who", a.json, a.pid, n);
 		return EXIT_USAGE;
 	}
-	if (!a.json && !n)
-		printf("  free\n");
 	return n ? 1 : 0;
+}
+
+static void map_text(const struct args *a, int err)
+{
+	if (!err) {
+		printf("mapped [%#" PRIx64 ", %#" PRIx64 ")\n", a->addr,
+		       a->addr + a->len);
+		return;
+	}
+	printf("refused [%#" PRIx64 ", %#" PRIx64 "): %s (%s)\n", a->addr,
+	       a->addr + a->len, strerrorname_np(err), strerror(err));
+	if (err == EEXIST) {
+		printf("in the way:\n");
+		print_occupants(stdout, 0, a->addr, a->len);
+	}
+}
+
+static int map_json(const struct args *a, int err)
+{
+	struct jw w;
+
+	if (jw_begin(&w))
+		return -ENOMEM;
+	jw_hex(&w, "start", a->addr);
+	jw_hex(&w, "end", a->addr + a->len);
+	jw_bool(&w, "mapped", !err);
+	jw_error(&w, "error", err, NULL);
+	if (err == EEXIST) {
+		jw_occupants(&w, "occupants", 0, a->addr, a->len);
+	} else {
+		jw_open(&w, "occupants", '[');
+		jw_close(&w, ']');
+	}
+	return jw_end(&w, stdout);
 }
 
 int cmd_map(int argc, char **argv)
@@ -155,32 +209,10 @@ int cmd_map(int argc, char **argv)
 	p = ncb_mmap((void *)(uintptr_t)a.addr, (size_t)a.len, a.prot,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	err = p == MAP_FAILED ? errno : 0;
-	if (a.json) {
-		printf("{\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64
-		       "\",\"mapped\":%s,\"error\":", a.addr, a.addr + a.len,
-		       err ? "false" : "true");
-		if (err)
-			json_string(stdout, strerrorname_np(err));
-		else
-			printf("null");
-		printf(",\"occupants\":");
-		if (err == EEXIST)
-			print_occupants(stdout, 0, a.addr, a.len, 1);
-		else
-			printf("[]");
-		printf("}\n");
-	} else if (!err) {
-		printf("mapped [%#" PRIx64 ", %#" PRIx64 ")\n", a.addr,
-		       a.addr + a.len);
-	} else {
-		printf("refused [%#" PRIx64 ", %#" PRIx64 "): %s (%s)\n",
-		       a.addr, a.addr + a.len, strerrorname_np(err),
-		       strerror(err));
-		if (err == EEXIST) {
-			printf("in the way:\n");
-			print_occupants(stdout, 0, a.addr, a.len, 0);
-		}
-	}
+	if (!a.json)
+		map_text(&a, err);
+	else if (map_json(&a, err))
+		fail("map", 0, EIO, "cannot print: %s", strerror(errno));
 	if (!err)
 		munmap(p, (size_t)a.len);
 	return err ? 1 : 0;

@@ -40,7 +40,8 @@ static void usage(FILE *f)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
 	fprintf(f, "\n'noclobber COMMAND --help' describes one command; "
-		   "see noclobber(1).\n");
+		   "see noclobber(1).\n'noclobber -V' (--version) prints "
+		   "the version.\n");
 }
 
 int main(int argc, char **argv)
@@ -56,7 +57,7 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "--version")) {
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		unsigned int v = ncb_version();
 
 		printf("noclobber %u.%u.%u\n", v >> 16, v >> 8 & 0xff,

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -106,134 +107,39 @@ int parse_target(const char *s, pid_t pid, uint64_t *addr)
 	return ret == 1 ? 0 : ret < 0 ? ret : 1;
 }
 
+/*
+ * A command's failure: "noclobber CMD: message" on standard error and,
+ * under --json, the error document on standard output.  err is positive.
+ */
+void fail(const char *cmd, int json, int err, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "noclobber %s: %s\n", cmd, msg);
+	if (json)
+		jw_fail(err, msg);
+}
+
 /* Why the mappings of process pid cannot be read, in words. */
-void maps_error(pid_t pid, int err)
+void maps_error(const char *cmd, int json, pid_t pid, int err)
 {
 	int id = pid ? (int)pid : (int)getpid();
 
 	if (err == -ENOENT && pid)
-		fprintf(stderr, "noclobber: process %d: no such process\n", id);
+		fail(cmd, json, ESRCH, "process %d: no such process", id);
 	else if (err == -ESRCH)
-		fprintf(stderr, "noclobber: process %d has no user address "
-			"space (a kernel thread, or it has exited)\n", id);
+		fail(cmd, json, ESRCH, "process %d has no user address space "
+		     "(a kernel thread, or it has exited)", id);
 	else if (err == -EACCES || err == -EPERM)
-		fprintf(stderr, "noclobber: process %d: permission denied "
-			"(reading its mappings takes the right to ptrace "
-			"it)\n", id);
+		fail(cmd, json, -err, "process %d: permission denied (reading "
+		     "its mappings takes the right to ptrace it)", id);
 	else
-		fprintf(stderr, "noclobber: mappings of process %d: %s\n", id,
-			strerror(-err));
-}
-
-/*
- * The well-formed UTF-8 sequence at s (Unicode table 3-7: no overlong
- * form, no surrogate, nothing above U+10FFFF): its length; or, negated,
- * that of the maximal subpart of a sequence cut short, which stands for
- * one U+FFFD (Unicode's recommended practice, Python's and browsers').
- * Stops at the first byte out of place, so never reads past a NUL.
- */
-static int utf8_len(const unsigned char *s)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	int n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return -1;
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return -1;
-	for (i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return -i;
-	return n;
-}
-
-static int utf8_valid(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	int n;
-
-	for (; *p; p += n)
-		if ((n = utf8_len(p)) < 0)
-			return 0;
-	return 1;
-}
-
-/*
- * One ASCII character in a JSON string: the short escapes where JSON has
- * them, \u00XX for the other control characters.
- */
-static void json_ascii(FILE *f, unsigned char c)
-{
-	switch (c) {
-	case '"':
-	case '\\':
-		fprintf(f, "\\%c", c);
-		break;
-	case '\b':
-		fputs("\\b", f);
-		break;
-	case '\f':
-		fputs("\\f", f);
-		break;
-	case '\n':
-		fputs("\\n", f);
-		break;
-	case '\r':
-		fputs("\\r", f);
-		break;
-	case '\t':
-		fputs("\\t", f);
-		break;
-	default:
-		if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-}
-
-/*
- * JSON text is Unicode; a path is bytes.  Valid UTF-8 passes through, and
- * what is not becomes U+FFFD: the output is valid UTF-8 that every JSON
- * parser takes.  What that loses, json_mapping gives back whole in
- * "path_hex".  (Python's surrogateescape, U+DC80 + byte, would keep one
- * lossless string, but a lone surrogate is no Unicode scalar value:
- * strict parsers refuse it, others replace it.)
- */
-void json_string(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	int n;
-
-	fputc('"', f);
-	for (; *p; p += n) {
-		n = utf8_len(p);
-		if (n < 0) {
-			fputs("\\ufffd", f);
-			n = -n;
-		} else if (n > 1) {
-			fwrite(p, 1, (size_t)n, f);
-		} else {
-			json_ascii(f, *p);
-		}
-	}
-	fputc('"', f);
+		fail(cmd, json, -err, "mappings of process %d: %s", id,
+		     strerror(-err));
 }
 
 /*
@@ -270,64 +176,34 @@ void print_mapping(FILE *f, const struct ncb_mapping *m)
 	fputc('\n', f);
 }
 
-void json_mapping(FILE *f, const struct ncb_mapping *m)
+static int occ_text(const struct ncb_mapping *m, void *arg)
 {
-	char perms[5];
-
-	perm_string(m, perms);
-	fprintf(f, "{\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64
-		"\",\"perms\":\"%s\",\"offset\":%" PRIu64 ",\"dev\":\"%x:%x\""
-		",\"inode\":%" PRIu64 ",", m->start, m->end, perms,
-		m->offset, m->dev_major, m->dev_minor, m->inode);
-	json_path(f, m->path);
-	fputc('}', f);
-}
-
-/* "path": the path, and "path_hex": its bytes if it is not UTF-8. */
-void json_path(FILE *f, const char *path)
-{
-	const unsigned char *p = (const unsigned char *)path;
-
-	fputs("\"path\":", f);
-	json_string(f, path);
-	if (utf8_valid(path))
-		return;
-	fputs(",\"path_hex\":\"", f);
-	for (; *p; p++)
-		fprintf(f, "%02x", *p);
-	fputc('"', f);
-}
-
-struct occ_ctx {
-	FILE *f;
-	int json;
-	int n;
-};
-
-static int occ_one(const struct ncb_mapping *m, void *arg)
-{
-	struct occ_ctx *c = arg;
-
-	if (c->json) {
-		fputs(c->n++ ? "," : "", c->f);
-		json_mapping(c->f, m);
-	} else {
-		print_mapping(c->f, m);
-	}
+	print_mapping(arg, m);
 	return 0;
 }
 
-/* The occupants of a range as a JSON array or as indented lines. */
-int print_occupants(FILE *f, pid_t pid, uint64_t addr, uint64_t len, int json)
+static int occ_json(const struct ncb_mapping *m, void *arg)
 {
-	struct occ_ctx c = { f, json, 0 };
+	jw_mapping(arg, NULL, m);
+	return 0;
+}
+
+/* The occupants of a range as indented lines: their number, or -errno. */
+int print_occupants(FILE *f, pid_t pid, uint64_t addr, uint64_t len)
+{
+	return ncb_maps_occupants(pid, (const void *)(uintptr_t)addr,
+				  (size_t)len, occ_text, f);
+}
+
+/* ... or as an array of mapping objects. */
+int jw_occupants(struct jw *w, const char *key, pid_t pid, uint64_t addr,
+		 uint64_t len)
+{
 	int ret;
 
-	if (json)
-		fputc('[', f);
+	jw_open(w, key, '[');
 	ret = ncb_maps_occupants(pid, (const void *)(uintptr_t)addr,
-				 (size_t)len, occ_one, &c);
-	if (json)
-		fputc(']', f);
+				 (size_t)len, occ_json, w);
+	jw_close(w, ']');
 	return ret;
 }

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tool's JSON.  Every document is one object that begins with
+ * "version": the document format's version, raised when a key changes
+ * meaning or goes away (new keys may come in any version).  Addresses,
+ * lengths and offsets are hex strings: a 57-bit address is more than a
+ * JSON number holds exactly in most parsers (doubles).  A document is
+ * written to memory and printed whole, so that a failure half-way
+ * prints an error document, never half of another.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+/*
+ * The well-formed UTF-8 sequence at s (Unicode table 3-7: no overlong
+ * form, no surrogate, nothing above U+10FFFF): its length; or, negated,
+ * that of the maximal subpart of a sequence cut short, which stands for
+ * one U+FFFD (Unicode's recommended practice, Python's and browsers').
+ * Stops at the first byte out of place, so never reads past a NUL.
+ */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	int n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return -1;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return -1;
+	for (i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return -i;
+	return n;
+}
+
+static int utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
+
+	for (; *p; p += n)
+		if ((n = utf8_len(p)) < 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * One ASCII character in a JSON string: the short escapes where JSON has
+ * them, \u00XX for the other control characters.
+ */
+static void json_ascii(FILE *f, unsigned char c)
+{
+	switch (c) {
+	case '"':
+	case '\\':
+		fprintf(f, "\\%c", c);
+		break;
+	case '\b':
+		fputs("\\b", f);
+		break;
+	case '\f':
+		fputs("\\f", f);
+		break;
+	case '\n':
+		fputs("\\n", f);
+		break;
+	case '\r':
+		fputs("\\r", f);
+		break;
+	case '\t':
+		fputs("\\t", f);
+		break;
+	default:
+		if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+}
+
+/*
+ * JSON text is Unicode; a path is bytes.  Valid UTF-8 passes through, and
+ * what is not becomes U+FFFD: the output is valid UTF-8 that every JSON
+ * parser takes.  What that loses, json_mapping gives back whole in
+ * "path_hex".  (Python's surrogateescape, U+DC80 + byte, would keep one
+ * lossless string, but a lone surrogate is no Unicode scalar value:
+ * strict parsers refuse it, others replace it.)
+ */
+void json_string(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
+
+	fputc('"', f);
+	for (; *p; p += n) {
+		n = utf8_len(p);
+		if (n < 0) {
+			fputs("\\ufffd", f);
+			n = -n;
+		} else if (n > 1) {
+			fwrite(p, 1, (size_t)n, f);
+		} else {
+			json_ascii(f, *p);
+		}
+	}
+	fputc('"', f);
+}
+
+/* "path": the path, and "path_hex": its bytes if it is not UTF-8. */
+void json_path(FILE *f, const char *path)
+{
+	const unsigned char *p = (const unsigned char *)path;
+
+	fputs("\"path\":", f);
+	json_string(f, path);
+	if (utf8_valid(path))
+		return;
+	fputs(",\"path_hex\":\"", f);
+	for (; *p; p++)
+		fprintf(f, "%02x", *p);
+	fputc('"', f);
+}
+
+/* The error object: errno's name and number, and what it means here. */
+void json_error(FILE *f, int err, const char *message)
+{
+	const char *name = err ? strerrorname_np(err) : NULL;
+
+	fputs("{\"errno\":", f);
+	json_string(f, name ? name : "?");
+	fprintf(f, ",\"code\":%d,\"message\":", err);
+	json_string(f, message ? message : strerror(err));
+	fputc('}', f);
+}
+
+int jw_begin(struct jw *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->f = open_memstream(&w->buf, &w->len);
+	if (!w->f)
+		return -errno;
+	fputs("{\"version\":1", w->f);
+	w->more = 1;
+	return 0;
+}
+
+/* The comma before a member, and its key inside an object. */
+void jw_key(struct jw *w, const char *key)
+{
+	if (w->more >> w->depth & 1)
+		fputc(',', w->f);
+	w->more |= 1ULL << w->depth;
+	if (key)
+		fprintf(w->f, "\"%s\":", key);
+}
+
+void jw_open(struct jw *w, const char *key, char brace)
+{
+	jw_key(w, key);
+	fputc(brace, w->f);
+	w->depth++;
+	w->more &= ~(1ULL << w->depth);
+}
+
+void jw_close(struct jw *w, char brace)
+{
+	fputc(brace, w->f);
+	w->depth--;
+}
+
+void jw_str(struct jw *w, const char *key, const char *s)
+{
+	jw_key(w, key);
+	if (s)
+		json_string(w->f, s);
+	else
+		fputs("null", w->f);
+}
+
+void jw_hex(struct jw *w, const char *key, uint64_t v)
+{
+	jw_key(w, key);
+	fprintf(w->f, "\"0x%" PRIx64 "\"", v);
+}
+
+void jw_int(struct jw *w, const char *key, long long v)
+{
+	jw_key(w, key);
+	fprintf(w->f, "%lld", v);
+}
+
+void jw_bool(struct jw *w, const char *key, int v)
+{
+	jw_key(w, key);
+	fputs(v ? "true" : "false", w->f);
+}
+
+/* An error object, or null for err 0; message NULL: strerror's. */
+void jw_error(struct jw *w, const char *key, int err, const char *message)
+{
+	jw_key(w, key);
+	if (err)
+		json_error(w->f, err, message);
+	else
+		fputs("null", w->f);
+}
+
+void jw_path(struct jw *w, const char *path)
+{
+	jw_key(w, NULL);
+	json_path(w->f, path);
+}
+
+/* A mapping's members, as /proc/PID/maps has them, in an open object. */
+void jw_mapping_fields(struct jw *w, const struct ncb_mapping *m)
+{
+	char perms[5], dev[24];
+
+	perm_string(m, perms);
+	snprintf(dev, sizeof(dev), "%x:%x", m->dev_major, m->dev_minor);
+	jw_hex(w, "start", m->start);
+	jw_hex(w, "end", m->end);
+	jw_str(w, "perms", perms);
+	jw_hex(w, "offset", m->offset);
+	jw_str(w, "dev", dev);
+	jw_int(w, "inode", (long long)m->inode);
+	jw_path(w, m->path);
+}
+
+void jw_mapping(struct jw *w, const char *key, const struct ncb_mapping *m)
+{
+	jw_open(w, key, '{');
+	jw_mapping_fields(w, m);
+	jw_close(w, '}');
+}
+
+/*
+ * The document, closed and printed whole on one line; -errno if it could
+ * not be made (no memory) or printed.
+ */
+int jw_end(struct jw *w, FILE *out)
+{
+	int err = 0;
+
+	fputc('}', w->f);
+	if (fclose(w->f))
+		err = -errno;
+	else if (fwrite(w->buf, 1, w->len, out) != w->len ||
+		 fputc('\n', out) == EOF || fflush(out))
+		err = -EIO;
+	free(w->buf);
+	memset(w, 0, sizeof(*w));
+	return err;
+}
+
+/* A document that will not be printed: a failure came first. */
+void jw_drop(struct jw *w)
+{
+	fclose(w->f);
+	free(w->buf);
+	memset(w, 0, sizeof(*w));
+}
+
+/* A command's failure as a whole: {"version":1,"error":{...}}. */
+void jw_fail(int err, const char *message)
+{
+	struct jw w;
+
+	if (jw_begin(&w))
+		return;
+	jw_error(&w, "error", err, message);
+	jw_end(&w, stdout);
+}
