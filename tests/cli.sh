@@ -262,6 +262,133 @@ status 1 "map: unaligned address" "$nc" map 0x200000001 4096
 status 2 "map: bad prot" "$nc" map --prot rwz 0x200000000 4096
 status 2 "map: no length" "$nc" map 0x200000000
 
+# The conventions every command shares (noclobber(1), JSON): each
+# document of the shape the manual gives, a failure as one error
+# document, -p for a process, no short option with two meanings.
+top=$(cd "$(dirname "$0")/.." && pwd)
+man1=$top/man/man1/noclobber.1
+# shape NAME COMMAND...: the command's standard output is a NAME document.
+shape() {
+	name=$1
+	shift
+	if [ $have_py = 0 ]; then
+		skip "no python3 to read the JSON"
+		return
+	fi
+	"$@" >"$tmp/doc" 2>/dev/null
+	python3 "$top/tests/json-schema.py" "$man1" "$name" "$tmp/doc" \
+		>"$tmp/why"
+	s=$?
+	sed 's/^/# /' "$tmp/why"
+	ok $s "$* prints a $name document"
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+shape probe "$nc" probe --json
+shape maps "$nc" maps --json
+shape maps "$nc" maps --json -o rss,pss,dirty,swap
+shape who "$nc" who --json '[stack]' 64K
+shape who "$nc" who --json 0x1000
+shape map "$nc" map --json '[stack]' 4K
+shape map "$nc" map --json 0x200000000 4K
+shape map "$nc" map --json 0x200000001 4K
+shape plan "$nc" exec --plan --json ls
+shape check "$nc" check --json /bin/true /etc/hostname /dev/null
+shape failure "$nc" maps --json 2147483647
+shape failure "$nc" who --json -p 2147483647 0x1000
+shape failure "$nc" who --json no-such-mapping-here
+shape failure "$nc" exec --plan --json /nonexistent/prog
+shape failure "$nc" check --json /nonexistent/file
+status 2 "maps --json, no such process: status 2" \
+	"$nc" maps --json 2147483647
+"$nc" maps --json 2147483647 2>&1 >/dev/null | grep -q 'no such process'
+ok $? "and the message on standard error too"
+
+# The schema checker itself finds what differs.
+if [ $have_py = 1 ]; then
+	for bad in '{"version":2,"error":null}' '{"error":null}' \
+		   '{"version":1,"error":null,"more":1}' \
+		   '{"version":1,"error":{"errno":"EIO","code":"5","message":""}}'
+	do
+		echo "$bad" | python3 "$top/tests/json-schema.py" "$man1" \
+			failure >/dev/null
+		[ $? -eq 1 ]
+		ok $? "json-schema.py refuses $bad"
+	done
+	"$nc" maps --json | sed 's/"size":"0x/"size":"0X/' |
+		python3 "$top/tests/json-schema.py" "$man1" maps >/dev/null
+	[ $? -eq 1 ]
+	ok $? "json-schema.py refuses a size that is no lowercase hex string"
+fi
+
+check "-V" "$nc" -V
+[ "$("$nc" -V)" = "$("$nc" --version)" ]
+ok $? "-V is --version"
+sleeper
+a=$("$nc" maps -p "$pid" | grep -c /sleep)
+b=$("$nc" maps --pid "$pid" | grep -c /sleep)
+c=$("$nc" maps "$pid" | grep -c /sleep)
+[ "$a" -gt 0 ] && [ "$a" = "$b" ] && [ "$b" = "$c" ]
+ok $? "maps: -p PID, --pid PID and PID name the same process ($a $b $c)"
+status 2 "maps: -p and a PID" "$nc" maps -p "$pid" "$pid"
+"$nc" who -p "$pid" /sleep | grep -q "process $pid"
+ok $? "who -p PID"
+kill "$pid"
+
+# maps -o: columns as asked, with a heading; smaps' counts summed.
+"$nc" maps -o start,size,rss,dirty,path >"$tmp/o"
+ok $? "maps -o start,size,rss,dirty,path"
+head -1 "$tmp/o" | grep -Eq '^ *START +SIZE +RSS +DIRTY PATH$'
+ok $? "maps -o: a heading"
+grep -Eq '^[0-9a-f]{12} +[0-9.]+ [KMG]iB +[0-9.]+ [KMG]?i?B +[0-9.]+ [KMG]?i?B \[stack\]$' "$tmp/o"
+ok $? "maps -o: the stack's row"
+tail -1 "$tmp/o" | grep -q 'mappings, .* mapped, rss .*, dirty '
+ok $? "maps -o: the last line sums rss and dirty"
+"$nc" maps --bytes -o size,rss,path | grep -Eq '^ +[0-9]+ +[0-9]+ \[stack\]$'
+ok $? "maps --bytes: sizes in bytes"
+status 2 "maps -o: an unknown column" "$nc" maps -o start,colour
+status 2 "maps -o: nothing" "$nc" maps -o ''
+status 2 "maps -o: an empty column" "$nc" maps -o start,,end
+if [ $have_py = 1 ]; then
+	# Our own counts against smaps: each mapping's rss as the kernel's.
+	"$nc" maps --json -o rss,dirty --bytes | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+m = [e for e in d["entries"] if e["type"] == "mapping"]
+assert all(e["rss"] is None or e["rss"] % 1024 == 0 for e in m)
+assert sum(e["rss"] or 0 for e in m) == d["rss"] > 0, d["rss"]
+assert d["dirty"] <= d["rss"]
+assert all(e["rss"] is None or e["rss"] <= int(e["size"], 16) for e in m)
+assert "pss" not in d and all("pss" not in e for e in m)'
+	ok $? "maps --json -o rss,dirty: per mapping and in all, bounded"
+	"$nc" maps --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert "rss" not in d and all("rss" not in e for e in d["entries"])'
+	ok $? "maps --json: no smaps members unless asked"
+fi
+
+# No short option means two things across the commands.
+if [ $have_py = 1 ] && [ -d "$top/tools" ]; then
+	python3 - "$top"/tools/cmd-*.c <<'PY'
+import re, sys
+seen = {}
+for f in sys.argv[1:]:
+    src = open(f).read()
+    table = dict((v, k) for k, v in re.findall(
+        r'\{ "([a-z-]+)", \w+_argument, NULL, \'(.)\' \}', src))
+    for shorts in re.findall(r'getopt_long\(argc, argv, "\+?([^"]*)"', src):
+        for c in shorts.replace(":", ""):
+            long = table.get(c)
+            if long is None:
+                continue
+            if seen.setdefault(c, long) != long:
+                print("# -%s: --%s and --%s" % (c, seen[c], long))
+                sys.exit(1)
+PY
+	ok $? "no short option with two meanings"
+fi
+
 status 0 "demo" "$nc" demo
 "$nc" demo | grep -q 'data is gone'
 ok $? "demo shows MAP_FIXED clobbering"

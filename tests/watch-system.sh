@@ -54,6 +54,12 @@ stop() {
 events() {
 	f=$1
 	shift
+	# Every line of the shape noclobber(1) gives.
+	if [ -s "$f" ] && ! python3 "$top/tests/json-schema.py" \
+		"$top/man/man1/noclobber.1" watch "$f" >"$tmp/why"; then
+		sed 's/^/# /' "$tmp/why"
+		return 1
+	fi
 	python3 - "$f" "$@" <<'EOF'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
