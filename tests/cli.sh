@@ -299,6 +299,15 @@ shape failure "$nc" who --json -p 2147483647 0x1000
 shape failure "$nc" who --json no-such-mapping-here
 shape failure "$nc" exec --plan --json /nonexistent/prog
 shape failure "$nc" check --json /nonexistent/file
+if [ $have_py = 0 ] || ! "$nc" watch true >/dev/null 2>&1; then
+	skip "no python3, or the watcher cannot trace here"
+else
+	"$nc" watch --json -O "$tmp/w" /nonexistent/prog 2>/dev/null
+	s=$?
+	python3 "$top/tests/json-schema.py" "$man1" failure "$tmp/w" &&
+		[ $s -eq 127 ]
+	ok $? "watch --json, no program: a failure document in its reports"
+fi
 status 2 "maps --json, no such process: status 2" \
 	"$nc" maps --json 2147483647
 "$nc" maps --json 2147483647 2>&1 >/dev/null | grep -q 'no such process'

@@ -61,7 +61,7 @@ void jw_mapping_fields(struct jw *w, const struct ncb_mapping *m);
 void jw_mapping(struct jw *w, const char *key, const struct ncb_mapping *m);
 int jw_end(struct jw *w, FILE *out);
 void jw_drop(struct jw *w);
-void jw_fail(int err, const char *message);
+void jw_fail(FILE *out, int err, const char *message);
 
 /* The occupants of a range: indented lines, or a JSON array member. */
 int print_occupants(FILE *f, pid_t pid, uint64_t addr, uint64_t len);

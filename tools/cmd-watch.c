@@ -427,6 +427,17 @@ static int check_use(const struct scope *sc, int sys, int mode,
 	return 0;
 }
 
+/*
+ * The watcher's own failure: said on standard error and, under --json,
+ * as a failure document in the report stream.
+ */
+static void watch_fail(struct out *o, int err, const char *why)
+{
+	fprintf(stderr, "noclobber watch: %s\n", why);
+	if (o->json)
+		jw_fail(o->f, err, why);
+}
+
 static int run_system(struct scope *sc, struct watch_opts *o)
 {
 	char why[512] = "";
@@ -437,16 +448,15 @@ static int run_system(struct scope *sc, struct watch_opts *o)
 	sc->so.comms = sc->comms;
 	sc->so.cgroups = sc->cgroups;
 	if (o->mode == WATCH_DENY) {
-		fprintf(stderr, "noclobber watch: --system --deny: not "
-			"supported: refusing a call from the kernel needs BPF "
-			"LSM programs (see noclobber(7))\n");
+		watch_fail(o->arg, EOPNOTSUPP, "--system --deny: not "
+			   "supported: refusing a call from the kernel needs "
+			   "BPF LSM programs (see noclobber(7))");
 		return 125;
 	}
 	r = watch_system(&sc->so, o, why, sizeof(why));
 	if (!r)
 		return 0;
-	fprintf(stderr, "noclobber watch: %s\n", why[0] ? why :
-		strerror(-r));
+	watch_fail(o->arg, -r, why[0] ? why : strerror(-r));
 	return 125;
 }
 
@@ -528,14 +538,14 @@ int cmd_watch(int argc, char **argv)
 		r = watch_attach(pid, &o, why, sizeof(why));
 	else
 		r = watch_run(argv + optind, &o, &failed, why, sizeof(why));
+	if (r < 0)
+		watch_fail(&out, -r, why[0] ? why : strerror(-r));
 	if (close_out(&out, file) && r >= 0)
 		return 125;
 	if (r >= 0 && pid)
 		return WIFSIGNALED(r) ? 128 + WTERMSIG(r) : WEXITSTATUS(r);
 	if (r >= 0)
 		return pass_status(r);
-	fprintf(stderr, "noclobber watch: %s\n", why[0] ? why :
-		strerror(-r));
 	/* As env(1): not found, found but not run, the watcher's own. */
 	if (failed)
 		return r == -ENOENT ? 127 : 126;

@@ -281,12 +281,12 @@ void jw_drop(struct jw *w)
 }
 
 /* A command's failure as a whole: {"version":1,"error":{...}}. */
-void jw_fail(int err, const char *message)
+void jw_fail(FILE *out, int err, const char *message)
 {
 	struct jw w;
 
 	if (jw_begin(&w))
 		return;
 	jw_error(&w, "error", err, message);
-	jw_end(&w, stdout);
+	jw_end(&w, out);
 }

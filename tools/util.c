@@ -121,7 +121,7 @@ void fail(const char *cmd, int json, int err, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "noclobber %s: %s\n", cmd, msg);
 	if (json)
-		jw_fail(err, msg);
+		jw_fail(stdout, err, msg);
 }
 
 /* Why the mappings of process pid cannot be read, in words. */
