@@ -602,7 +602,7 @@ d = [json.loads(l) for l in open(sys.argv[1])]
 assert len(d) == 1 and list(d[0]) == ["version", "error"], d
 assert d[0]["error"]["errno"] == "ENOENT", d' "$tmp/o" &&
 		[ $s -eq 127 ] && grep -q "noclobber exec: " "$tmp/e"
-	ok $? "--plan --json, interpreter missing: an error document (status $s)"
+	ok $? "--plan --json, no interpreter: an error document (status $s)"
 else
 	skip "no python3"
 	skip "no python3"
