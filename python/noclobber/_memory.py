@@ -1,0 +1,152 @@
+"""mmap_at(): memory mapped exactly at an address with ncb_mmap, or not at
+all."""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from types import TracebackType
+from typing import Optional, Type
+
+from ._consts import VALUES
+from ._lib import LIB, LIBC, MAP_FAILED, c_int, fits, os_error
+
+
+_READ = VALUES["PROT_READ"]
+_WRITE = VALUES["PROT_WRITE"]
+
+
+class Region:
+    """Memory this process mapped at [address, address + length), unmapped
+    by close(), by the end of a with block, or when collected.
+
+    view is a memoryview of its bytes: writable where the protection
+    has PROT_WRITE, read-only where it has PROT_READ alone, and none
+    (ValueError) without PROT_READ, as touching it would kill the
+    process.  close() refuses, with BufferError, while anything still
+    holds the memory through the view (a slice, memoryview(view),
+    view.obj, a buffer exported from it), so that nothing can touch it
+    once unmapped; a Region collected meanwhile stays mapped.  (The check
+    counts references, as CPython keeps them.)
+    """
+
+    _mapped = False
+
+    def __init__(self, address: int, length: int,
+                 prot: int = _READ | _WRITE) -> None:
+        """Own the mapping at [address, address + length) of protection
+        prot; mmap_at makes Regions."""
+        self._address = address
+        self._length = length
+        self._prot = prot
+        self._mapped = True
+        self._bytes: Optional[ctypes.Array[ctypes.c_ubyte]] = None
+        self._view: Optional[memoryview] = None
+        if prot & _READ:
+            self._bytes = (ctypes.c_ubyte * length).from_address(address)
+            self._unshared = sys.getrefcount(self._bytes)
+            self._view = self._new_view()
+
+    def _new_view(self) -> memoryview:
+        assert self._bytes is not None
+        view = memoryview(self._bytes).cast("B")
+        return view if self._prot & _WRITE else view.toreadonly()
+
+    @property
+    def address(self) -> int:
+        """Where the memory starts."""
+        return self._address
+
+    @property
+    def prot(self) -> int:
+        """The protection it was mapped with."""
+        return self._prot
+
+    def __len__(self) -> int:
+        """Its length in bytes."""
+        return self._length
+
+    @property
+    def closed(self) -> bool:
+        """Whether the memory has been unmapped."""
+        return not self._mapped
+
+    @property
+    def view(self) -> memoryview:
+        """A memoryview of the bytes (format "B")."""
+        if not self._mapped:
+            raise ValueError("operation on a closed Region")
+        if self._view is None:
+            raise ValueError("Region is not readable: no PROT_READ")
+        return self._view
+
+    def __bytes__(self) -> bytes:
+        """A copy of the bytes."""
+        return bytes(self.view)
+
+    def __repr__(self) -> str:
+        state = "open" if self._mapped else "closed"
+        return (f"<Region {state} {self._address:#x}-"
+                f"{self._address + self._length:#x}>")
+
+    def _release_view(self) -> None:
+        if self._view is None:
+            return
+        try:
+            self._view.release()
+        except BufferError:
+            raise BufferError("Region in use: a buffer exported from its "
+                              "view is still held") from None
+        if sys.getrefcount(self._bytes) > self._unshared:
+            self._view = self._new_view()
+            raise BufferError("Region in use: a view or a slice of it is "
+                              "still held")
+        self._view = None
+        self._bytes = None
+
+    def close(self) -> None:
+        """Unmap the memory (BufferError while it is still in use, see
+        the class); calling it again does nothing."""
+        if not self._mapped:
+            return
+        self._release_view()
+        self._mapped = False
+        if LIBC.munmap(self._address, self._length) != 0:
+            raise os_error(ctypes.get_errno())
+
+    def __enter__(self) -> Region:
+        if not self._mapped:
+            raise ValueError("operation on a closed Region")
+        return self
+
+    def __exit__(self, kind: Optional[Type[BaseException]],
+                 value: Optional[BaseException],
+                 traceback: Optional[TracebackType]) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except BufferError:
+            pass
+
+
+def mmap_at(addr: int, length: int,
+            prot: int = VALUES["PROT_READ"] | VALUES["PROT_WRITE"],
+            flags: int = VALUES["MAP_PRIVATE"] | VALUES["MAP_ANONYMOUS"],
+            fileno: int = -1, offset: int = 0) -> Region:
+    """Map length bytes exactly at addr with ncb_mmap(3), never
+    replacing anything, and return the Region.
+
+    The arguments are mmap(2)'s (MAP_FIXED and MAP_FIXED_NOREPLACE in
+    flags are accepted and ignored).  Raises FileExistsError when some
+    page of the range is mapped, else the OSError of ncb_mmap's errno.
+    """
+    address = LIB.ncb_mmap(fits(ctypes.c_void_p, addr, "addr"),
+                           fits(ctypes.c_size_t, length, "length"),
+                           c_int(prot, "prot"), c_int(flags, "flags"),
+                           c_int(fileno, "fileno"),
+                           fits(ctypes.c_long, offset, "offset"))
+    if address == MAP_FAILED:
+        raise os_error(ctypes.get_errno())
+    return Region(address or 0, length, prot)
