@@ -1,0 +1,170 @@
+"""mmap_at() and Region: memory mapped exactly, refused over what is
+there, and never unmapped while still in reach."""
+
+import ctypes
+import errno
+import gc
+import mmap
+import os
+import pickle
+from pathlib import Path
+import pytest
+
+import noclobber as nc
+
+PAGE = mmap.PAGESIZE
+
+
+@pytest.fixture
+def free() -> int:
+    """An address with 16 free pages, where neither the kernel's own
+    placements (top-down from below the stack) nor the heap go: the
+    model's choice, from this process's maps."""
+    with nc.AddressSpace() as space:
+        space.load(Path("/proc/self/maps").read_bytes())
+        top = next(m for m in space if m.path == "[stack]").end
+        return space.find_free(top // 8, top // 4, 16 * PAGE,
+                               place=nc.Place.RANDOM)
+
+
+def mapped(addr: int) -> nc.Mapping:
+    found = next((m for m in nc.maps(0, addr) if addr in m), None)
+    assert found is not None, f"{addr:#x} is not mapped"
+    return found
+
+
+def test_maps_exactly_there(free: int) -> None:
+    with nc.mmap_at(free, 4 * PAGE) as region:
+        assert region.address == free and len(region) == 4 * PAGE
+        region.view[:5] = b"hello"
+        assert bytes(region)[:5] == b"hello"
+        m = mapped(free)
+        assert (m.start, m.end, m.perms) == (free, free + 4 * PAGE, "rw-p")
+    assert region.closed
+    assert not any(free in m for m in nc.maps(0, free))
+
+
+def test_refused_over_a_mapping(free: int) -> None:
+    with nc.mmap_at(free + PAGE, 2 * PAGE) as first:
+        first.view[0] = 42
+        for addr in (free, free + 2 * PAGE, free + PAGE):
+            with pytest.raises(FileExistsError) as e:
+                nc.mmap_at(addr, 2 * PAGE)
+            assert e.value.errno == errno.EEXIST
+        assert first.view[0] == 42
+        assert mapped(free + PAGE).end == free + 3 * PAGE
+
+
+def test_refused_over_this_programs_own_memory() -> None:
+    stack = next(m for m in nc.maps() if m.path == "[stack]")
+    with pytest.raises(FileExistsError):
+        nc.mmap_at(stack.end - PAGE, PAGE)
+
+
+@pytest.mark.parametrize("offset, length", [(1, PAGE), (0, 0)])
+def test_einval(free: int, offset: int, length: int) -> None:
+    with pytest.raises(OSError) as e:
+        nc.mmap_at(free + offset, length)
+    assert e.value.errno == errno.EINVAL
+
+
+def test_bad_descriptor(free: int) -> None:
+    fd = os.open("/dev/null", os.O_RDONLY)
+    os.close(fd)
+    with pytest.raises(OSError) as e:
+        nc.mmap_at(free, PAGE, nc.PROT_READ, nc.MAP_PRIVATE, fileno=fd)
+    assert e.value.errno == errno.EBADF
+
+
+def test_argument_range() -> None:
+    with pytest.raises(OverflowError):
+        nc.mmap_at(-PAGE, PAGE)
+    with pytest.raises(OverflowError):
+        nc.mmap_at(0, -1)
+
+
+def test_a_file(free: int, tmp_path: Path) -> None:
+    path = tmp_path / "data"
+    path.write_bytes(b"a" * PAGE + b"b" * PAGE)
+    with open(path, "rb") as f:
+        region = nc.mmap_at(free, PAGE, nc.PROT_READ, nc.MAP_SHARED,
+                            fileno=f.fileno(), offset=PAGE)
+    with region:
+        assert bytes(region) == b"b" * PAGE
+        assert region.view.readonly
+        m = mapped(free)
+        assert m.path == str(path) and m.offset == PAGE and m.shared
+        assert m.inode == path.stat().st_ino and m.dev == path.stat().st_dev
+
+
+def test_no_view_without_prot_read(free: int) -> None:
+    with nc.mmap_at(free, PAGE, nc.PROT_NONE) as region:
+        assert region.prot == nc.PROT_NONE
+        with pytest.raises(ValueError, match="not readable"):
+            region.view
+        assert mapped(free).perms == "---p"
+
+
+def test_close_waits_for_every_view(free: int) -> None:
+    region = nc.mmap_at(free, PAGE)
+    for holder in (lambda v: v[1:3], memoryview, lambda v: v.obj,
+                   lambda v: (ctypes.c_char * 4).from_buffer(v)):
+        held = holder(region.view)
+        with pytest.raises(BufferError, match="still held"):
+            region.close()
+        assert not region.closed
+        region.view[0] = 7  # the view works again
+        del held
+    exported = pickle.PickleBuffer(region.view)
+    with pytest.raises(BufferError, match="exported"):
+        region.close()
+    del exported
+    region.close()
+    assert region.closed
+    assert not any(free in m for m in nc.maps(0, free))
+
+
+def test_dropped_while_in_use_stays_mapped(free: int) -> None:
+    region = nc.mmap_at(free, PAGE)
+    region.view[:2] = b"ok"
+    piece = region.view[:2]
+    del region
+    gc.collect()
+    assert bytes(piece) == b"ok"
+    assert mapped(free).start == free
+    del piece
+    gc.collect()
+    os_munmap(free, PAGE)
+
+
+def os_munmap(addr: int, length: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    assert libc.munmap(addr, length) == 0
+
+
+def test_dropped_is_unmapped(free: int) -> None:
+    region = nc.mmap_at(free, PAGE)
+    del region
+    gc.collect()
+    assert not any(free in m for m in nc.maps(0, free))
+
+
+def test_closed_region(free: int) -> None:
+    region = nc.mmap_at(free, PAGE)
+    region.close()
+    region.close()
+    assert repr(region) == f"<Region closed {free:#x}-{free + PAGE:#x}>"
+    with pytest.raises(ValueError, match="closed Region"):
+        region.view
+    with pytest.raises(ValueError, match="closed Region"):
+        bytes(region)
+    with pytest.raises(ValueError, match="closed Region"):
+        region.__enter__()
+
+
+def test_a_failed_munmap_is_reported() -> None:
+    region = nc.Region(PAGE + 1, PAGE, nc.PROT_NONE)
+    with pytest.raises(OSError) as e:
+        region.close()
+    assert e.value.errno == errno.EINVAL
