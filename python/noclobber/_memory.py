@@ -85,6 +85,7 @@ class Region:
         return bytes(self.view)
 
     def __repr__(self) -> str:
+        """The range, and whether it is still mapped."""
         state = "open" if self._mapped else "closed"
         return (f"<Region {state} {self._address:#x}-"
                 f"{self._address + self._length:#x}>")
@@ -115,6 +116,7 @@ class Region:
             raise os_error(ctypes.get_errno())
 
     def __enter__(self) -> Region:
+        """The region itself, unmapped at the end of the with block."""
         if not self._mapped:
             raise ValueError("operation on a closed Region")
         return self
@@ -122,9 +124,11 @@ class Region:
     def __exit__(self, kind: Optional[Type[BaseException]],
                  value: Optional[BaseException],
                  traceback: Optional[TracebackType]) -> None:
+        """Unmap the memory (see close)."""
         self.close()
 
     def __del__(self) -> None:
+        """Unmap the memory unless it is still in use."""
         try:
             self.close()
         except BufferError:

@@ -21,6 +21,7 @@ class Noreplace(enum.IntEnum):
     REPLACES = 5  #: behaves like MAP_FIXED
 
     def __str__(self) -> str:
+        """The library's name for the value: "honoured", ..."""
         return noreplace_name(self)
 
 

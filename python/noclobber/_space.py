@@ -59,6 +59,7 @@ class AddressSpace:
     _as: Optional[ctypes.c_void_p] = None
 
     def __init__(self, **opts: int) -> None:
+        """An empty space with the options given (see the class)."""
         struct = _options(opts)
         handle = ctypes.c_void_p()
         check(LIB.ncb_as_new(ctypes.byref(handle), ctypes.byref(struct)))
@@ -82,18 +83,22 @@ class AddressSpace:
             LIB.ncb_as_free(handle)
 
     def __enter__(self) -> "AddressSpace":
+        """The space itself, closed at the end of the with block."""
         self._handle()
         return self
 
     def __exit__(self, kind: Optional[Type[BaseException]],
                  value: Optional[BaseException],
                  traceback: Optional[TracebackType]) -> None:
+        """Close the space."""
         self.close()
 
     def __del__(self) -> None:
+        """Free the model if close() was not called."""
         self.close()
 
     def __repr__(self) -> str:
+        """The number of mappings, or that it is closed."""
         if self._as is None:
             return "<AddressSpace closed>"
         return f"<AddressSpace of {len(self)} mappings>"

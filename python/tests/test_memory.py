@@ -36,6 +36,8 @@ def mapped(addr: int) -> nc.Mapping:
 def test_maps_exactly_there(free: int) -> None:
     with nc.mmap_at(free, 4 * PAGE) as region:
         assert region.address == free and len(region) == 4 * PAGE
+        assert repr(region) == \
+            f"<Region open {free:#x}-{free + 4 * PAGE:#x}>"
         region.view[:5] = b"hello"
         assert bytes(region)[:5] == b"hello"
         m = mapped(free)

@@ -179,6 +179,8 @@ def test_file_mapping(space: nc.AddressSpace) -> None:
     assert (m.path, m.dev_major, m.dev_minor, m.inode, m.offset) == \
         ("/lib/libc.so.6", 8, 1, 1234, 3 * PAGE)
     assert m.dev == os.makedev(8, 1)
+    assert m.length == 2 * PAGE and addr + PAGE in m and addr + 2 * PAGE \
+        not in m
     assert not m.shared and m.perms == "r--p"
 
 
