@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
+import threading
 from types import TracebackType
 from typing import Optional, Type
 
@@ -39,6 +40,7 @@ class Region:
         self._address = address
         self._length = length
         self._prot = prot
+        self._lock = threading.Lock()
         self._mapped = True
         self._bytes: Optional[ctypes.Array[ctypes.c_ubyte]] = None
         self._view: Optional[memoryview] = None
@@ -108,10 +110,11 @@ class Region:
     def close(self) -> None:
         """Unmap the memory (BufferError while it is still in use, see
         the class); calling it again does nothing."""
-        if not self._mapped:
-            return
-        self._release_view()
-        self._mapped = False
+        with self._lock:
+            if not self._mapped:
+                return
+            self._release_view()
+            self._mapped = False
         if LIBC.munmap(self._address, self._length) != 0:
             raise os_error(ctypes.get_errno())
 

@@ -4,8 +4,9 @@
 import ctypes
 import enum
 import os
+import threading
 from types import TracebackType
-from typing import Dict, Iterator, Optional, Type, Union
+from typing import Any, Dict, Iterator, Optional, Type, Union
 
 from ._lib import (LIB, AsOptsStruct, MappingStruct, c_int, check, fits,
                    sized, u64)
@@ -53,22 +54,29 @@ class AddressSpace:
     for this process), start_brk and brk; see ncb_as_new(3).  The calls
     raise the OSError subclass of the errno the kernel would give
     (FileExistsError for EEXIST, ...).  A closed space raises ValueError.
-    A space is not locked: use it from one thread at a time.
+    Calls from several threads are taken one at a time.
     """
 
     _as: Optional[ctypes.c_void_p] = None
 
     def __init__(self, **opts: int) -> None:
         """An empty space with the options given (see the class)."""
+        self._lock = threading.Lock()
         struct = _options(opts)
         handle = ctypes.c_void_p()
         check(LIB.ncb_as_new(ctypes.byref(handle), ctypes.byref(struct)))
         self._as = handle
 
     def _handle(self) -> ctypes.c_void_p:
+        """The model; the caller holds the lock."""
         if self._as is None:
             raise ValueError("operation on a closed AddressSpace")
         return self._as
+
+    def _call(self, function: Any, *args: Any) -> int:
+        """function(model, *args) under the lock, its -errno raised."""
+        with self._lock:
+            return check(function(self._handle(), *args))
 
     @property
     def closed(self) -> bool:
@@ -78,13 +86,15 @@ class AddressSpace:
     def close(self) -> None:
         """Free the model; further calls raise ValueError.  Calling it
         again does nothing."""
-        handle, self._as = self._as, None
+        with self._lock:
+            handle, self._as = self._as, None
         if handle is not None:
             LIB.ncb_as_free(handle)
 
     def __enter__(self) -> "AddressSpace":
         """The space itself, closed at the end of the with block."""
-        self._handle()
+        if self._as is None:
+            raise ValueError("operation on a closed AddressSpace")
         return self
 
     def __exit__(self, kind: Optional[Type[BaseException]],
@@ -109,10 +119,10 @@ class AddressSpace:
         (never 0); the same path, device and inode give the same
         number."""
         number = ctypes.c_uint32()
-        check(LIB.ncb_as_file(self._handle(), os.fsencode(path),
-                              fits(ctypes.c_uint32, dev_major, "dev_major"),
-                              fits(ctypes.c_uint32, dev_minor, "dev_minor"),
-                              u64(inode, "inode"), ctypes.byref(number)))
+        self._call(LIB.ncb_as_file, os.fsencode(path),
+                   fits(ctypes.c_uint32, dev_major, "dev_major"),
+                   fits(ctypes.c_uint32, dev_minor, "dev_minor"),
+                   u64(inode, "inode"), ctypes.byref(number))
         return number.value
 
     def _file_number(self, file: File) -> int:
@@ -126,35 +136,32 @@ class AddressSpace:
              file: File = None, offset: int = 0) -> int:
         """Map length bytes as mmap(2) would and return the address."""
         mapped = ctypes.c_uint64()
-        check(LIB.ncb_as_mmap(self._handle(), u64(addr, "addr"),
-                              u64(length, "length"), c_int(prot, "prot"),
-                              c_int(flags, "flags"), self._file_number(file),
-                              u64(offset, "offset"), ctypes.byref(mapped)))
+        self._call(LIB.ncb_as_mmap, u64(addr, "addr"), u64(length, "length"),
+                   c_int(prot, "prot"), c_int(flags, "flags"),
+                   self._file_number(file), u64(offset, "offset"),
+                   ctypes.byref(mapped))
         return mapped.value
 
     def munmap(self, addr: int, length: int) -> None:
         """Unmap [addr, addr + length) as munmap(2) would."""
-        check(LIB.ncb_as_munmap(self._handle(), u64(addr, "addr"),
-                                u64(length, "length")))
+        self._call(LIB.ncb_as_munmap, u64(addr, "addr"),
+                   u64(length, "length"))
 
     def mprotect(self, addr: int, length: int, prot: int) -> None:
         """Change the protection of [addr, addr + length) as mprotect(2)
         would."""
-        check(LIB.ncb_as_mprotect(self._handle(), u64(addr, "addr"),
-                                  u64(length, "length"),
-                                  c_int(prot, "prot")))
+        self._call(LIB.ncb_as_mprotect, u64(addr, "addr"),
+                   u64(length, "length"), c_int(prot, "prot"))
 
     def mremap(self, addr: int, old_length: int, new_length: int,
                flags: int = 0, new_addr: int = 0) -> int:
         """Resize or move a mapping as mremap(2) would and return where
         it ends up."""
         mapped = ctypes.c_uint64()
-        check(LIB.ncb_as_mremap(self._handle(), u64(addr, "addr"),
-                                u64(old_length, "old_length"),
-                                u64(new_length, "new_length"),
-                                c_int(flags, "flags"),
-                                u64(new_addr, "new_addr"),
-                                ctypes.byref(mapped)))
+        self._call(LIB.ncb_as_mremap, u64(addr, "addr"),
+                   u64(old_length, "old_length"),
+                   u64(new_length, "new_length"), c_int(flags, "flags"),
+                   u64(new_addr, "new_addr"), ctypes.byref(mapped))
         return mapped.value
 
     def brk(self, brk: int = 0) -> int:
@@ -163,17 +170,18 @@ class AddressSpace:
         asks without moving it).  OSError EINVAL if the model has no
         program break."""
         result = ctypes.c_uint64()
-        check(LIB.ncb_as_brk(self._handle(), u64(brk, "brk"),
-                             ctypes.byref(result)))
+        self._call(LIB.ncb_as_brk, u64(brk, "brk"), ctypes.byref(result))
         return result.value
 
     def find_next(self, addr: int) -> Optional[Mapping]:
         """The first mapping that ends above addr, which need not contain
         it (ncb_as_find), or None."""
         struct = sized(MappingStruct)
-        found = check(LIB.ncb_as_find(self._handle(), u64(addr, "addr"),
-                                      ctypes.byref(struct)))
-        return Mapping.from_struct(struct) if found else None
+        addr = u64(addr, "addr")
+        with self._lock:  # the path is the model's until it changes
+            found = check(LIB.ncb_as_find(self._handle(), addr,
+                                          ctypes.byref(struct)))
+            return Mapping.from_struct(struct) if found else None
 
     def find(self, addr: int) -> Optional[Mapping]:
         """The mapping that contains addr, or None."""
@@ -186,16 +194,15 @@ class AddressSpace:
         window [lo, hi) (hi 0: the top of the space), chosen as place
         says (see Place); OSError ENOMEM when nothing fits."""
         addr = ctypes.c_uint64()
-        check(LIB.ncb_as_find_free(self._handle(), u64(lo, "lo"),
-                                   u64(hi, "hi"), u64(length, "length"),
-                                   u64(align, "align"),
-                                   c_int(place, "place"),
-                                   ctypes.byref(addr)))
+        self._call(LIB.ncb_as_find_free, u64(lo, "lo"), u64(hi, "hi"),
+                   u64(length, "length"), u64(align, "align"),
+                   c_int(place, "place"), ctypes.byref(addr))
         return addr.value
 
     def __len__(self) -> int:
         """The number of mappings."""
-        return int(LIB.ncb_as_count(self._handle()))
+        with self._lock:
+            return int(LIB.ncb_as_count(self._handle()))
 
     def __iter__(self) -> Iterator[Mapping]:
         """The mappings in address order; a change to the model while
@@ -213,15 +220,12 @@ class AddressSpace:
         reads it (OSError EIO for a line it cannot read, EINVAL for
         lines that overlap or are out of order)."""
         data = os.fsencode(maps) if isinstance(maps, str) else bytes(maps)
-        check(LIB.ncb_as_load(self._handle(), data, len(data)))
+        self._call(LIB.ncb_as_load, data, len(data))
 
     def dump(self) -> str:
         """The space as /proc/PID/maps would print it."""
-        handle = self._handle()
-        size = 0
-        while True:
-            buf = ctypes.create_string_buffer(size)
-            length = LIB.ncb_as_dump(handle, buf, size)
-            if length < size:
-                return os.fsdecode(buf.raw[:length])
-            size = length + 1
+        with self._lock:
+            length = LIB.ncb_as_dump(self._handle(), None, 0)
+            buf = ctypes.create_string_buffer(length + 1)
+            LIB.ncb_as_dump(self._handle(), buf, length + 1)
+        return os.fsdecode(buf.raw[:length])

@@ -4,6 +4,7 @@ import errno
 import gc
 import os
 import sys
+import threading
 from typing import Any, Callable, Dict, List
 
 import pytest
@@ -477,6 +478,37 @@ def test_closed_space(name: str) -> None:
     assert space.closed
     with pytest.raises(ValueError, match="closed AddressSpace"):
         CALLS[name](space)
+
+
+def test_threads_take_turns() -> None:
+    """Threads mapping and unmapping in one space, and one closing it:
+    every call sees a whole model, and after the close a ValueError."""
+    space = nc.AddressSpace(**SMALL)
+    errors: List[BaseException] = []
+
+    def work(k: int) -> None:
+        base = 0x10000000 * (k + 1)
+        try:
+            for i in range(2000):
+                addr = base + (i % 64) * 2 * PAGE
+                space.mmap(addr, PAGE, RW, ANON | nc.MAP_FIXED_NOREPLACE)
+                assert space.find(addr) is not None
+                space.munmap(addr, PAGE)
+        except ValueError:
+            pass
+        except BaseException as e:  # pragma: no cover - the failure
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    threads[0].join()
+    space.close()
+    for t in threads[1:]:
+        t.join()
+    assert errors == []
+    with pytest.raises(ValueError):
+        len(space)
 
 
 def test_close_twice_and_repr() -> None:
