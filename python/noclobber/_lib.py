@@ -2,6 +2,7 @@
 prototypes and the conversion of the library's -errno returns."""
 
 import ctypes
+import functools
 import operator
 import os
 from typing import Any, Dict, List, Optional, Tuple, Type, TypeVar
@@ -175,26 +176,28 @@ def check(ret: int) -> int:
     return ret
 
 
-def _ranged(value: int, bits: int, signed: bool, what: str) -> int:
-    value = operator.index(value)
-    low = -(1 << (bits - 1)) if signed else 0
-    high = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
-    if not low <= value <= high:
-        raise OverflowError(f"{what} {value:#x} does not fit in "
-                            f"{'int' if signed else 'uint'}{bits}_t")
-    return value
+@functools.lru_cache(maxsize=None)
+def _bounds(ctype: Any) -> Tuple[int, int, str]:
+    """The least and greatest value of a C integer type, and its name."""
+    bits = ctypes.sizeof(ctype) * 8
+    if ctype(-1).value == -1:
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1, f"int{bits}_t"
+    return 0, (1 << bits) - 1, f"uint{bits}_t"
 
 
 def fits(ctype: Any, value: int, what: str) -> int:
     """value, checked to fit the C integer type ctype (ctypes would
     silently cut it)."""
-    signed = ctype(-1).value == -1
-    return _ranged(value, ctypes.sizeof(ctype) * 8, signed, what)
+    value = operator.index(value)
+    low, high, name = _bounds(ctype)
+    if not low <= value <= high:
+        raise OverflowError(f"{what} {value:#x} does not fit in {name}")
+    return value
 
 
 def u64(value: int, what: str = "value") -> int:
     """value, checked to fit a uint64_t."""
-    return _ranged(value, 64, False, what)
+    return fits(_u64, value, what)
 
 
 def c_int(value: int, what: str = "value") -> int:
