@@ -30,8 +30,8 @@ def test_agrees_with_the_tool() -> None:
     assert result.noreplace_name == report["noreplace"]
     assert str(result.noreplace) == report["noreplace"]
     assert result.procmap_query == report["procmap_query"]
-    assert result.page_size == report["page_size"]
-    assert result.mmap_min_addr == report["mmap_min_addr"]
+    assert result.page_size == int(report["page_size"], 16)
+    assert result.mmap_min_addr == int(report["mmap_min_addr"], 16)
 
 
 def test_matches_the_expected_behaviour() -> None:
