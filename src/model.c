@@ -64,6 +64,7 @@ struct ncb_as {
 	int thp;
 	uint64_t start_brk;	/* 0: no program break known */
 	uint64_t brk;
+	uint32_t origins;	/* loaded areas numbered so far */
 	/* x86_64's [vsyscall]: above the user space, listed, never mapped. */
 	struct ncb_mapping gate;
 	char gate_path[16];
@@ -77,52 +78,57 @@ static struct area *find_vma(const struct ncb_as *as, uint64_t addr,
 }
 
 static int area_insert(struct ncb_as *as, uint64_t start, uint64_t end,
-		       uint64_t pgoff, uint32_t file, uint16_t flags)
+		       uint64_t pgoff, uint32_t file, uint16_t flags,
+		       uint16_t origin)
 {
-	struct area a = { start, end, pgoff, file, flags, 0 };
+	struct area a = { start, end, pgoff, file, flags, origin };
 	struct mt_cur c;
 
 	ncb__mt_find(&as->t, start, &c);
 	return ncb__mt_insert(&as->t, &c, &a);
 }
 
-/* Could area a and [start, ...) that follows it right away be one area? */
-static int mergeable(const struct ncb_as *as, const struct area *a,
-		     uint16_t flags, uint32_t file, uint64_t pgoff,
-		     uint64_t start)
+/*
+ * Whether area a and an area n of the same flags and file could be one
+ * as far as their kind and pages go (is_mergeable_vma and
+ * is_mergeable_anon_vma): never the specials or a stack; touched ones
+ * only if they have the one anon_vma, pieces of one loaded area.  (A
+ * touched area may take in an untouched one where its anon_vma has no
+ * other process's chained to it, after fork; the maps do not say.)
+ */
+static int same_kind(const struct area *a, const struct area *n)
 {
-	return a->end == start && a->flags == flags && a->file == file &&
-	       !(flags & (A_SPECIAL | A_GROWSDOWN | A_TOUCHED)) &&
-	       a->pgoff + (a->end - a->start) / as->pg == pgoff;
+	if (a->flags != n->flags || a->file != n->file ||
+	    (n->flags & (A_SPECIAL | A_GROWSDOWN)))
+		return 0;
+	return !(n->flags & A_TOUCHED) ||
+	       (n->origin && a->origin == n->origin);
 }
 
-/* Could [start, end) join area b that begins right at end? */
-static int mergeable_next(const struct ncb_as *as, const struct area *b,
-			  uint16_t flags, uint32_t file, uint64_t pgoff,
-			  uint64_t start, uint64_t end)
+/* Could area a and n, which follows it right away, be one area? */
+static int mergeable(const struct ncb_as *as, const struct area *a,
+		     const struct area *n)
 {
-	return b->start == end && b->flags == flags && b->file == file &&
-	       !(flags & (A_SPECIAL | A_GROWSDOWN | A_TOUCHED)) &&
-	       pgoff + (end - start) / as->pg == b->pgoff;
+	return a->end == n->start && same_kind(a, n) &&
+	       a->pgoff + (a->end - a->start) / as->pg == n->pgoff;
 }
 
 /*
  * Insert the free range [start, end), merging as vma_merge does; c is
  * where find_vma(start) left off.
  */
-static int area_add_at(struct ncb_as *as, struct mt_cur *c, uint64_t start,
-		       uint64_t end, uint64_t pgoff, uint32_t file,
-		       uint16_t flags)
+static int area_add_at(struct ncb_as *as, struct mt_cur *c,
+		       const struct area *a)
 {
-	struct area a = { start, end, pgoff, file, flags, 0 }, *prev, *next;
+	uint64_t start = a->start, end = a->end;
 	struct mt_cur pc = *c;
+	struct area *prev, *next;
 	int with_prev, with_next;
 
 	next = ncb__mt_at(c);
 	prev = ncb__mt_prev(&pc);
-	with_prev = prev && mergeable(as, prev, flags, file, pgoff, start);
-	with_next = next && mergeable_next(as, next, flags, file, pgoff,
-					   start, end);
+	with_prev = prev && mergeable(as, prev, a);
+	with_next = next && mergeable(as, a, next);
 	if (with_prev && with_next) {
 		/* next goes, then prev takes its place and the gap between. */
 		uint64_t e = next->end;
@@ -140,20 +146,19 @@ static int area_add_at(struct ncb_as *as, struct mt_cur *c, uint64_t start,
 	}
 	if (with_next) {
 		next->start = start;
-		next->pgoff = pgoff;
+		next->pgoff = a->pgoff;
 		ncb__mt_changed(&as->t, c);
 		return 0;
 	}
-	return ncb__mt_insert(&as->t, c, &a);
+	return ncb__mt_insert(&as->t, c, a);
 }
 
-static int area_add(struct ncb_as *as, uint64_t start, uint64_t end,
-		    uint64_t pgoff, uint32_t file, uint16_t flags)
+static int area_add(struct ncb_as *as, const struct area *a)
 {
 	struct mt_cur c;
 
-	find_vma(as, start, &c);
-	return area_add_at(as, &c, start, end, pgoff, file, flags);
+	find_vma(as, a->start, &c);
+	return area_add_at(as, &c, a);
 }
 
 /* Cut the area holding addr in two there, flags unchanged (no merging). */
@@ -552,7 +557,7 @@ int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
 		int flags, uint32_t file, uint64_t offset, uint64_t *out)
 {
 	uint64_t alen, pgoff;
-	struct area *a;
+	struct area *a, n;
 	struct mt_cur c;
 	uint16_t af;
 	int err, busy, type = flags & MAP_TYPE;
@@ -616,10 +621,11 @@ int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
 		af |= A_ACCOUNT;
 	if (flags & MAP_GROWSDOWN)
 		af |= A_GROWSDOWN;
+	n = (struct area){ addr, addr + alen, pgoff, file, af, 0 };
 	if (!busy)
-		err = area_add_at(as, &c, addr, addr + alen, pgoff, file, af);
+		err = area_add_at(as, &c, &n);
 	else if (!(err = remove_range(as, addr, addr + alen)))
-		err = area_add(as, addr, addr + alen, pgoff, file, af);
+		err = area_add(as, &n);
 	if (!err)
 		*out = addr;
 	return err;
@@ -649,7 +655,7 @@ static int grow_in_place(struct ncb_as *as, uint64_t start, uint64_t end,
 			 uint64_t delta)
 {
 	struct mt_cur c;
-	struct area *a = find_vma(as, start, &c), *next;
+	struct area *a = find_vma(as, start, &c), *next, grown;
 	struct mt_cur nc = c;
 
 	if (delta > as->task_size || end > as->task_size - delta)
@@ -657,8 +663,9 @@ static int grow_in_place(struct ncb_as *as, uint64_t start, uint64_t end,
 	next = ncb__mt_next(&nc);
 	if (next && next->start < end + delta)
 		return -ENOMEM;
-	if (next && mergeable_next(as, next, a->flags, a->file, a->pgoff,
-				   a->start, end + delta)) {
+	grown = *a;
+	grown.end = end + delta;
+	if (next && mergeable(as, &grown, next)) {
 		/* next goes, then the area takes its place and the gap. */
 		end = next->end;
 		ncb__mt_erase(&as->t, &nc);
@@ -732,8 +739,11 @@ static int move_area(struct ncb_as *as, const struct area *src,
 			return err;
 	}
 	err = remove_range(as, to, to + new_len);
+	n.start = to;
+	n.end = to + new_len;
+	n.pgoff = pgoff;
 	if (!err)
-		err = area_add(as, to, to + new_len, pgoff, n.file, n.flags);
+		err = area_add(as, &n);
 	return err;
 }
 
@@ -911,7 +921,7 @@ static int brk_grow(struct ncb_as *as, uint64_t oldbrk, uint64_t newbrk)
 		ncb__mt_changed(&as->t, &c);
 		return 0;
 	}
-	return area_insert(as, oldbrk, newbrk, oldbrk / as->pg, 0, flags);
+	return area_insert(as, oldbrk, newbrk, oldbrk / as->pg, 0, flags, 0);
 }
 
 int ncb_as_brk(struct ncb_as *as, uint64_t brk, uint64_t *result)
@@ -954,7 +964,6 @@ static int protect_piece(struct ncb_as *as, struct mt_cur c, uint64_t start,
 	struct area *a = ncb__mt_at(&c), n = *a, *prev, *next;
 	int joins_prev, joins_next;
 	struct mt_cur pc;
-	uint64_t pgoff;
 	uint16_t nf = (uint16_t)((n.flags & ~A_PROT) | prot);
 	int err;
 
@@ -973,16 +982,18 @@ static int protect_piece(struct ncb_as *as, struct mt_cur c, uint64_t start,
 	pc = c;
 	prev = ncb__mt_prev(&pc);
 	next = ncb__mt_next(&c);
-	pgoff = n.pgoff + (start - n.start) / as->pg;
-	joins_prev = start == n.start && prev &&
-		     mergeable(as, prev, nf, n.file, pgoff, start);
-	joins_next = end == n.end && next &&
-		     mergeable_next(as, next, nf, n.file, pgoff, start, end);
+	/* n becomes the changed piece. */
+	n.pgoff += (start - n.start) / as->pg;
+	n.start = start;
+	n.end = end;
+	n.flags = nf;
+	joins_prev = start == a->start && prev && mergeable(as, prev, &n);
+	joins_next = end == a->end && next && mergeable(as, &n, next);
 	/*
 	 * The whole area, and neither neighbour can join it: the flags
 	 * change in place, the tree and its gaps stay as they are.
 	 */
-	if (start == n.start && end == n.end && !joins_prev && !joins_next) {
+	if (start == a->start && end == a->end && !joins_prev && !joins_next) {
 		a->flags = nf;
 		return 0;
 	}
@@ -990,19 +1001,19 @@ static int protect_piece(struct ncb_as *as, struct mt_cur c, uint64_t start,
 	 * Each split is refused at the limit (split_vma); the first may
 	 * succeed and the second fail, leaving the area cut in two.
 	 */
-	if (start > n.start && !joins_next &&
+	if (start > a->start && !joins_next &&
 	    as->t.count >= as->max_map_count)
 		return -ENOMEM;
-	if (end < n.end && !joins_prev &&
-	    as->t.count + (start > n.start) >= as->max_map_count) {
-		if (start > n.start)
+	if (end < a->end && !joins_prev &&
+	    as->t.count + (start > a->start) >= as->max_map_count) {
+		if (start > a->start)
 			split_at(as, start);
 		return -ENOMEM;
 	}
 	err = remove_range(as, start, end);
 	/* What is left of the area may now merge with the changed piece. */
 	if (!err)
-		err = area_add(as, start, end, pgoff, n.file, nf);
+		err = area_add(as, &n);
 	return err;
 }
 
@@ -1314,7 +1325,8 @@ int ncb_as_load(struct ncb_as *as, const char *text, size_t len)
 		 * Whether a loaded area's pages were touched (and, after
 		 * fork, shared with a parent) decides whether the kernel
 		 * merges it with a new neighbour; the maps do not say.  Such
-		 * areas are taken as touched: they keep to themselves.
+		 * areas are taken as touched: they keep to themselves, but
+		 * for their own pieces.
 		 */
 		af = prot_flags(m.prot) | (m.shared ? A_SHARED : 0) |
 		     A_TOUCHED;
@@ -1346,9 +1358,13 @@ int ncb_as_load(struct ncb_as *as, const char *text, size_t len)
 			as->gate.path = as->gate_path;
 			continue;
 		}
+		/* Numbered while 16 bits last; after, never merged. */
+		if (as->origins < UINT16_MAX)
+			as->origins++;
 		ret = area_insert(as, m.start, m.end, *m.path ?
 				  m.offset / as->pg : m.start / as->pg,
-				  file, af);
+				  file, af, as->origins < UINT16_MAX ?
+				  (uint16_t)as->origins : 0);
 		if (ret)
 			break;
 	}

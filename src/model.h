@@ -21,7 +21,7 @@
 #define A_ACCOUNT	0x20
 #define A_NORESERVE	0x40
 #define A_SPECIAL	0x80	/* [vdso], [vvar], ...: never merges */
-#define A_TOUCHED	0x100	/* loaded from maps: has pages, never merges */
+#define A_TOUCHED	0x100	/* loaded from maps: has pages (an anon_vma) */
 #define A_PROT		(A_READ | A_WRITE | A_EXEC)
 
 struct area {
@@ -30,7 +30,12 @@ struct area {
 	uint64_t pgoff;		/* in pages */
 	uint32_t file;		/* 0: anonymous */
 	uint16_t flags;
-	uint16_t pad;
+	/*
+	 * A_TOUCHED: which loaded area this is (a piece of), standing for
+	 * its anon_vma; 0 for none known.  Pieces of one share it and may
+	 * merge again, as in the kernel; other touched areas never do.
+	 */
+	uint16_t origin;
 };
 
 struct mt_node;

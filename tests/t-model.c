@@ -77,6 +77,39 @@ TEST(fixed_split_merge)
 	ncb_as_free(as);
 }
 
+/*
+ * Loaded areas have pages: the pieces of one share its anon_vma and merge
+ * again, as in the kernel; two loaded areas, or a loaded one and a new
+ * one, never do (the maps cannot say whether a fork chained others).
+ */
+TEST(loaded_pieces_merge_again)
+{
+	static const char maps[] =
+		"100000000-100008000 rw-p 00000000 00:00 0 \n"
+		"100008000-100010000 r--p 00000000 00:00 0 \n";
+	struct ncb_as *as = model();
+	uint64_t a = 0x100000000ULL;
+
+	ASSERT_EQ(ncb_as_load(as, maps, sizeof(maps) - 1), 0);
+	ASSERT_EQ(ncb_as_mprotect(as, a + 2 * PG, 2 * PG, PROT_READ), 0);
+	ASSERT_EQ(ncb_as_count(as), 4);
+	ASSERT_EQ(ncb_as_mprotect(as, a + 2 * PG, 2 * PG, RW), 0);
+	expect_dump(as, "100000000-100008000 rw-p 00000000 00:00 0 \n"
+			"100008000-100010000 r--p 00000000 00:00 0 \n");
+	/* Made alike, two loaded areas stay two. */
+	ASSERT_EQ(ncb_as_mprotect(as, a + 8 * PG, 8 * PG, RW), 0);
+	ASSERT_EQ(ncb_as_count(as), 2);
+	/* A piece moved away and back joins its own area again. */
+	ASSERT_EQ(ncb_as_mprotect(as, a + 12 * PG, 4 * PG, PROT_READ), 0);
+	ASSERT_EQ(ncb_as_count(as), 3);
+	ASSERT_EQ(ncb_as_mprotect(as, a + 12 * PG, 4 * PG, RW), 0);
+	ASSERT_EQ(ncb_as_count(as), 2);
+	/* A new area beside a loaded one keeps apart. */
+	map(as, a + 16 * PG, 4 * PG, RW, P | MAP_FIXED);
+	ASSERT_EQ(ncb_as_count(as), 3);
+	ncb_as_free(as);
+}
+
 TEST(noreplace_and_errors)
 {
 	struct ncb_as *as = model();
@@ -1098,7 +1131,8 @@ TEST(map_count_limit)
 		    differential(8, 100, (uint64_t)max - 3) > 0);
 }
 
-TEST_MAIN(T(fixed_split_merge), T(noreplace_and_errors),
+TEST_MAIN(T(fixed_split_merge), T(loaded_pieces_merge_again),
+	  T(noreplace_and_errors),
 	  T(topdown_and_hints), T(guard_gap), T(mremap_regressions),
 	  T(shared_anonymous_files), T(registered_files_apart_from_made_ones),
 	  T(file_index), T(program_break), T(bottom_up_fallback),

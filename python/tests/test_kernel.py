@@ -124,10 +124,6 @@ def test_operations_agree(reserved: int) -> None:
     assert real(r, 64 * PAGE) == layout
 
 
-@pytest.mark.xfail(strict=True, reason="the model keeps the pieces of a "
-                   "loaded area apart when a protection change makes them "
-                   "alike again; the kernel merges them (one area, one "
-                   "anon_vma)")
 def test_pieces_of_a_loaded_area_merge_again(reserved: int) -> None:
     r = reserved
     with model() as space:
