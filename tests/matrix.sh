@@ -15,6 +15,12 @@
 # ARCH is each of i386, aarch64, riscv64, ppc64le, s390x and armhf; the
 # row's name says how it ran.  NCB_HOST_NOREPLACE names the host kernel's
 # behaviour where its version does not tell (see tests/targets.sh).
+#
+# NCB_ROWS, when set, is a list of patterns naming the rows to run; the
+# others are neither built nor listed.  "tools" is the row of the shell
+# tests, each of which is also "tools/NAME"; a pattern after "!" leaves
+# out what it names.  A package build tests the build it ships so
+# (debian/rules).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
@@ -22,6 +28,27 @@ jobs=${NCB_JOBS:-$(nproc 2>/dev/null || echo 2)}
 export NCB_JOBS=$jobs
 M=build/matrix
 . tests/targets.sh
+
+# want NAME...: NCB_ROWS asks for some NAME and leaves out none (all are
+# asked for without it).
+want() {
+	[ -n "${NCB_ROWS:-}" ] || return 0
+	w_in=1 w_out=1
+	# The patterns are split, not matched against file names.
+	set -f
+	for w_row; do
+		for w_pat in $NCB_ROWS; do
+			# shellcheck disable=SC2254
+			case $w_pat in
+			!*) case $w_row in ${w_pat#!}) w_out=0 ;; esac ;;
+			*) case $w_row in $w_pat) w_in=0 ;; esac ;;
+			esac
+		done
+	done
+	set +f
+	[ $w_in -eq 0 ] && [ $w_out -ne 0 ]
+}
+[ -z "${NCB_ROWS:-}" ] || echo "# only the rows $NCB_ROWS"
 
 make -s -j"$jobs" O=build/native all tests || exit 1
 # The ptrace emulator needs libseccomp and ptrace; without them its rows
@@ -36,7 +63,9 @@ fi
 # fails with them is the code's fault, and fails the run.
 asan=
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
-if ! have clang; then
+if ! want asan; then
+	:
+elif ! have clang; then
 	asan="clang is not installed"
 elif ! echo 'int main(void) { return 0; }' |
 	clang $san -x c -o build/asan-probe - 2>/dev/null; then
@@ -54,6 +83,7 @@ mkdir -p "$M"
 # row NAME EXPECT MISSING-TOOL-OR-EMPTY ENV RUNNER BUILD
 row() {
 	name=$1 expect=$2 missing=$3 env=$4 runner=$5 build=$6
+	want "$name" || return 0
 	mkdir -p "$M/$name"
 	echo "# $name: ${missing:-${runner:-the host kernel}}; the flag" \
 		"${expect:-any verdict}"
@@ -100,6 +130,7 @@ row asan "$host" "$asan" \
 	build/asan
 
 while read -r arch rest; do
+	want "$arch" "$arch-native" "$arch-qemu" || continue
 	target_how "$top" "$arch"
 	if [ "$t_how" != skip ] && ! target_build "$top" "$arch"; then
 		echo "# $arch: the cross build failed" >&2
@@ -122,6 +153,7 @@ for s in tests/*.sh; do
 	tests/matrix.sh | tests/tap.sh | tests/targets.sh) continue ;;
 	esac
 	t=$(basename "$s" .sh)
+	want tools "tools/$t" || continue
 	printf '#!/bin/sh\nNCB_EXPECT_NOREPLACE=%s exec sh "%s/%s" "%s/build/native"\n' \
 		"$host" "$top" "$s" "$top" > "$M/tools/$t.t"
 done
