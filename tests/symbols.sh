@@ -1,7 +1,8 @@
 #!/bin/sh
 # The Debian symbols file (debian/libnoclobber0.symbols) is what
 # scripts/gen-symbols makes of the version script, and lists exactly what
-# the build's library exports, each symbol in its node.
+# the build's library exports, each symbol in its node; debian/changelog
+# is at the Makefile's VERSION.
 b=${1:?build directory}
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tests/tap.sh"
@@ -16,6 +17,12 @@ sed 's/^/# /' "$tmp/err"
 diff -u "$sym" "$tmp/want" >"$tmp/diff"
 ok $? "debian/libnoclobber0.symbols is up to date (run scripts/gen-symbols)"
 sed 's/^/# /' "$tmp/diff"
+
+# The packages' version is the release's (a native package: no revision).
+ver=$(awk '/^VERSION :=/ { print $3 }' "$top/Makefile")
+dv=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' "$top/debian/changelog")
+[ "$dv" = "$ver" ]
+ok $? "debian/changelog is at version $ver (it says $dv)"
 
 if ! command -v nm >/dev/null 2>&1; then
 	skip "nm (binutils) is not installed"
