@@ -6,7 +6,7 @@
 #   make install         PREFIX=/usr/local DESTDIR=
 #   make O=DIR CC=...    build elsewhere, e.g. with a cross compiler
 
-VERSION := 1.0.0
+VERSION := 1.1.0
 SOMAJOR := 0
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
@@ -31,10 +31,10 @@ LIB_CFLAGS := $(NCB_CFLAGS) -fPIC -fvisibility=hidden
 LDLIBS_NCB := -pthread
 
 LIB_SRC := src/core.c src/opts.c src/probe.c src/mmap.c src/mremap.c \
-	src/maps.c src/space.c \
+	src/maps.c src/space.c src/near.c \
 	src/resv.c src/model.c src/model-tree.c \
-	src/elf.c src/elf-dyn.c src/elf-load.c src/exec.c src/identity.c \
-	src/handover.c src/layout.c src/watch.c
+	src/elf.c src/elf-dyn.c src/elf-load.c src/exec.c \
+	src/identity.c src/handover.c src/layout.c src/watch.c
 LIB_OBJ := $(LIB_SRC:src/%.c=$(O)/src/%.o)
 SONAME := libnoclobber.so.$(SOMAJOR)
 SHLIB := $(O)/libnoclobber.so.$(VERSION)

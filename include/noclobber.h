@@ -12,13 +12,14 @@
  * The caller sets size to sizeof the struct it was built with (NCB_INIT
  * does):
  *   - options the library reads (*_opts): NULL means every default; a size
- *     below the struct of 1.0 is EINVAL, and so is a larger struct whose
+ *     below the struct of 1.0 (or of the release that brought the struct)
+ *     is EINVAL, and so is a larger struct whose
  *     bytes past what this library knows are not all zero (an option it
  *     cannot honour), or one more than 4096 bytes larger;
  *   - results the library writes: it writes no further than size says and
  *     sets size to what it wrote, so that a caller built against a later
  *     release learns which fields it has; a size below the struct of 1.0
- *     is EINVAL.
+ *     (or of the release that brought it) is EINVAL.
  *   - mappings handed to a callback carry the library's own size: read a
  *     field past 1.0's only where size covers it.
  *
@@ -28,7 +29,7 @@
  *	thread-safe; allocate nothing.  ncb_mmap and ncb_mremap are
  *	async-signal-safe once ncb_kernel_probe, ncb_mmap or ncb_mremap
  *	has returned: the first of them probes under pthread_once.
- *   ncb_maps_*, ncb_range_free, ncb_find_free
+ *   ncb_maps_*, ncb_range_free, ncb_find_free, ncb_find_near
  *	thread-safe, one iterator per thread; allocate (malloc), so not
  *	async-signal-safe.
  *   ncb_resv_*
@@ -65,7 +66,7 @@ extern "C" {
 #endif
 
 #define NCB_VERSION_MAJOR 1
-#define NCB_VERSION_MINOR 0
+#define NCB_VERSION_MINOR 1
 #define NCB_VERSION_PATCH 0
 /* One number that compares in release order: 0x010000 is 1.0.0. */
 #define NCB_MAKE_VERSION(major, minor, patch) \
@@ -174,6 +175,55 @@ enum ncb_place {
 NCB_API int ncb_range_free(const void *addr, size_t len);
 NCB_API int ncb_find_free(uint64_t lo, uint64_t hi, size_t len, size_t align,
 			  int place, uint64_t *addr);
+
+/*
+ * Near placement (1.1): where len bytes can go with every byte of them
+ * less than within from every byte of an anchor [near_lo, near_hi) (a
+ * runtime's code, for rel32 calls both ways), in process pid (0: this
+ * one), and what the window holds: its free bytes and largest gaps, or
+ * why nothing fits.  The window is [near_hi - within, near_lo + within),
+ * clamped to the user address space.
+ */
+#define NCB_NEAR_GAPS 8
+
+struct ncb_near_opts {
+	size_t size;			/* sizeof(struct ncb_near_opts) */
+	size_t align;			/* power of two; 0: page */
+	int place;			/* enum ncb_place */
+};
+
+enum ncb_near_why {
+	NCB_NEAR_PLACED = 0,		/* addr holds the placement */
+	NCB_NEAR_OUTSIDE = 1,		/* no byte of the window is in the
+					   user address space */
+	NCB_NEAR_SMALL = 2,		/* the window is shorter than len */
+	NCB_NEAR_FULL = 3,		/* no free gap in it is len long */
+	NCB_NEAR_ALIGN = 4,		/* gaps are long enough, but none
+					   holds len at the alignment */
+};
+
+struct ncb_near_gap {
+	uint64_t start;
+	uint64_t end;
+};
+
+struct ncb_near {
+	size_t size;			/* sizeof(struct ncb_near) */
+	uint64_t addr;			/* where len bytes go; 0: nowhere */
+	int why;			/* enum ncb_near_why */
+	unsigned int nlisted;		/* entries of gaps */
+	uint64_t lo;			/* the window, clamped: [lo, hi) */
+	uint64_t hi;
+	uint64_t free;			/* free bytes in the window */
+	uint64_t ngaps;			/* free gaps in the window */
+	uint64_t nmaps;			/* mappings overlapping it */
+	struct ncb_near_gap gaps[NCB_NEAR_GAPS];	/* largest first */
+};
+
+NCB_API int ncb_find_near(pid_t pid, uint64_t near_lo, uint64_t near_hi,
+			  uint64_t within, size_t len,
+			  const struct ncb_near_opts *opts,
+			  struct ncb_near *out);
 
 /*
  * Reservations: PROT_NONE, MAP_NORESERVE address space owned by a handle;

@@ -112,6 +112,17 @@ NCB_HIDDEN int ncb__find_free(uint64_t lo, uint64_t hi, size_t len,
  * highest fit.
  */
 NCB_HIDDEN uint64_t ncb__mmap_base_floor(void);
+/*
+ * The end of the range the kernel's own search would give len bytes, for
+ * NCB_PLACE_ANY in a window ending at hi: hi itself below the floor above,
+ * else asked of the kernel (a mapping made and removed); 0 if none.
+ */
+NCB_HIDDEN uint64_t ncb__kernel_end(uint64_t hi, uint64_t len);
+/*
+ * The end of the free gap below mapping m, as placement sees it: the
+ * guard gap below a [stack] is not free (stack_guard_gap, 256 pages).
+ */
+NCB_HIDDEN uint64_t ncb__gap_end(const struct ncb_mapping *m);
 
 
 /* The model's flags of the area at or after addr, for tests. */

@@ -37,7 +37,7 @@ uint64_t ncb__user_top(void)
 #define STACK_GUARD (256 * (uint64_t)ncb__probe()->page_size)
 
 /* The end of the free gap below mapping m, as placement sees it. */
-static uint64_t gap_end(const struct ncb_mapping *m)
+uint64_t ncb__gap_end(const struct ncb_mapping *m)
 {
 	if (strcmp(m->path, "[stack]"))
 		return m->start;
@@ -132,7 +132,7 @@ static int walk_gaps(struct ncb__place *p)
 		return ret;
 	while (prev < p->hi && (ret = ncb_maps_next(maps, &m)) == 1) {
 		if (m.start > prev)
-			ncb__place_gap(p, prev, gap_end(&m));
+			ncb__place_gap(p, prev, ncb__gap_end(&m));
 		if (p->have && p->place == NCB_PLACE_LOWEST)
 			break;
 		if (m.end > prev)
@@ -168,7 +168,7 @@ static int top_fits(struct ncb__place *p)
 		return ret;
 	ret = ncb_maps_next(maps, &m);
 	/* Judged while the path, which the reader holds, is there. */
-	fits = !ret || (ret == 1 && gap_end(&m) >= t + p->len);
+	fits = !ret || (ret == 1 && ncb__gap_end(&m) >= t + p->len);
 	ncb_maps_close(maps);
 	if (ret < 0)
 		return ret;
@@ -296,6 +296,11 @@ uint64_t ncb__mmap_base_floor(void)
 	return base_floor;
 }
 
+uint64_t ncb__kernel_end(uint64_t hi, uint64_t len)
+{
+	return hi <= ncb__mmap_base_floor() ? hi : kernel_choice_end(len);
+}
+
 int ncb_find_free(uint64_t lo, uint64_t hi, size_t len, size_t align,
 		  int place, uint64_t *addr)
 {
@@ -309,7 +314,6 @@ int ncb_find_free(uint64_t lo, uint64_t hi, size_t len, size_t align,
 	if (ret)
 		return ret;
 	if (place == NCB_PLACE_ANY)
-		kernel_end = p.hi <= ncb__mmap_base_floor()
-			     ? p.hi : kernel_choice_end(p.len);
+		kernel_end = ncb__kernel_end(p.hi, p.len);
 	return find(&p, kernel_end, addr);
 }
