@@ -33,7 +33,7 @@ LDLIBS_NCB := -pthread
 LIB_SRC := src/core.c src/opts.c src/probe.c src/mmap.c src/mremap.c \
 	src/maps.c src/space.c src/near.c \
 	src/resv.c src/model.c src/model-tree.c \
-	src/elf.c src/elf-dyn.c src/elf-load.c src/exec.c \
+	src/elf.c src/elf-dyn.c src/elf-sym.c src/elf-load.c src/exec.c \
 	src/identity.c src/handover.c src/layout.c src/watch.c
 LIB_OBJ := $(LIB_SRC:src/%.c=$(O)/src/%.o)
 SONAME := libnoclobber.so.$(SOMAJOR)

@@ -134,6 +134,14 @@ static inline int ncb__elf_prot(uint32_t flags)
 	       (flags & PF_X ? PROT_EXEC : 0);
 }
 
+/*
+ * A symbol defined in the image's symbol tables (.symtab or .dynsym): its
+ * link address and size; global over local, a default version over a
+ * hidden one.  1 found, 0 not, -errno (elf-sym.c; for the tool).
+ */
+NCB_HIDDEN int ncb__elf_symbol(const struct ncb_elf *e, const char *name,
+			       uint64_t *value, uint64_t *size);
+
 /* Refuse an image of another class, byte order or machine. */
 NCB_HIDDEN int ncb__elf_foreign(const struct ncb_elf *e, char *why,
 				size_t len);

@@ -11,7 +11,7 @@ check "--help" "$nc" --help
 status 2 "no command" "$nc"
 status 2 "unknown command" "$nc" frobnicate
 check "--version" "$nc" --version
-for c in probe maps who map demo; do
+for c in probe maps who map free demo; do
 	check "$c --help" "$nc" "$c" --help
 done
 check "probe" "$nc" probe
@@ -398,6 +398,115 @@ for f in sys.argv[1:]:
                 sys.exit(1)
 PY
 	ok $? "no short option with two meanings"
+# free: where N bytes go within reach of an anchor.
+status 0 "free near the stack" "$nc" free -n '[stack]' --size 1M
+"$nc" free -n '[stack]' --size 1M | grep -q '^placed at 0x'
+ok $? "free says where"
+"$nc" free -n '[stack]' | grep -q '^window \[0x[0-9a-f]*, 0x[0-9a-f]*): '
+ok $? "free names the window"
+status 1 "free: a window shorter than the block" \
+	"$nc" free -n 0x40000000 -w 64K --size 1M
+"$nc" free -n 0x40000000 -w 64K --size 1M | grep -q 'no room: the window'
+ok $? "free says why not"
+status 2 "free: no anchor" "$nc" free --size 1M
+status 2 "free: size 0" "$nc" free -n '[stack]' --size 0
+status 2 "free: align not a power of two" "$nc" free -n '[stack]' -a 12K
+status 2 "free: align below a page" "$nc" free -n '[stack]' -a 1
+status 2 "free: within 0" "$nc" free -n '[stack]' -w 0
+status 2 "free: bad pid" "$nc" free -p x -n '[stack]'
+status 2 "free: an argument too many" "$nc" free -n '[stack]' extra
+status 2 "free: names nothing" "$nc" free -n no_such_thing_anywhere_here
+status 2 "free: the window passes 2^64" "$nc" free -n 0xffffffffffff0000
+status 2 "free: no such process" "$nc" free -p 2147483647 -n 0x1000
+"$nc" free -p 2147483647 -n 0x1000 2>&1 | grep -q 'no such process'
+ok $? "free says there is no such process"
+sleeper
+"$nc" free -p "$pid" -n malloc | grep -q "^process $pid: .* malloc in .*libc"
+ok $? "free -p finds malloc in a sleeping process's libc"
+"$nc" free -p "$pid" -n libc.so | grep -q "^process $pid: .*libc.so"
+ok $? "free -p takes a library"
+kill "$pid"
+# A process of our own that says where its malloc and a 64 MiB mapping
+# of its own are, and waits.
+near_holder='
+import ctypes, mmap, signal
+m = mmap.mmap(-1, 64 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+a = ctypes.addressof(ctypes.c_char.from_buffer(m))
+f = ctypes.cast(ctypes.CDLL(None).malloc, ctypes.c_void_p).value
+print(f, a, flush=True)
+signal.pause()
+'
+# The document of free --json on stdin against what the holder said.
+near_check='
+import json, sys
+kind, want, mine = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+d = json.load(sys.stdin)
+assert list(d)[0] == "version" and d["version"] == 1, d
+assert d["pid"] == int(sys.argv[4]), d["pid"]
+hexes = [d["anchor"]["start"], d["anchor"]["end"], d["within"], d["size"],
+         d["align"], d["window"]["start"], d["window"]["end"], d["free"]]
+hexes += [g[k] for g in d["largest"] for k in ("start", "end", "size")]
+hexes += [o["bytes"] for o in d["occupants"]] + [d["others"]["bytes"]]
+for h in hexes + ([d["address"]] if d["address"] else []):
+    assert h.startswith("0x") and h == h.lower(), h
+    int(h, 16)
+a = d["anchor"]
+lo, hi = int(a["start"], 16), int(a["end"], 16)
+w = (int(d["window"]["start"], 16), int(d["window"]["end"], 16))
+assert a["kind"] == kind, a
+if kind == "symbol":
+    assert lo == want and a["symbol"].endswith("malloc"), (hex(lo), a)
+    assert "libc" in a["path"], a
+    assert d["reason"] == "placed" and d["error"] is None, d
+    at, size = int(d["address"], 16), int(d["size"], 16)
+    assert w[0] <= at and at + size <= w[1], d
+    assert at + size - 1 - lo < 1 << 31 and hi - 1 - at < 1 << 31, d
+elif kind == "library":
+    assert "libc" in a["path"] and lo <= want < hi, (a, hex(want))
+else:
+    assert d["reason"] == "full" and d["address"] is None, d
+    assert d["error"]["errno"] == "ENOMEM" and d["error"]["code"] == 12
+    anon = [o for o in d["occupants"] if o["path"] == ""]
+    assert int(anon[0]["bytes"], 16) == w[1] - w[0], (anon, w)
+    assert d["free"] == "0x0" and d["largest"] == [], d
+'
+if [ $have_py = 1 ]; then
+	d=$(mktemp -d)
+	mkfifo "$d/ready"
+	python3 -c "$near_holder" > "$d/ready" &
+	hp=$!
+	read -r fn mine < "$d/ready"
+	"$nc" free --json -p "$hp" -n malloc --size 16M |
+		python3 -c "$near_check" symbol "$fn" "$mine" "$hp"
+	ok $? "free --json: malloc where the process has it, placed in reach"
+	"$nc" free --json -p "$hp" -n libc.so:malloc |
+		python3 -c "$near_check" symbol "$fn" "$mine" "$hp"
+	ok $? "free --json: LIBRARY:SYMBOL"
+	"$nc" free --json -p "$hp" -n libc.so |
+		python3 -c "$near_check" library "$fn" "$mine" "$hp"
+	ok $? "free --json: a library's whole span"
+	at=$(printf '%#x' $((mine + (32 << 20))))
+	status 1 "free: no room inside a mapping" \
+		"$nc" free -p "$hp" -n "$at" -w 16M
+	"$nc" free --json -p "$hp" -n "$at" -w 16M |
+		python3 -c "$near_check" address "$fn" "$mine" "$hp"
+	ok $? "free --json: no room, and what is in the way"
+	"$nc" free -p "$hp" -n "$at" -w 16M | grep -q 'no room: no free gap'
+	ok $? "free says no gap is long enough"
+	kill "$hp"
+	wait "$hp" 2>/dev/null
+	rm -rf "$d"
+	"$nc" free --json -p 2147483647 -n 0x1000 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert list(d) == ["version", "error"] and d["version"] == 1, d
+assert d["error"]["errno"] == "ENOENT" and d["error"]["code"] == 2, d
+assert d["error"]["message"], d'
+	ok $? "free --json: a failure is one error object"
+else
+	for i in 1 2 3 4 5 6 7; do
+		skip "no python3"
+	done
 fi
 
 status 0 "demo" "$nc" demo

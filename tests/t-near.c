@@ -2,11 +2,12 @@
 /*
  * Near placement (ncb_find_near): the window around an anchor, its free
  * space and largest gaps, the placement and why there is none, in this
- * process and another.
+ * process and another; and the symbol tables the tool names anchors by.
  */
 #include <grp.h>
 #include <sys/prctl.h>
 #include "ncbtest.h"
+#include "loader.h"
 
 #define PG ((uint64_t)test_page())
 
@@ -424,6 +425,43 @@ TEST(bad_arguments)
 	ASSERT_EQ((unsigned char)bigger.more[0], 0xa5);
 }
 
+/* The address of a function, found by name in this program's tables. */
+static uint64_t symbol(struct ncb_elf *e, const char *name)
+{
+	uint64_t v = 0, size = 0;
+
+	if (ncb__elf_symbol(e, name, &v, &size) != 1)
+		FAIL("%s not found", name);
+	ASSERT_GT(size, 0);
+	return v;
+}
+
+TEST(symbol_tables)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	struct ncb_maps *maps;
+	struct ncb_elf *e;
+	uint64_t v, size;
+	char why[256];
+
+	ASSERT_EQ(ncb_maps_open(&maps, 0), 0);
+	ASSERT_EQ(ncb_maps_find(maps, (uintptr_t)&ncb_find_near, &m), 1);
+	if (ncb_elf_open_flags(&e, m.path, NCB_ELF_ANY_ARCH, why, sizeof(why)))
+		FAIL("%s: %s", m.path, why);
+	ncb_maps_close(maps);
+	/* Link addresses differ as the loaded ones do. */
+	ASSERT_UEQ(symbol(e, "ncb_find_near") - symbol(e, "ncb_find_free"),
+		   (uintptr_t)&ncb_find_near - (uintptr_t)&ncb_find_free);
+	ASSERT_UEQ(symbol(e, "ncb_find_near") - symbol(e, "check_fit"),
+		   (uintptr_t)&ncb_find_near - (uintptr_t)&check_fit);
+	ASSERT_EQ(ncb__elf_symbol(e, "no_such_symbol_here", &v, &size), 0);
+	ASSERT_EQ(ncb__elf_symbol(e, "ncb_find_nea", &v, &size), 0);
+	ASSERT_EQ(ncb__elf_symbol(e, "", &v, &size), -EINVAL);
+	ASSERT_EQ(ncb__elf_symbol(NULL, "main", &v, &size), -EINVAL);
+	ncb_elf_close(e);
+}
+
 TEST_MAIN(T(nothing_near), T(as_reserved), T(filled_and_exact),
 	  T(alignment), T(edges), T(too_small), T(other_process),
-	  T(no_process), T(no_permission), T(bad_arguments))
+	  T(no_process), T(no_permission), T(bad_arguments),
+	  T(symbol_tables))

@@ -14,6 +14,7 @@ int cmd_demo(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+int cmd_free(int argc, char **argv);
 
 /* Exit statuses: 0 done, 1 the operation failed, 2 usage error. */
 #define EXIT_USAGE 2
@@ -30,6 +31,7 @@ int parse_target(const char *s, pid_t pid, uint64_t *addr);
 void fail(const char *cmd, int json, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void maps_error(const char *cmd, int json, pid_t pid, int err);
+const char *human(uint64_t n, int bytes, char buf[32]);
 void print_path(FILE *f, const char *s);
 void perm_string(const struct ncb_mapping *m, char buf[5]);
 void print_mapping(FILE *f, const struct ncb_mapping *m);

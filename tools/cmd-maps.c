@@ -64,26 +64,6 @@ struct totals {
 	uint64_t mem[4];	/* rss, pss, dirty, swap */
 };
 
-/* 1536 -> "1.5 KiB"; in bytes under --bytes. */
-static const char *human(uint64_t n, int bytes, char buf[32])
-{
-	static const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-	double v = (double)n;
-	int u = 0;
-
-	while (!bytes && v >= 1024 && u < 5) {
-		v /= 1024;
-		u++;
-	}
-	if (bytes)
-		snprintf(buf, 32, "%" PRIu64, n);
-	else if (u == 0)
-		snprintf(buf, 32, "%" PRIu64 " B", n);
-	else
-		snprintf(buf, 32, "%.*f %s", v < 10 ? 1 : 0, v, unit[u]);
-	return buf;
-}
-
 /* "start,size,rss,path" into o->col; -1 for an unknown column. */
 static int parse_cols(const char *s, struct opts *o)
 {

@@ -24,6 +24,7 @@ static const struct {
 	{ "maps", cmd_maps, "the address space of a process, with its gaps" },
 	{ "who", cmd_who, "list the mappings occupying a range of a process" },
 	{ "map", cmd_map, "map a range here, or name what is in the way" },
+	{ "free", cmd_free, "where N bytes fit within reach of an address" },
 	{ "exec", cmd_exec, "run a program here, every mapping no-clobber" },
 	{ "check", cmd_check, "lint ELF files for loading without clobbering" },
 	{ "watch", cmd_watch, "run a program, report or refuse its clobbers" },

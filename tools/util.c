@@ -62,6 +62,26 @@ int parse_json_only(int argc, char **argv, void (*usage)(FILE *f), int *json)
 	return -1;
 }
 
+/* 1536 -> "1.5 KiB"; in bytes under --bytes. */
+static const char *human(uint64_t n, int bytes, char buf[32])
+{
+	static const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)n;
+	int u = 0;
+
+	while (!bytes && v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	if (bytes)
+		snprintf(buf, 32, "%" PRIu64, n);
+	else if (u == 0)
+		snprintf(buf, 32, "%" PRIu64 " B", n);
+	else
+		snprintf(buf, 32, "%.*f %s", v < 10 ? 1 : 0, v, unit[u]);
+	return buf;
+}
+
 /* A PID is decimal, as the kernel prints it: "0x10" is no PID.  0: ours. */
 int parse_pid(const char *s, pid_t *pid)
 {

@@ -1,0 +1,629 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * noclobber free: where N bytes can go within reach of an address, a
+ * library or a symbol of a process (ncb_find_near), the free space and
+ * largest gaps of that window, and what occupies it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "loader.h"
+
+/* Occupants are summed per path; past this many paths, as "others". */
+#define OCC_NAMES 64
+#define OCC_SHOWN 8
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: noclobber free [-p PID] -n ADDR|LIBRARY|SYMBOL "
+		   "[-w WITHIN] [--size N]\n"
+		   "                      [-a ALIGN] [--json]\n\n"
+		   "Where N bytes (default a page) can go in process PID "
+		   "(default: this one)\nwith every byte less than WITHIN "
+		   "(default 2G) from every byte of the\nanchor: an address, "
+		   "the span of the first mapped file whose path contains\n"
+		   "LIBRARY, or a symbol (malloc, or libc.so.6:malloc).  "
+		   "Prints the window's\nfree space and largest gaps, where "
+		   "ncb_resv_new would reserve N bytes,\nand what occupies "
+		   "the window.  Exit status: 0 placed, 1 no room, 2 error.\n");
+}
+
+enum { SIZE_OPT = 256 };
+
+struct args {
+	pid_t pid;
+	const char *near;
+	uint64_t within;
+	uint64_t size;
+	uint64_t align;
+	int json;
+};
+
+enum anchor_kind { ANCHOR_ADDRESS, ANCHOR_LIBRARY, ANCHOR_SYMBOL };
+
+static const char *const kind_name[] = { "address", "library", "symbol" };
+
+struct anchor {
+	int kind;
+	uint64_t lo, hi;	/* [lo, hi) */
+	char *path;		/* the file; NULL for an address */
+	const char *symbol;	/* NULL unless a symbol */
+};
+
+/* A mapped file: its first mapping, and the span of those of its path. */
+struct file {
+	char *path;
+	uint64_t start, offset;	/* its first mapping */
+	uint64_t lo, hi;
+};
+
+/* 0 to go on, or an exit status + 1. */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "near", required_argument, NULL, 'n' },
+		{ "within", required_argument, NULL, 'w' },
+		{ "size", required_argument, NULL, SIZE_OPT },
+		{ "align", required_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	int c, bad = 0;
+
+	*a = (struct args){ .within = 1ULL << 31, .size = pg, .align = pg };
+	while ((c = getopt_long(argc, argv, "p:n:w:a:jh", opts, NULL)) != -1) {
+		if (c == 'p')
+			bad |= parse_pid(optarg, &a->pid) != 0;
+		else if (c == 'n')
+			a->near = optarg;
+		else if (c == 'w')
+			bad |= parse_u64(optarg, &a->within) || !a->within;
+		else if (c == SIZE_OPT)
+			bad |= parse_u64(optarg, &a->size) || !a->size ||
+			       a->size > SIZE_MAX;
+		else if (c == 'a')
+			bad |= parse_u64(optarg, &a->align) || a->align < pg ||
+			       (a->align & (a->align - 1)) ||
+			       a->align > SIZE_MAX;
+		else if (c == 'j')
+			a->json = 1;
+		else if (c == 'h')
+			return usage(stdout), 1;
+		else
+			bad = 1;
+	}
+	if (bad || !a->near || optind != argc) {
+		if (bad)
+			fprintf(stderr, "noclobber free: bad value (a PID is "
+				"decimal; WITHIN and N are numbers above 0; "
+				"ALIGN a power of two, at least a page)\n");
+		usage(stderr);
+		return EXIT_USAGE + 1;
+	}
+	return 0;
+}
+
+/*
+ * The path to open for a file mapped in process pid: through its root
+ * (/proc/PID/root), which is where the path means something when the
+ * process lives in another mount namespace.
+ */
+static struct ncb_elf *open_image(pid_t pid, const char *path)
+{
+	struct ncb_elf *e = NULL;
+	char *p;
+
+	if (*path != '/' || ncb_elf_kind(path) != NCB_ELF_PROGRAM)
+		return NULL;
+	if (pid && asprintf(&p, "/proc/%d/root%s", (int)pid, path) >= 0) {
+		if (ncb_elf_open_flags(&e, p, NCB_ELF_ANY_ARCH, NULL, 0))
+			e = NULL;
+		free(p);
+	}
+	if (!e && ncb_elf_open_flags(&e, path, NCB_ELF_ANY_ARCH, NULL, 0))
+		e = NULL;
+	return e;
+}
+
+/*
+ * Load bias: the mapping at start of file offset off shows where the
+ * segment holding that offset went.  0 if no segment holds it.
+ */
+static int load_bias(const struct ncb_elf *e, uint64_t start, uint64_t off,
+		     uint64_t *bias)
+{
+	struct ncb_elf_seg s = NCB_INIT(ncb_elf_seg);
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	unsigned int i;
+
+	for (i = 0; !ncb_elf_segment(e, i, &s); i++) {
+		if ((s.offset & ~(pg - 1)) <= off &&
+		    off - (s.offset & ~(pg - 1)) < s.filesz + pg) {
+			*bias = start - (s.vaddr - s.offset + off);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The image's span in the process, where the file is an image whose
+ * segments agree with its first mapping: its bss and gaps included.
+ */
+static int image_span(pid_t pid, const struct file *f, uint64_t *lo,
+		      uint64_t *hi)
+{
+	struct ncb_elf_info info = NCB_INIT(ncb_elf_info);
+	struct ncb_elf *e = open_image(pid, f->path);
+	uint64_t bias;
+	int ok;
+
+	if (!e)
+		return 0;
+	ok = load_bias(e, f->start, f->offset, &bias) &&
+	     !ncb_elf_info(e, &info);
+	ncb_elf_close(e);
+	if (!ok || info.lo + bias > f->start || info.hi + bias < f->hi)
+		return 0;
+	*lo = info.lo + bias;
+	*hi = info.hi + bias;
+	return 1;
+}
+
+/*
+ * The first mapped file whose path contains sub, and the span of every
+ * mapping of that path.  1 found, 0 not, -errno.
+ */
+static int find_file(pid_t pid, const char *sub, struct file *f)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	struct ncb_maps *maps;
+	int ret;
+
+	f->path = NULL;
+	ret = ncb_maps_open(&maps, pid);
+	if (ret)
+		return ret;
+	while ((ret = ncb_maps_next(maps, &m)) == 1) {
+		if (!f->path && *m.path && strstr(m.path, sub)) {
+			f->path = strdup(m.path);
+			if (!f->path) {
+				ret = -ENOMEM;
+				break;
+			}
+			f->start = f->lo = m.start;
+			f->offset = m.offset;
+			f->hi = m.end;
+		} else if (f->path && !strcmp(m.path, f->path)) {
+			f->hi = m.end > f->hi ? m.end : f->hi;
+		}
+	}
+	ncb_maps_close(maps);
+	if (ret < 0) {
+		free(f->path);
+		f->path = NULL;
+		return ret;
+	}
+	return f->path != NULL;
+}
+
+/* The symbol in the image mapped at start (file offset off): 1, 0. */
+static int symbol_in(pid_t pid, const char *path, uint64_t start,
+		     uint64_t off, const char *name, struct anchor *an)
+{
+	struct ncb_elf *e = open_image(pid, path);
+	uint64_t bias, value, size;
+	int found;
+
+	if (!e)
+		return 0;
+	found = load_bias(e, start, off, &bias) &&
+		ncb__elf_symbol(e, name, &value, &size) == 1;
+	ncb_elf_close(e);
+	if (!found)
+		return 0;
+	an->lo = value + bias;
+	an->hi = an->lo + (size ? size : 1);
+	return 1;
+}
+
+/*
+ * A symbol in the first file mapped, in address order, that defines it
+ * (the program, then its libraries, as the dynamic linker looks).
+ */
+static int find_symbol(pid_t pid, const char *name, struct anchor *an)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	struct ncb_maps *maps;
+	char *last = NULL;
+	int ret;
+
+	ret = ncb_maps_open(&maps, pid);
+	if (ret)
+		return ret;
+	while ((ret = ncb_maps_next(maps, &m)) == 1) {
+		if (*m.path != '/' || (last && !strcmp(last, m.path)))
+			continue;
+		free(last);
+		last = strdup(m.path);
+		if (!last) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (symbol_in(pid, m.path, m.start, m.offset, name, an)) {
+			an->path = last;
+			last = NULL;
+			break;
+		}
+	}
+	ncb_maps_close(maps);
+	free(last);
+	return ret < 0 ? ret : ret == 1;
+}
+
+/* LIBRARY:SYMBOL: the symbol in that file only. */
+static int lib_symbol(pid_t pid, const char *spec, struct anchor *an)
+{
+	const char *colon = strchr(spec, ':');
+	struct file f;
+	char *lib;
+	int ret;
+
+	lib = strndup(spec, (size_t)(colon - spec));
+	if (!lib)
+		return -ENOMEM;
+	ret = find_file(pid, lib, &f);
+	free(lib);
+	if (ret <= 0)
+		return ret;
+	an->symbol = colon + 1;
+	if (!symbol_in(pid, f.path, f.start, f.offset, an->symbol, an)) {
+		free(f.path);
+		return 0;
+	}
+	an->path = f.path;
+	return 1;
+}
+
+/*
+ * The anchor an argument names: an address; LIBRARY:SYMBOL; the span of
+ * the first mapped file whose path contains it; or a symbol of the first
+ * file that defines it.  1 found, 0 not, -errno.
+ */
+static int resolve(pid_t pid, const char *s, struct anchor *an)
+{
+	struct file f;
+	int ret;
+
+	*an = (struct anchor){ .kind = ANCHOR_ADDRESS };
+	if (!parse_u64(s, &an->lo)) {
+		/* The last byte is an anchor of one byte too. */
+		an->hi = an->lo + (an->lo < UINT64_MAX);
+		return 1;
+	}
+	an->kind = ANCHOR_SYMBOL;
+	if (strchr(s, ':') && strchr(s, ':')[1]) {
+		ret = lib_symbol(pid, s, an);
+		if (ret)
+			return ret;
+	}
+	an->kind = ANCHOR_LIBRARY;
+	an->symbol = NULL;
+	ret = find_file(pid, s, &f);
+	if (ret < 0)
+		return ret;
+	if (ret) {
+		an->path = f.path;
+		if (!image_span(pid, &f, &an->lo, &an->hi)) {
+			an->lo = f.lo;
+			an->hi = f.hi;
+		}
+		return 1;
+	}
+	an->kind = ANCHOR_SYMBOL;
+	an->symbol = s;
+	return find_symbol(pid, s, an);
+}
+
+struct occ {
+	char *path;		/* NULL: the others */
+	uint64_t bytes;
+	uint64_t maps;
+};
+
+struct occs {
+	uint64_t lo, hi;
+	size_t n;
+	struct occ o[OCC_NAMES + 1];	/* the last: others */
+};
+
+static int occ_add(const struct ncb_mapping *m, void *arg)
+{
+	struct occs *c = arg;
+	uint64_t s = m->start > c->lo ? m->start : c->lo;
+	uint64_t e = m->end < c->hi ? m->end : c->hi;
+	struct occ *o = &c->o[OCC_NAMES];
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (!strcmp(c->o[i].path, m->path))
+			break;
+	if (i < c->n) {
+		o = &c->o[i];
+	} else if (c->n < OCC_NAMES) {
+		o = &c->o[c->n];
+		o->path = strdup(m->path);
+		if (!o->path)
+			return -ENOMEM;
+		c->n++;
+	}
+	o->bytes += e > s ? e - s : 0;
+	o->maps++;
+	return 0;
+}
+
+static int occ_cmp(const void *a, const void *b)
+{
+	const struct occ *x = a, *y = b;
+
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+static void occ_free(struct occs *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		free(c->o[i].path);
+}
+
+/* The window's occupants summed per path, the most bytes first. */
+static int occupants(pid_t pid, uint64_t lo, uint64_t hi, struct occs *c)
+{
+	struct occ rest;
+	size_t i;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	c->lo = lo;
+	c->hi = hi;
+	if (lo >= hi)
+		return 0;
+	ret = ncb_maps_occupants(pid, (const void *)(uintptr_t)lo,
+				 (size_t)(hi - lo), occ_add, c);
+	if (ret < 0) {
+		occ_free(c);
+		return ret;
+	}
+	qsort(c->o, c->n, sizeof(c->o[0]), occ_cmp);
+	/* Those not shown join the others. */
+	rest = c->o[OCC_NAMES];
+	for (i = OCC_SHOWN; i < c->n; i++) {
+		rest.bytes += c->o[i].bytes;
+		rest.maps += c->o[i].maps;
+	}
+	c->o[OCC_NAMES] = rest;
+	return 0;
+}
+
+static const char *const why_name[] = {
+	[NCB_NEAR_PLACED] = "placed", [NCB_NEAR_OUTSIDE] = "outside",
+	[NCB_NEAR_SMALL] = "small", [NCB_NEAR_FULL] = "full",
+	[NCB_NEAR_ALIGN] = "align",
+};
+
+static void why_text(FILE *f, const struct ncb_near *r, uint64_t size,
+		     uint64_t align)
+{
+	char a[32], b[32];
+
+	human(size, 0, a);
+	if (r->why == NCB_NEAR_OUTSIDE)
+		fprintf(f, "no room: the window lies outside the user address "
+			"space\n");
+	else if (r->why == NCB_NEAR_SMALL)
+		fprintf(f, "no room: the window is shorter than %s\n", a);
+	else if (r->why == NCB_NEAR_FULL)
+		fprintf(f, "no room: no free gap in the window holds %s (the "
+			"largest: %s)\n", a, human(r->nlisted ?
+			r->gaps[0].end - r->gaps[0].start : 0, 0, b));
+	else
+		fprintf(f, "no room: free gaps hold %s, but none at an "
+			"alignment of %s\n", a, human(align, 0, b));
+}
+
+static void text_doc(FILE *f, const struct args *a, const struct anchor *an,
+		     const struct ncb_near *r, const struct occs *c)
+{
+	char b1[32], b2[32];
+	unsigned int i;
+	size_t k;
+
+	fprintf(f, "process %d: %s within %s of [%#" PRIx64 ", %#" PRIx64
+		")", a->pid ? (int)a->pid : (int)getpid(),
+		human(a->size, 0, b1), human(a->within, 0, b2), an->lo, an->hi);
+	if (an->symbol)
+		fprintf(f, " %s", an->symbol);
+	if (an->path) {
+		fputs(an->symbol ? " in " : " ", f);
+		print_path(f, an->path);
+	}
+	fprintf(f, "\nwindow [%#" PRIx64 ", %#" PRIx64 "): %s free in %"
+		PRIu64 " gaps, %" PRIu64 " mappings\n", r->lo, r->hi,
+		human(r->free, 0, b1), r->ngaps, r->nmaps);
+	for (i = 0; i < r->nlisted; i++)
+		fprintf(f, "  gap %#" PRIx64 "-%#" PRIx64 "  %s\n",
+			r->gaps[i].start, r->gaps[i].end,
+			human(r->gaps[i].end - r->gaps[i].start, 0, b1));
+	if (r->why == NCB_NEAR_PLACED)
+		fprintf(f, "placed at %#" PRIx64 " (where ncb_resv_new would "
+			"reserve it)\n", r->addr);
+	else
+		why_text(f, r, a->size, a->align);
+	if (c->n)
+		fprintf(f, "occupied by:\n");
+	for (k = 0; k < c->n && k < OCC_SHOWN; k++) {
+		fprintf(f, "  %10s in %4" PRIu64 " mapping%s  ",
+			human(c->o[k].bytes, 0, b1), c->o[k].maps,
+			c->o[k].maps == 1 ? " " : "s");
+		print_path(f, *c->o[k].path ? c->o[k].path : "(anonymous)");
+		fputc('\n', f);
+	}
+	if (c->o[OCC_NAMES].maps)
+		fprintf(f, "  %10s in %4" PRIu64 " mappings (others)\n",
+			human(c->o[OCC_NAMES].bytes, 0, b1),
+			c->o[OCC_NAMES].maps);
+}
+
+static void json_occ(FILE *f, const struct occs *c)
+{
+	size_t k;
+
+	fputs(",\"occupants\":[", f);
+	for (k = 0; k < c->n && k < OCC_SHOWN; k++) {
+		fputs(k ? ",{" : "{", f);
+		json_path(f, c->o[k].path);
+		fprintf(f, ",\"bytes\":\"0x%" PRIx64 "\",\"mappings\":%" PRIu64
+			"}", c->o[k].bytes, c->o[k].maps);
+	}
+	fprintf(f, "],\"others\":{\"bytes\":\"0x%" PRIx64 "\",\"mappings\":%"
+		PRIu64 "}", c->o[OCC_NAMES].bytes, c->o[OCC_NAMES].maps);
+}
+
+static void json_anchor(FILE *f, const struct anchor *an)
+{
+	fprintf(f, "\"anchor\":{\"kind\":\"%s\",\"start\":\"0x%" PRIx64
+		"\",\"end\":\"0x%" PRIx64 "\",", kind_name[an->kind], an->lo,
+		an->hi);
+	if (an->path)
+		json_path(f, an->path);
+	else
+		fputs("\"path\":null", f);
+	fputs(",\"symbol\":", f);
+	if (an->symbol)
+		json_string(f, an->symbol);
+	else
+		fputs("null", f);
+	fputc('}', f);
+}
+
+static void json_doc(FILE *f, const struct args *a, const struct anchor *an,
+		     const struct ncb_near *r, const struct occs *c)
+{
+	unsigned int i;
+
+	fprintf(f, "{\"version\":1,\"pid\":%d,", a->pid ? (int)a->pid
+						       : (int)getpid());
+	json_anchor(f, an);
+	fprintf(f, ",\"within\":\"0x%" PRIx64 "\",\"size\":\"0x%" PRIx64
+		"\",\"align\":\"0x%" PRIx64 "\",\"window\":{\"start\":\"0x%"
+		PRIx64 "\",\"end\":\"0x%" PRIx64 "\"},\"free\":\"0x%" PRIx64
+		"\",\"gaps\":%" PRIu64 ",\"mappings\":%" PRIu64
+		",\"largest\":[", a->within, a->size, a->align, r->lo, r->hi,
+		r->free, r->ngaps, r->nmaps);
+	for (i = 0; i < r->nlisted; i++)
+		fprintf(f, "%s{\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%"
+			PRIx64 "\",\"size\":\"0x%" PRIx64 "\"}", i ? "," : "",
+			r->gaps[i].start, r->gaps[i].end,
+			r->gaps[i].end - r->gaps[i].start);
+	fputs("],\"address\":", f);
+	if (r->why == NCB_NEAR_PLACED)
+		fprintf(f, "\"0x%" PRIx64 "\"", r->addr);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"reason\":\"%s\"", why_name[r->why]);
+	json_occ(f, c);
+	fputs(",\"error\":", f);
+	if (r->why == NCB_NEAR_PLACED)
+		fputs("null", f);
+	else
+		json_error(f, ENOMEM, "no room in the window");
+	fputs("}\n", f);
+}
+
+/* A failure as a whole: the usual line on stderr, and the JSON error. */
+static int free_fail(const struct args *a, int err, const char *what)
+{
+	if (what)
+		fail("free", a->json, err, "%s: %s", what, strerror(err));
+	else
+		maps_error("free", a->json, a->pid, -err);
+	return EXIT_USAGE;
+}
+
+static int answer(const struct args *a, const struct anchor *an)
+{
+	struct ncb_near_opts o = NCB_INIT(ncb_near_opts,
+					  .align = (size_t)a->align);
+	struct ncb_near r = NCB_INIT(ncb_near);
+	struct occs *c;
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *f;
+	int ret;
+
+	ret = ncb_find_near(a->pid, an->lo, an->hi, a->within,
+			    (size_t)a->size, &o, &r);
+	if (ret == -EINVAL)
+		return free_fail(a, EINVAL, "the anchor's start plus WITHIN "
+			    "passes 2^64");
+	if (ret && (ret != -ENOMEM || !r.why))
+		return free_fail(a, -ret, NULL);
+	c = malloc(sizeof(*c));
+	if (!c)
+		return free_fail(a, ENOMEM, "memory");
+	ret = occupants(a->pid, r.lo, r.hi, c);
+	if (ret) {
+		free(c);
+		return free_fail(a, -ret, NULL);
+	}
+	f = open_memstream(&doc, &len);
+	if (f) {
+		(a->json ? json_doc : text_doc)(f, a, an, &r, c);
+		ret = fclose(f);
+	}
+	occ_free(c);
+	free(c);
+	if (!f || ret) {
+		free(doc);
+		return free_fail(a, ENOMEM, "memory");
+	}
+	ret = fwrite(doc, 1, len, stdout) != len || fflush(stdout);
+	free(doc);
+	if (ret) {
+		fprintf(stderr, "noclobber free: cannot print: %s\n",
+			strerror(errno));
+		return EXIT_USAGE;
+	}
+	return r.why == NCB_NEAR_PLACED ? 0 : 1;
+}
+
+int cmd_free(int argc, char **argv)
+{
+	struct anchor an;
+	struct args a;
+	int ret;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret)
+		return ret - 1;
+	ret = resolve(a.pid, a.near, &an);
+	if (ret < 0)
+		return free_fail(&a, -ret, NULL);
+	if (!ret) {
+		fail("free", a.json, ENOENT, "'%s': not an address, a mapped "
+		     "file or a symbol of process %d", a.near,
+		     a.pid ? (int)a.pid : (int)getpid());
+		return EXIT_USAGE;
+	}
+	ret = answer(&a, &an);
+	free(an.path);
+	return ret;
+}
