@@ -2,8 +2,10 @@
 /*
  * jit-near: a JIT's code buffer within rel32 reach (+-2 GiB) of the code
  * that calls into it, so that generated code can call the runtime with a
- * 32-bit displacement.  Reserve in the window around the runtime, commit
- * writable, emit, then make it executable: the range is ours throughout.
+ * 32-bit displacement.  Ask where such a buffer fits (ncb_find_near: the
+ * window, its free space, or why there is no room), reserve in that
+ * window, commit writable, emit, then make it executable: the range is
+ * ours throughout.
  *
  *   cc jit-near.c $(pkg-config --cflags --libs noclobber) -o jit-near
  */
@@ -19,6 +21,9 @@
 int main(void)
 {
 	uintptr_t here = (uintptr_t)&main;
+	struct ncb_near_opts no = NCB_INIT(ncb_near_opts,
+					   .place = NCB_PLACE_RANDOM);
+	struct ncb_near near = NCB_INIT(ncb_near);
 	struct ncb_resv_opts o = NCB_INIT(ncb_resv_opts,
 					  .place = NCB_PLACE_RANDOM);
 	struct ncb_resv *r;
@@ -26,9 +31,22 @@ int main(void)
 	int64_t dist;
 	int err;
 
-	/* Both ends of the buffer within reach of this function. */
-	o.lo = here > REACH - CODE ? here - (REACH - CODE) : 0;
-	o.hi = here + (REACH - CODE);
+	/* Every byte of the buffer within reach of this function. */
+	err = ncb_find_near(0, here, here, REACH, CODE, &no, &near);
+	if (err) {
+		fprintf(stderr, "jit-near: no room near %#jx: %s (why %d, "
+			"largest gap %ju KiB)\n", (uintmax_t)here,
+			strerror(-err), near.why, near.nlisted ?
+			(uintmax_t)(near.gaps[0].end - near.gaps[0].start) >> 10
+			: 0);
+		return 1;
+	}
+	printf("window [%#jx, %#jx): %ju MiB free in %ju gaps\n",
+	       (uintmax_t)near.lo, (uintmax_t)near.hi,
+	       (uintmax_t)near.free >> 20, (uintmax_t)near.ngaps);
+	/* Taken in that window: another thread may have mapped there. */
+	o.lo = near.lo;
+	o.hi = near.hi;
 	err = ncb_resv_new(&r, NULL, CODE, &o);
 	if (err) {
 		fprintf(stderr, "jit-near: reserve: %s\n", strerror(-err));
@@ -60,6 +78,7 @@ int main(void)
 	printf("generated code returns %d\n", ((int (*)(void))code)());
 #endif
 	ncb_resv_release(r);
-	return dist > -(int64_t)REACH && dist + (int64_t)CODE < (int64_t)REACH
+	/* Its first and last bytes less than REACH from this function. */
+	return dist > -(int64_t)REACH && dist + (int64_t)CODE <= (int64_t)REACH
 	       ? 0 : 1;
 }
