@@ -95,9 +95,13 @@ static int parse_args(int argc, char **argv, struct args *a)
 		else if (c == 'j')
 			a->json = 1;
 		else if (c == 'h')
-			return usage(stdout), 1;
+			break;
 		else
 			bad = 1;
+	}
+	if (c == 'h') {
+		usage(stdout);
+		return 1;
 	}
 	if (bad || !a->near || optind != argc) {
 		if (bad)
@@ -110,26 +114,34 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return 0;
 }
 
+/* An image at path, or NULL: what is not a program or library is none. */
+static struct ncb_elf *try_image(const char *path)
+{
+	struct ncb_elf *e;
+
+	if (ncb_elf_kind(path) != NCB_ELF_PROGRAM ||
+	    ncb_elf_open_flags(&e, path, NCB_ELF_ANY_ARCH, NULL, 0))
+		return NULL;
+	return e;
+}
+
 /*
- * The path to open for a file mapped in process pid: through its root
- * (/proc/PID/root), which is where the path means something when the
- * process lives in another mount namespace.
+ * A file mapped in process pid, opened through the process's root
+ * (/proc/PID/root), where the path means something when the process lives
+ * in another mount namespace; else as it stands.
  */
 static struct ncb_elf *open_image(pid_t pid, const char *path)
 {
 	struct ncb_elf *e = NULL;
 	char *p;
 
-	if (*path != '/' || ncb_elf_kind(path) != NCB_ELF_PROGRAM)
+	if (*path != '/')
 		return NULL;
 	if (pid && asprintf(&p, "/proc/%d/root%s", (int)pid, path) >= 0) {
-		if (ncb_elf_open_flags(&e, p, NCB_ELF_ANY_ARCH, NULL, 0))
-			e = NULL;
+		e = try_image(p);
 		free(p);
 	}
-	if (!e && ncb_elf_open_flags(&e, path, NCB_ELF_ANY_ARCH, NULL, 0))
-		e = NULL;
-	return e;
+	return e ? e : try_image(path);
 }
 
 /*
