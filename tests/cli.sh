@@ -503,8 +503,18 @@ assert list(d) == ["version", "error"] and d["version"] == 1, d
 assert d["error"]["errno"] == "ENOENT" and d["error"]["code"] == 2, d
 assert d["error"]["message"], d'
 	ok $? "free --json: a failure is one error object"
+	for c in "ENOENT -n no_such_thing_anywhere_here" \
+		 "EINVAL -n 0x1000 -a 3"; do
+		# shellcheck disable=SC2086
+		"$nc" free --json ${c#* } 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert list(d) == ["version", "error"], d
+assert d["error"]["errno"] == sys.argv[1], d' "${c%% *}"
+		ok $? "free --json: ${c%% *} as one error object"
+	done
 else
-	for i in 1 2 3 4 5 6 7; do
+	for i in 1 2 3 4 5 6 7 8 9; do
 		skip "no python3"
 	done
 fi

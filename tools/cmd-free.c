@@ -109,6 +109,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 				"decimal; WITHIN and N are numbers above 0; "
 				"ALIGN a power of two, at least a page)\n");
 		usage(stderr);
+		if (a->json)
+			jw_fail(stdout, EINVAL, "usage: see noclobber free "
+				"--help");
 		return EXIT_USAGE + 1;
 	}
 	return 0;

@@ -63,7 +63,7 @@ int parse_json_only(int argc, char **argv, void (*usage)(FILE *f), int *json)
 }
 
 /* 1536 -> "1.5 KiB"; in bytes under --bytes. */
-static const char *human(uint64_t n, int bytes, char buf[32])
+const char *human(uint64_t n, int bytes, char buf[32])
 {
 	static const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
 	double v = (double)n;
