@@ -398,7 +398,14 @@ for f in sys.argv[1:]:
                 sys.exit(1)
 PY
 	ok $? "no short option with two meanings"
+fi
+
 # free: where N bytes go within reach of an anchor.
+shape free "$nc" free --json -n '[stack]' --size 1M
+shape free "$nc" free --json -n 0x40000000 -w 64K --size 1M
+shape free "$nc" free --json -n libc.so --size 1M
+shape failure "$nc" free --json -n no-such-anchor-here
+shape failure "$nc" free --json -p 2147483647 -n 0x40000000
 status 0 "free near the stack" "$nc" free -n '[stack]' --size 1M
 "$nc" free -n '[stack]' --size 1M | grep -q '^placed at 0x'
 ok $? "free says where"

@@ -150,7 +150,7 @@ void maps_error(const char *cmd, int json, pid_t pid, int err)
 	int id = pid ? (int)pid : (int)getpid();
 
 	if (err == -ENOENT && pid)
-		fail(cmd, json, ESRCH, "process %d: no such process", id);
+		fail(cmd, json, ENOENT, "process %d: no such process", id);
 	else if (err == -ESRCH)
 		fail(cmd, json, ESRCH, "process %d has no user address space "
 		     "(a kernel thread, or it has exited)", id);
