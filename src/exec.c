@@ -672,6 +672,44 @@ static int parse_script(char *buf, char **name, char **arg)
 }
 
 /*
+ * The "#!" line of path, parsed in buf: 1, 0 if path is no script (or
+ * cannot be read: the loader then says why), -ENOEXEC for a line that
+ * names no interpreter.
+ */
+static int read_script(const char *path, char *buf, char **name,
+		       char **arg)
+{
+	ssize_t r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	memset(buf, 0, SCRIPT_BUF);
+	r = read(fd, buf, SCRIPT_BUF);
+	close(fd);
+	if (r < 2 || buf[0] != '#' || buf[1] != '!')
+		return 0;
+	return parse_script(buf, name, arg) ? -ENOEXEC : 1;
+}
+
+/*
+ * The interpreter a "#!" script names (for the tool's plan): 1 and its
+ * path in out, 0 if path is no script, -ENOEXEC, -ENAMETOOLONG.
+ */
+int ncb__script_interp(const char *path, char *out, size_t len)
+{
+	char buf[SCRIPT_BUF], *name, *arg;
+	int ret = read_script(path, buf, &name, &arg);
+
+	if (ret <= 0)
+		return ret;
+	if (strlen(name) >= len)
+		return -ENAMETOOLONG;
+	strcpy(out, name);
+	return 1;
+}
+
+/*
  * A "#!" script runs its interpreter: the new arguments are the
  * interpreter, its argument if any, the script's path, then the rest.
  * 1 if path is a script (*argvp and *line are then the caller's to free),
@@ -680,19 +718,14 @@ static int parse_script(char *buf, char **name, char **arg)
 static int script(const char *path, char *const **argvp, char **line,
 		  char *why, size_t wl)
 {
-	char buf[SCRIPT_BUF] = { 0 }, *name, *arg, **nv;
+	char buf[SCRIPT_BUF], *name, *arg, **nv;
 	char *const *argv = *argvp;
 	size_t n = 0, i;
-	ssize_t r;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret = read_script(path, buf, &name, &arg);
 
-	if (fd < 0)
+	if (!ret)
 		return 0;
-	r = read(fd, buf, sizeof(buf));
-	close(fd);
-	if (r < 2 || buf[0] != '#' || buf[1] != '!')
-		return 0;
-	if (parse_script(buf, &name, &arg))
+	if (ret < 0)
 		return ncb__why(why, wl, ENOEXEC, "%s: its \"#!\" line names "
 				"no interpreter, or one cut off at %d bytes",
 				path, SCRIPT_BUF);

@@ -142,6 +142,9 @@ static inline int ncb__elf_prot(uint32_t flags)
 NCB_HIDDEN int ncb__elf_symbol(const struct ncb_elf *e, const char *name,
 			       uint64_t *value, uint64_t *size);
 
+/* The interpreter a "#!" script names: 1, 0 no script, -errno (exec.c). */
+NCB_HIDDEN int ncb__script_interp(const char *path, char *out, size_t len);
+
 /* Refuse an image of another class, byte order or machine. */
 NCB_HIDDEN int ncb__elf_foreign(const struct ncb_elf *e, char *why,
 				size_t len);

@@ -129,7 +129,7 @@ s = d[-1]
 assert s["checked"] == 8 and s["failed"] == 1, s
 assert s["with_notes"] == 1 and s["unreadable"] == 0, s
 assert s["skipped"] == {"not_elf": 3, "object": 1, "core": 1, "debug": 2,
-			"other": 1}, s["skipped"]
+			"other": 1, "special": 0}, s["skipped"]
 f = {x["file"]: x for x in d if x["type"] == "file"}
 assert len(f) == 8 and len(d) == 9
 p = f[t + "/good/ppc32"]
@@ -156,6 +156,36 @@ assert s["type"] == "summary" and s["failed"] == 1'
 else
 	grep -q '"debug":2' "$tmp/j"
 	ok $? "--json: the summary counts debug files"
+	skip "python3 is not installed"
+fi
+
+# A directory named by a link is walked; links, FIFOs in one are counted;
+# a name with a newline stays on its line; --quiet --json only failures.
+mkdir "$tmp/walk"
+cp "$t/good/library.so" "$tmp/walk/"
+cp "$t/good/library.so" "$tmp/walk/new
+line"
+ln -s library.so "$tmp/walk/link"
+mkfifo "$tmp/walk/fifo"
+ln -s "$tmp/walk" "$tmp/walklink"
+"$nc" check "$tmp/walklink" >"$tmp/o" 2>"$tmp/e"
+[ $? -eq 0 ] && grep -q "^2 files checked, 0 failed; skipped 2 symbolic links or special files\$" "$tmp/e"
+ok $? "a directory named by a link: walked, its link and FIFO counted"
+grep -q '/new\\012line: ok, a library$' "$tmp/o" && [ "$(wc -l <"$tmp/o")" -eq 2 ]
+ok $? "a name with a newline: one line, the newline as \\012"
+"$nc" check --json --quiet "$t/good" "$t/bad/overlap" >"$tmp/j"
+[ "$(grep -c '"type":"file"' "$tmp/j")" -eq 1 ]
+ok $? "--json --quiet: only the failure"
+if have python3; then
+	bad=$(printf 'odd\377name')
+	cp "$t/good/library.so" "$tmp/walk/$bad"
+	"$nc" check --json "$tmp/walk/$bad" | python3 -c '
+import json, sys
+f = json.loads(sys.stdin.readline())
+assert bytes.fromhex(f["file_hex"]).endswith(b"/odd\xffname"), f
+assert f["file"].endswith("/odd\ufffdname"), f'
+	ok $? "--json: a name that is not UTF-8 has its bytes in file_hex"
+else
 	skip "python3 is not installed"
 fi
 

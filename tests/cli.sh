@@ -317,6 +317,8 @@ ok $? "and the message on standard error too"
 if [ $have_py = 1 ]; then
 	e='{"errno":"EIO","code":"5","message":""}'
 	for bad in '{"version":2,"error":null}' '{"error":null}' \
+		   '{"error":null,"version":1}' \
+		   '{"version":1,"version":1,"error":null}' \
 		   '{"version":1,"error":null,"more":1}' \
 		   "{\"version\":1,\"error\":$e}"
 	do

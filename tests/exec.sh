@@ -562,6 +562,39 @@ status 125 "--json without --plan" "$nc" exec --json true
 status 125 "no program" "$nc" exec
 status 125 "an unknown option" "$nc" exec --frobnicate true
 status 125 "a bad number" "$nc" exec --stack 12Q true
+# The search and the checks of a run, in a run and in a plan alike.
+mkdir "$tmp/pathdir"
+cp /bin/true "$tmp/pathdir/ncb-here"
+abs=$(cd "$(dirname "$nc")" && pwd)/noclobber
+(cd "$tmp/pathdir" && PATH=":/usr/bin:/bin" "$abs" exec ncb-here)
+ok $? "an empty PATH entry is the current directory, as execvp's"
+chmod 644 "$tmp/pathdir/ncb-here"
+status 126 "a program found in PATH but not executable" \
+	env PATH="$tmp/pathdir:/usr/bin:/bin" "$nc" exec ncb-here
+status 126 "--plan: a program not executable" \
+	"$nc" exec --plan "$tmp/pathdir/ncb-here"
+status 127 "an empty program name" "$nc" exec ''
+printf '#!/bin/sh\necho script\n' >"$tmp/s.sh"
+printf '#!/nonexistent/sh\n' >"$tmp/noint.sh"
+chmod +x "$tmp/s.sh" "$tmp/noint.sh"
+"$nc" exec --plan "$tmp/s.sh" | grep -q "^script      $tmp/s.sh: run by /bin/sh\$"
+ok $? "--plan of a script: its interpreter's plan"
+status 127 "--plan of a script whose interpreter is missing" \
+	"$nc" exec --plan "$tmp/noint.sh"
+status 127 "and run" "$nc" exec "$tmp/noint.sh"
+i=0
+while [ $i -lt 6 ]; do
+	printf '#!%s\n' "$tmp/chain$((i + 1))" >"$tmp/chain$i"
+	chmod +x "$tmp/chain$i"
+	i=$((i + 1))
+done
+cp /bin/true "$tmp/chain6"
+status 0 "five scripts nested run" "$nc" exec "$tmp/chain1"
+status 0 "and plan" "$nc" exec --plan "$tmp/chain1"
+status 126 "six do not run (ELOOP)" "$nc" exec "$tmp/chain0"
+status 126 "nor plan" "$nc" exec --plan "$tmp/chain0"
+status 125 "--plan --base beyond the address space: no room" \
+	"$nc" exec --plan --base 0xffffffffff000 /bin/true
 status 127 "--plan: a program that is not there" \
 	"$nc" exec --plan /nonexistent/prog
 status 126 "--plan: a file that is not a program" \
@@ -595,6 +628,7 @@ p = sys.argv[2].encode()
 assert b.count(p + b"\0") == 1
 open(sys.argv[3], "wb").write(b.replace(p + b"\0", p[:-1] + b"X\0"))
 EOF
+	chmod +x "$tmp/nointerp"
 	"$nc" exec --plan --json "$tmp/nointerp" >"$tmp/o" 2>"$tmp/e"
 	s=$?
 	python3 -c 'import json, sys

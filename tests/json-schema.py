@@ -14,8 +14,9 @@ over lines):
   field = KEY ['?'] ':' type        '?': the key may be absent; a KEY
                                     with a '-' is quoted
 
-An object has exactly its keys (those marked '?' may be missing), in any
-order; hex is a string "0x" and lowercase hexadecimal digits.  Each line
+An object has exactly its keys (those marked '?' may be missing), each
+once, in any order, but a document begins with "version"; hex is a
+string "0x" and lowercase hexadecimal digits.  Each line
 of FILE (default: standard input) is one document checked against NAME;
 the exit status is 0 if all are, 1 with the first difference said.
 """
@@ -194,6 +195,15 @@ def check(v, t, defs, where):
     return None
 
 
+def no_duplicates(pairs):
+    """An object's members, refusing a key given twice."""
+    keys = [k for k, _ in pairs]
+    dup = {k for k in keys if keys.count(k) > 1}
+    if dup:
+        raise ValueError("keys given twice: %s" % sorted(dup))
+    return dict(pairs)
+
+
 def main():
     if len(sys.argv) not in (3, 4):
         raise SystemExit(__doc__.split("\n\n")[1])
@@ -206,9 +216,12 @@ def main():
     n = 0
     for n, line in enumerate(src, 1):
         try:
-            doc = json.loads(line)
+            doc = json.loads(line, object_pairs_hook=no_duplicates)
         except ValueError as e:
             print("line %d: not JSON: %s" % (n, e))
+            return 1
+        if not isinstance(doc, dict) or next(iter(doc), None) != "version":
+            print("line %d: \"version\" is not the first member" % n)
             return 1
         why = check(doc, ("name", name), defs, name)
         if why:

@@ -39,6 +39,7 @@ void print_mapping(FILE *f, const struct ncb_mapping *m);
 /* JSON (json.c): streamed pieces, and a document written whole. */
 void json_string(FILE *f, const char *s);
 void json_path(FILE *f, const char *path);
+void json_named_path(FILE *f, const char *key, const char *path);
 void json_error(FILE *f, int err, const char *message);
 
 struct jw {
@@ -59,9 +60,14 @@ void jw_int(struct jw *w, const char *key, long long v);
 void jw_bool(struct jw *w, const char *key, int v);
 void jw_error(struct jw *w, const char *key, int err, const char *message);
 void jw_path(struct jw *w, const char *path);
+void jw_named_path(struct jw *w, const char *key, const char *path);
 void jw_mapping_fields(struct jw *w, const struct ncb_mapping *m);
 void jw_mapping(struct jw *w, const char *key, const struct ncb_mapping *m);
 int jw_end(struct jw *w, FILE *out);
+/* Output that could not be written: said once (print_failed). */
+#define PRINT_FAILED (-0x10000)
+extern int print_failed;
+void print_error(const char *cmd, int err);
 void jw_drop(struct jw *w);
 void jw_fail(FILE *out, int err, const char *message);
 

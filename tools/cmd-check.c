@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "cli.h"
@@ -77,9 +78,30 @@ struct ctx {
 	unsigned long unreadable;
 	unsigned long unprinted;
 	unsigned long skipped[NKINDS];
+	unsigned long special;	/* walked: links, FIFOs, sockets, devices */
 };
 
 static struct ctx g;
+
+/*
+ * "FILE: " at the head of a line: a newline in a name as "\012", as
+ * /proc/PID/maps prints one, so that a finding stays one line.
+ */
+static void name(const char *path)
+{
+	print_path(stdout, path);
+	fputs(": ", stdout);
+}
+
+/* "FILE: error: why", or "FILE: ok" and what it is. */
+static void finding(const char *path, const char *what, const char *why)
+{
+	name(path);
+	if (!strcmp(what, "ok"))
+		printf("ok%s%s\n", why ? ", " : "", why ? why : "");
+	else
+		printf("%s: %s\n", what, why);
+}
 
 /* Each note, a line of its own: GCC's form; an error under --strict. */
 static void print_notes(const char *path, const char *notes)
@@ -90,7 +112,8 @@ static void print_notes(const char *path, const char *notes)
 		e = strchr(notes, '\n');
 		if (!e)
 			break;
-		printf("%s: %s: %.*s%s\n", path, g.strict ? "error" : "note",
+		name(path);
+		printf("%s: %.*s%s\n", g.strict ? "error" : "note",
 		       (int)(e - notes), notes, g.strict ? " [--strict]" : "");
 	}
 }
@@ -138,7 +161,7 @@ static void json_result(const char *path, int kind, int err, const char *why,
 		return;
 	}
 	jw_str(&w, "type", "file");
-	jw_str(&w, "file", path);
+	jw_named_path(&w, "file", path);
 	jw_str(&w, "kind", kinds[kind].key);
 	jw_bool(&w, "ok", !err && !(g.strict && *notes));
 	jw_error(&w, "error", -err, err ? why : NULL);
@@ -158,8 +181,9 @@ static void print_foreign(const char *path, const struct ncb_elf_arch *a)
 		snprintf(m, sizeof(m), "%s", a->name);
 	else
 		snprintf(m, sizeof(m), "machine %d", a->machine);
-	printf("%s: note: for %s (%d-bit, %s-endian): checked by its own "
-	       "rules (%llu KiB pages), cannot run here\n", path, m,
+	name(path);
+	printf("note: for %s (%d-bit, %s-endian): checked by its own "
+	       "rules (%llu KiB pages), cannot run here\n", m,
 	       a->elf_class == ELFCLASS64 ? 64 : 32,
 	       a->data == ELFDATA2MSB ? "big" : "little",
 	       (unsigned long long)(a->page_size >> 10));
@@ -187,15 +211,14 @@ static void check_program(const char *path)
 	}
 	fail = err || (g.strict && *notes);
 	g.failed += fail;
-	if (g.json)
+	if (g.json && (!g.quiet || fail))
 		json_result(path, NCB_ELF_PROGRAM, err, why, err ? NULL : &a,
 			    library, notes);
 	else if (err)
-		printf("%s: error: %s\n", path, why);
+		finding(path, "error", why);
 	else if (!g.quiet || fail) {
 		if (!fail)
-			printf("%s: ok%s\n", path,
-			       library ? ", a library" : "");
+			finding(path, "ok", library ? "a library" : NULL);
 		if (!a.native)
 			print_foreign(path, &a);
 		print_notes(path, notes);
@@ -212,7 +235,7 @@ static void reject_kind(const char *path, int kind)
 		json_result(path, kind, -ENOEXEC, kinds[kind].verdict, NULL,
 			    0, "");
 	else
-		printf("%s: error: %s\n", path, kinds[kind].verdict);
+		finding(path, "error", kinds[kind].verdict);
 }
 
 /* Neither pass nor fail: an error (status 2), on standard error. */
@@ -226,7 +249,7 @@ static void unreadable(const char *path, int err)
 	if (!g.json || jw_begin(&w))
 		return;
 	jw_str(&w, "type", "unreadable");
-	jw_str(&w, "file", path);
+	jw_named_path(&w, "file", path);
 	jw_error(&w, "error", err, NULL);
 	if (jw_end(&w, stdout))
 		g.unprinted++;
@@ -256,10 +279,32 @@ static int walk_one(const char *path, const struct stat *st, int type,
 		check_one(path, 0);
 	else if (type == FTW_DNR || type == FTW_NS)
 		unreadable(path, type == FTW_DNR ? EACCES : ENOENT);
+	else if (type == FTW_F || type == FTW_SL || type == FTW_SLN)
+		g.special++;
 	return 0;
 }
 
 /* A named argument that is neither a directory nor a regular file. */
+/*
+ * A directory: walked without following the links in it; one named by a
+ * link is walked where the link leads, by that path.
+ */
+static void walk(const char *path)
+{
+	struct stat st;
+	char *real = NULL;
+
+	if (!lstat(path, &st) && S_ISLNK(st.st_mode)) {
+		real = realpath(path, NULL);
+		if (!real) {
+			unreadable(path, errno);
+			return;
+		}
+	}
+	nftw(real ? real : path, walk_one, 32, FTW_PHYS);
+	free(real);
+}
+
 static void reject_special(const char *path)
 {
 	const char *why = "not a regular file";
@@ -269,7 +314,7 @@ static void reject_special(const char *path)
 	if (g.json)
 		json_result(path, NCB_ELF_NOT_ELF, -EACCES, why, NULL, 0, "");
 	else
-		printf("%s: error: %s\n", path, why);
+		finding(path, "error", why);
 }
 
 static void summary_text(void)
@@ -292,6 +337,10 @@ static void summary_text(void)
 			g.skipped[k] == 1 ? kinds[k].one : kinds[k].more);
 		sep = ",";
 	}
+	if (g.special)
+		fprintf(stderr, "%s %lu symbolic link%s or special file%s",
+			sep, g.special, g.special == 1 ? "" : "s",
+			g.special == 1 ? "" : "s");
 	if (g.unreadable)
 		fprintf(stderr, "; %lu unreadable", g.unreadable);
 	fprintf(stderr, "\n");
@@ -316,6 +365,7 @@ static void summary_json(void)
 	for (k = 0; k < NKINDS; k++)
 		if (k != NCB_ELF_PROGRAM)
 			jw_int(&w, kinds[k].key, (long long)g.skipped[k]);
+	jw_int(&w, "special", (long long)g.special);
 	jw_close(&w, '}');
 	if (jw_end(&w, stdout))
 		g.unprinted++;
@@ -383,7 +433,7 @@ int cmd_check(int argc, char **argv)
 		if (stat(argv[i], &st))
 			unreadable(argv[i], errno);
 		else if (S_ISDIR(st.st_mode))
-			nftw(argv[i], walk_one, 32, FTW_PHYS);
+			walk(argv[i]);
 		else if (S_ISREG(st.st_mode))
 			check_one(argv[i], 1);
 		else

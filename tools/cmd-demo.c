@@ -61,12 +61,14 @@ int cmd_demo(int argc, char **argv)
 	void *p;
 	int clob;
 
-	(void)argv;
 	if (argc > 1) {
-		printf("usage: noclobber demo\n\nShows, in this process, "
-		       "MAP_FIXED destroying a mapping and\nncb_mmap "
-		       "refusing to.\n");
-		return strcmp(argv[1], "--help") ? EXIT_USAGE : 0;
+		int help = argc == 2 && (!strcmp(argv[1], "--help") ||
+					 !strcmp(argv[1], "-h"));
+
+		fprintf(help ? stdout : stderr, "usage: noclobber demo\n\n"
+			"Shows, in this process, MAP_FIXED destroying a "
+			"mapping and\nncb_mmap refusing to.\n");
+		return help ? 0 : EXIT_USAGE;
 	}
 	ncb_kernel_probe(&pr);
 	printf("MAP_FIXED_NOREPLACE on this kernel: %s\n",

@@ -7,8 +7,10 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "loader.h"
 
 extern char **environ;
 
@@ -43,25 +45,37 @@ static void usage(FILE *f)
 		   "runs the interpreter, --exe=off does neither.\n");
 }
 
-/* execvp's search: PROG itself if it has a '/', else each PATH entry. */
+/*
+ * execvp's search: PROG itself if it has a '/', else each PATH entry, an
+ * empty one being the current directory.  A regular file found that may
+ * not be run is remembered (-EACCES, 126) and the search goes on, as
+ * execvp's does; else -ENOENT (127).
+ */
 static int find_program(const char *name, char *out, size_t len)
 {
 	const char *path = getenv("PATH"), *p, *e;
-	int n;
+	struct stat st;
+	int n, err = -ENOENT;
 
+	if (!*name)
+		return -ENOENT;
 	if (strchr(name, '/')) {
 		n = snprintf(out, len, "%s", name);
 		return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 	}
-	for (p = path ? path : "/usr/bin:/bin"; *p; p = *e ? e + 1 : e) {
-		e = strchr(p, ':');
-		if (!e)
-			e = p + strlen(p);
-		n = snprintf(out, len, "%.*s/%s", (int)(e - p), p, name);
-		if (n > 0 && (size_t)n < len && !access(out, X_OK))
-			return 0;
+	for (p = path ? path : "/usr/bin:/bin";; p = e + 1) {
+		e = strchrnul(p, ':');
+		n = snprintf(out, len, "%.*s/%s", e == p ? 1 : (int)(e - p),
+			     e == p ? "." : p, name);
+		if (n > 0 && (size_t)n < len && !stat(out, &st) &&
+		    S_ISREG(st.st_mode)) {
+			if (!access(out, X_OK))
+				return 0;
+			err = -EACCES;
+		}
+		if (!*e)
+			return err;
 	}
-	return -ENOENT;
 }
 
 /*
@@ -210,9 +224,9 @@ static int place(struct plan *pl, const char *what, const struct ncb_elf *e,
 	if (fixed) {
 		*at = in->type == ET_EXEC ? in->lo : base;
 		collisions(pl, what, *at, len);
-		ncb_as_mmap(pl->as, *at, len, PROT_NONE, MAP_PRIVATE |
-			    MAP_ANONYMOUS | MAP_FIXED, 0, 0, &got);
-		return 0;
+		/* Beyond the address space (a --base too high): no room. */
+		return ncb_as_mmap(pl->as, *at, len, PROT_NONE, MAP_PRIVATE |
+				   MAP_ANONYMOUS | MAP_FIXED, 0, 0, &got);
 	}
 	/* As ncb_resv_new does: room for the alignment, then trimmed. */
 	if (ncb_as_mmap(pl->as, 0, len + align - pl->pg, PROT_NONE,
@@ -456,16 +470,81 @@ static void plan_rest(struct plan *pl, const char *path, size_t stack,
 	json_identity(pl->w, d);
 }
 
-static int do_plan(const char *path, uint64_t base, size_t stack, int exe,
+/* A "#!" chain as exec_binprm follows it: five scripts at most. */
+#define SCRIPTS 5
+
+struct scripts {
+	int n;				/* path[n] is the program */
+	char path[SCRIPTS + 1][PATH_MAX];
+	char last[PATH_MAX];
+};
+
+/*
+ * The program a run would load: PROG, or the interpreter its "#!" line
+ * names, and so on; each must be executable, as for a run.  0 or -errno.
+ */
+static int follow_scripts(const char *prog, struct scripts *sc)
+{
+	int i, ret;
+
+	snprintf(sc->path[0], PATH_MAX, "%s", prog);
+	for (i = 0;; i++) {
+		if (access(sc->path[i], X_OK))
+			return -errno;
+		/* The last may be no script: looked at, not kept. */
+		ret = ncb__script_interp(sc->path[i], i < SCRIPTS ?
+					 sc->path[i + 1] : sc->last,
+					 PATH_MAX);
+		if (ret > 0 && i == SCRIPTS)
+			ret = -ELOOP;
+		if (ret <= 0) {
+			sc->n = i;
+			return ret;
+		}
+	}
+}
+
+static void print_scripts(struct jw *w, const struct scripts *sc)
+{
+	int i;
+
+	if (w)
+		jw_open(w, "scripts", '[');
+	for (i = 0; i < sc->n; i++) {
+		if (!w) {
+			printf("script      %s: run by %s\n", sc->path[i],
+			       sc->path[i + 1]);
+			continue;
+		}
+		jw_open(w, NULL, '{');
+		jw_str(w, "path", sc->path[i]);
+		jw_str(w, "interpreter", sc->path[i + 1]);
+		jw_close(w, '}');
+	}
+	if (w)
+		jw_close(w, ']');
+}
+
+static int do_plan(const char *prog, uint64_t base, size_t stack, int exe,
 		   int json)
 {
+	static struct scripts sc;
+	const char *path;
 	struct plan pl = { .pg = (uint64_t)getpagesize() };
 	struct plan_images im = { .in = NCB_INIT(ncb_elf_info),
 				  .iin = NCB_INIT(ncb_elf_info) };
-	struct ident d;
+	struct ident d = { .set = 1 };
 	struct jw w;
-	int ret;
+	int ret, err;
 
+	err = follow_scripts(prog, &sc);
+	if (err) {
+		fail("exec", json, -err, "%s: %s", sc.path[sc.n],
+		     err == -ENOEXEC ? "its \"#!\" line names no interpreter"
+		     : strerror(-err));
+		return exec_status(err);
+	}
+	path = sc.path[sc.n];
 	ret = plan_model(&pl);
 	if (ret || (json && (ret = jw_begin(&w)))) {
 		ncb_as_free(pl.as);
@@ -474,19 +553,26 @@ static int do_plan(const char *path, uint64_t base, size_t stack, int exe,
 		return 125;
 	}
 	pl.w = json ? &w : NULL;
+	print_scripts(pl.w, &sc);
 	ret = plan_images(&pl, path, base, stack, &im);
 	if (!ret) {
 		identity(im.e, exe, &d);
 		plan_rest(&pl, path, stack, &im, &d, exe);
 	}
-	if (json && ret)
-		jw_drop(&w);
-	else if (json && jw_end(&w, stdout))
-		ret = 125;
+	/* --exe=set that cannot be had fails the plan as it would a run. */
 	if (!ret && exe == NCB_EXE_SET && !d.set) {
-		fprintf(stderr, "noclobber exec: --exe=set: this process "
-			"cannot set /proc/PID/exe\n");
-		ret = 125;
+		fail("exec", 0, -d.id.exe, "--exe=set: this process cannot "
+		     "set /proc/PID/exe");
+		ret = EXIT_CANNOT;
+	}
+	if (json && ret) {
+		jw_drop(&w);
+		if (ret == EXIT_CANNOT && exe == NCB_EXE_SET && !d.set)
+			jw_fail(stdout, -d.id.exe, "--exe=set: this process "
+				"cannot set /proc/PID/exe");
+	} else if (json && (err = jw_end(&w, stdout))) {
+		print_error("exec", err);
+		ret = EXIT_CANNOT;
 	}
 	ncb_elf_close(im.e);
 	ncb_elf_close(im.ie);
@@ -561,9 +647,11 @@ int cmd_exec(int argc, char **argv)
 		usage(stderr);
 		return EXIT_CANNOT;
 	}
-	if (find_program(argv[optind], path, sizeof(path))) {
-		fail("exec", json, ENOENT, "%s: not found", argv[optind]);
-		return EXIT_NOT_FOUND;
+	err = find_program(argv[optind], path, sizeof(path));
+	if (err) {
+		fail("exec", json, -err, "%s: %s", argv[optind],
+		     err == -EACCES ? "permission denied" : "not found");
+		return exec_status(err);
 	}
 	if (plan)
 		return do_plan(path, o.base, o.stack_size ? o.stack_size

@@ -64,25 +64,33 @@ struct totals {
 	uint64_t mem[4];	/* rss, pss, dirty, swap */
 };
 
-/* "start,size,rss,path" into o->col; -1 for an unknown column. */
+/*
+ * "start,size,rss,path" added to o->col (each -o adds its columns, as
+ * ps(1)'s do); -1, said, for an unknown or empty column or too many.
+ */
 static int parse_cols(const char *s, struct opts *o)
 {
+	const char *p = s;
 	size_t n;
 	int c;
 
-	while (*s) {
-		n = strcspn(s, ",");
+	do {
+		n = strcspn(p, ",");
 		for (c = 0; c < NCOLS; c++)
-			if (strlen(cols[c].name) == n &&
-			    !strncmp(s, cols[c].name, n))
+			if (n && strlen(cols[c].name) == n &&
+			    !strncmp(p, cols[c].name, n))
 				break;
-		if (c == NCOLS || o->ncol == NCOLS * 2)
+		if (c == NCOLS || o->ncol == NCOLS * 2) {
+			fprintf(stderr, "noclobber maps: -o '%s': %s\n", s,
+				c < NCOLS ? "too many columns" : !n ?
+				"an empty column" : "an unknown column");
 			return -1;
+		}
 		o->col[o->ncol++] = (enum col)c;
 		o->want |= 1u << c;
-		s += n + (s[n] == ',');
-	}
-	return o->ncol ? 0 : -1;
+		p += n;
+	} while (*p++);
+	return 0;
 }
 
 /*
@@ -300,6 +308,9 @@ static int parse_options(int argc, char **argv, struct opts *o)
 	int c, pid_given = 0;
 
 	while ((c = getopt_long(argc, argv, "p:o:jh", opts, NULL)) != -1) {
+		if (c == 'p' && parse_pid(optarg, &o->pid))
+			fprintf(stderr, "noclobber maps: -p '%s': not a PID "
+				"(decimal)\n", optarg);
 		if (c == 'p' && !parse_pid(optarg, &o->pid))
 			pid_given = 1;
 		else if (c == 'o' && !parse_cols(optarg, o))
@@ -339,7 +350,9 @@ static int list(struct ncb_maps *maps, const struct opts *o,
 	while ((ret = ncb_maps_next(maps, &m)) == 1)
 		entry(&w, o, &t, &m, sm);
 	if (!o->json) {
-		text_totals(o, &t);
+		/* The totals of a list cut short would mislead. */
+		if (!ret)
+			text_totals(o, &t);
 		return ret;
 	}
 	if (ret < 0) {
@@ -348,7 +361,12 @@ static int list(struct ncb_maps *maps, const struct opts *o,
 	}
 	jw_close(&w, ']');
 	json_totals(&w, o, &t);
-	return jw_end(&w, stdout);
+	ret = jw_end(&w, stdout);
+	if (ret) {
+		print_error("maps", ret);
+		return PRINT_FAILED;
+	}
+	return 0;
 }
 
 int cmd_maps(int argc, char **argv)
@@ -372,9 +390,12 @@ int cmd_maps(int argc, char **argv)
 	ret = list(maps, &o, &sm);
 	ncb_maps_close(maps);
 	smaps_free(&sm);
+	if (ret == PRINT_FAILED)
+		return EXIT_USAGE;
 	if (ret < 0) {
 		maps_error("maps", o.json, o.pid, ret);
-		return EXIT_USAGE;
+		/* Gone while it was read: as at the start. */
+		return ret == -ESRCH ? 1 : EXIT_USAGE;
 	}
 	return 0;
 }

@@ -51,7 +51,7 @@ static int probe_json(const struct ncb_probe *p, const struct utsname *u)
 		err = jw_end(&w, stdout);
 	}
 	if (err) {
-		fprintf(stderr, "noclobber probe: %s\n", strerror(-err));
+		print_error("probe", err);
 		return EXIT_USAGE;
 	}
 	return 0;

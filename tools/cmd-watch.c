@@ -21,10 +21,10 @@
 static void watch_usage(FILE *f)
 {
 	fprintf(f, "usage: noclobber watch [--deny | --upgrade] [--json] "
-		   "[-o FILE] [--] PROG [ARGS...]\n"
+		   "[-O FILE] [--] PROG [ARGS...]\n"
 		   "       noclobber watch [--deny | --upgrade] [--json] "
-		   "[-o FILE] -p PID\n"
-		   "       noclobber watch --system [--json] [-o FILE] "
+		   "[-O FILE] -p PID\n"
+		   "       noclobber watch --system [--json] [-O FILE] "
 		   "[--cgroup DIR | --comm NAME |\n"
 		   "                       --uid UID | -p PID]...\n\n"
 		   "Runs PROG (or attaches to process PID and all its "

@@ -100,10 +100,14 @@ static int parse_args(int argc, char **argv, struct args *a, int is_map,
 	}
 	a->len = (uint64_t)sysconf(_SC_PAGESIZE);
 	if (argc - optind == 2 &&
-	    (parse_u64(argv[optind + 1], &a->len) || !a->len ||
-	     a->addr + a->len < a->addr)) {
-		fail(cmd, a->json, EINVAL, "'%s': not a length (or the range "
-		     "wraps around)", argv[optind + 1]);
+	    (parse_u64(argv[optind + 1], &a->len) || !a->len)) {
+		fail(cmd, a->json, EINVAL, "'%s': not a length",
+		     argv[optind + 1]);
+		return EXIT_USAGE + 1;
+	}
+	if (a->addr + a->len < a->addr) {
+		fail(cmd, a->json, EINVAL, "[%#" PRIx64 ", +%#" PRIx64 ") "
+		     "wraps around the address space", a->addr, a->len);
 		return EXIT_USAGE + 1;
 	}
 	return 0;
@@ -112,7 +116,7 @@ static int parse_args(int argc, char **argv, struct args *a, int is_map,
 static int who_json(const struct args *a)
 {
 	struct jw w;
-	int n;
+	int n, n2;
 
 	n = jw_begin(&w);
 	if (n)
@@ -126,7 +130,12 @@ static int who_json(const struct args *a)
 		jw_drop(&w);
 		return n;
 	}
-	return jw_end(&w, stdout) ? -EIO : n;
+	n2 = jw_end(&w, stdout);
+	if (n2) {
+		print_error("who", n2);
+		return PRINT_FAILED;
+	}
+	return n;
 }
 
 static int who_text(const struct args *a)
@@ -156,6 +165,8 @@ int cmd_who(int argc, char **argv)
 		ncb_maps_close(maps);
 		n = a.json ? who_json(&a) : who_text(&a);
 	}
+	if (n == PRINT_FAILED)
+		return EXIT_USAGE;
 	if (n < 0) {
 		maps_error("who", a.json, a.pid, n);
 		return EXIT_USAGE;
@@ -211,9 +222,11 @@ int cmd_map(int argc, char **argv)
 	err = p == MAP_FAILED ? errno : 0;
 	if (!a.json)
 		map_text(&a, err);
-	else if (map_json(&a, err))
-		fail("map", 0, EIO, "cannot print: %s", strerror(errno));
+	else if ((n = map_json(&a, err)))
+		print_error("map", n);
 	if (!err)
 		munmap(p, (size_t)a.len);
+	if (n)
+		return EXIT_USAGE;
 	return err ? 1 : 0;
 }

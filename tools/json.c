@@ -125,19 +125,27 @@ void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* "path": the path, and "path_hex": its bytes if it is not UTF-8. */
-void json_path(FILE *f, const char *path)
+/*
+ * "KEY": the path, and "KEY_hex": its bytes if it is not UTF-8 (KEY is
+ * a short name of ours).
+ */
+void json_named_path(FILE *f, const char *key, const char *path)
 {
 	const unsigned char *p = (const unsigned char *)path;
 
-	fputs("\"path\":", f);
+	fprintf(f, "\"%s\":", key);
 	json_string(f, path);
 	if (utf8_valid(path))
 		return;
-	fputs(",\"path_hex\":\"", f);
+	fprintf(f, ",\"%s_hex\":\"", key);
 	for (; *p; p++)
 		fprintf(f, "%02x", *p);
 	fputc('"', f);
+}
+
+void json_path(FILE *f, const char *path)
+{
+	json_named_path(f, "path", path);
 }
 
 /* The error object: errno's name and number, and what it means here. */
@@ -226,8 +234,13 @@ void jw_error(struct jw *w, const char *key, int err, const char *message)
 
 void jw_path(struct jw *w, const char *path)
 {
+	jw_named_path(w, "path", path);
+}
+
+void jw_named_path(struct jw *w, const char *key, const char *path)
+{
 	jw_key(w, NULL);
-	json_path(w->f, path);
+	json_named_path(w->f, key, path);
 }
 
 /* A mapping's members, as /proc/PID/maps has them, in an open object. */
@@ -236,7 +249,8 @@ void jw_mapping_fields(struct jw *w, const struct ncb_mapping *m)
 	char perms[5], dev[24];
 
 	perm_string(m, perms);
-	snprintf(dev, sizeof(dev), "%x:%x", m->dev_major, m->dev_minor);
+	/* As /proc/PID/maps prints it. */
+	snprintf(dev, sizeof(dev), "%02x:%02x", m->dev_major, m->dev_minor);
 	jw_hex(w, "start", m->start);
 	jw_hex(w, "end", m->end);
 	jw_str(w, "perms", perms);
@@ -254,19 +268,21 @@ void jw_mapping(struct jw *w, const char *key, const struct ncb_mapping *m)
 }
 
 /*
- * The document, closed and printed whole on one line; -errno if it could
- * not be made (no memory) or printed.
+ * The document, closed and printed whole on one line, with one write
+ * where it fits stdio's buffer; -errno if it could not be made (no
+ * memory) or printed.  What a full device took of it stays written.
  */
 int jw_end(struct jw *w, FILE *out)
 {
 	int err = 0;
 
 	fputc('}', w->f);
+	errno = 0;
 	if (fclose(w->f))
-		err = -errno;
+		err = -(errno ? errno : ENOMEM);
 	else if (fwrite(w->buf, 1, w->len, out) != w->len ||
 		 fputc('\n', out) == EOF || fflush(out))
-		err = -EIO;
+		err = -(errno ? errno : EIO);
 	free(w->buf);
 	memset(w, 0, sizeof(*w));
 	return err;
@@ -289,4 +305,15 @@ void jw_fail(FILE *out, int err, const char *message)
 		return;
 	jw_error(&w, "error", err, message);
 	jw_end(&w, out);
+}
+
+int print_failed;
+
+/* A document that could not be printed (-errno): said once. */
+void print_error(const char *cmd, int err)
+{
+	if (print_failed++)
+		return;
+	fprintf(stderr, "noclobber%s%s: cannot write the output: %s\n",
+		cmd ? " " : "", cmd ? cmd : "", strerror(-err));
 }

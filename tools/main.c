@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* noclobber: command-line front end of libnoclobber. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
@@ -45,6 +46,25 @@ static void usage(FILE *f)
 		   "the version.\n");
 }
 
+/*
+ * What a command printed must have reached its file: a full disk or a
+ * closed standard output is a failure, said, not a success.  exec and
+ * watch fail as env(1) does, with 125.
+ */
+static int close_stdout(const char *cmd, int status)
+{
+	int bad = ferror(stdout);
+
+	errno = 0;
+	bad |= fclose(stdout) != 0;
+	if (!bad && !print_failed)
+		return status;
+	print_error(cmd, errno ? -errno : -EIO);
+	if (cmd && (!strcmp(cmd, "exec") || !strcmp(cmd, "watch")))
+		return status > 125 ? status : 125;
+	return status > EXIT_USAGE ? status : EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
@@ -56,18 +76,19 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return 0;
+		return close_stdout(NULL, 0);
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		unsigned int v = ncb_version();
 
 		printf("noclobber %u.%u.%u\n", v >> 16, v >> 8 & 0xff,
 		       v & 0xff);
-		return 0;
+		return close_stdout(NULL, 0);
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 1, argv + 1);
+			return close_stdout(cmds[i].name,
+					    cmds[i].fn(argc - 1, argv + 1));
 	fprintf(stderr, "noclobber: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;

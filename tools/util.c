@@ -9,17 +9,24 @@
 #include <unistd.h>
 #include "cli.h"
 
-/* Decimal, 0x-hex or 0-octal, with an optional K, M, G or T suffix. */
+/*
+ * Decimal or 0x-hexadecimal, with an optional K, M, G or T suffix; no
+ * sign, no blank, no octal (strtoull would take all three: "010" would
+ * be 8).
+ */
 int parse_u64(const char *s, uint64_t *v)
 {
 	unsigned long long n;
 	char *end;
-	int shift = 0;
+	int shift = 0, hex;
 
-	if (!s || !*s || *s == '-')
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	if (hex && !strchr("0123456789abcdefABCDEF", s[2] ? s[2] : 'z'))
 		return -EINVAL;
 	errno = 0;
-	n = strtoull(s, &end, 0);
+	n = strtoull(s, &end, hex ? 16 : 10);
 	if (errno)
 		return -errno;
 	switch (*end) {
