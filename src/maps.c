@@ -425,6 +425,21 @@ static int stream_line(struct ncb_maps *m, const char **p, const char **eol)
 	}
 }
 
+/*
+ * A process that changes while it is read can show a mapping that grew
+ * or moved over the end of the one before (a text read in pieces, or the
+ * ioctl's covering answer): it starts where that one ended, so that a
+ * walk never goes back or lists a byte twice.
+ */
+static void after_last(struct ncb_maps *m, struct ncb_mapping *out)
+{
+	if (out->start < m->last_end) {
+		out->offset += m->last_end - out->start;
+		out->start = m->last_end;
+	}
+	m->last_end = out->end;
+}
+
 static int stream_read(struct ncb_maps *m, struct ncb_mapping *out)
 {
 	const char *p = NULL, *eol = NULL, *path;
@@ -442,11 +457,7 @@ static int stream_read(struct ncb_maps *m, struct ncb_mapping *out)
 	ret = set_name(m, path, eol, out);
 	if (ret)
 		return ret;
-	if (out->start < m->last_end) {
-		out->offset += m->last_end - out->start;
-		out->start = m->last_end;
-	}
-	m->last_end = out->end;
+	after_last(m, out);
 	return 1;
 }
 
@@ -901,6 +912,7 @@ static int maps_read(struct ncb_maps *m, struct ncb_mapping *out)
 		if (ret == 1) {
 			/* The last page ends at 2^64 on no Linux arch. */
 			m->pos = out->end;
+			after_last(m, out);
 		}
 		return ret;
 	}
@@ -914,11 +926,7 @@ static int maps_read(struct ncb_maps *m, struct ncb_mapping *out)
 			return ret;
 		m->off = (size_t)(eol + 1 - m->text);
 	} while (out->end <= m->last_end);
-	if (out->start < m->last_end) {
-		out->offset += m->last_end - out->start;
-		out->start = m->last_end;
-	}
-	m->last_end = out->end;
+	after_last(m, out);
 	return 1;
 }
 

@@ -93,6 +93,52 @@ static int compare_readers(void)
  * Under valgrind the tool's own mappings change while the test reads: only
  * a quiescent moment can be compared, so try a few times.
  */
+/*
+ * A mapping that grows over the end of the one just read (a process
+ * changing while it is read): the walk goes on from that end, never back
+ * and never over a byte twice.
+ */
+static void grown_while_read(int text)
+{
+	size_t pg = test_page();
+	struct ncb_mapping e = NCB_INIT(ncb_mapping);
+	struct ncb_maps *m;
+	char *r;
+
+	r = mmap(NULL, 8 * pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(r != MAP_FAILED);
+	ASSERT_TRUE(mmap(r + 2 * pg, 2 * pg, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+		    r + 2 * pg);
+	ASSERT_EQ(text ? ncb__maps_open_text(&m, 0) : ncb_maps_open(&m, 0), 0);
+	ASSERT_EQ(ncb_maps_find(m, (uintptr_t)r + 2 * pg, &e), 1);
+	ASSERT_EQ(e.start, (uintptr_t)r + 2 * pg);
+	ASSERT_EQ(e.end, (uintptr_t)r + 4 * pg);
+	/* [r + 2pg, r + 6pg) now: one area across the end just read. */
+	ASSERT_TRUE(mmap(r + 4 * pg, 2 * pg, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+		    r + 4 * pg);
+	ASSERT_EQ(ncb_maps_next(m, &e), 1);
+	ASSERT_EQ(e.start, (uintptr_t)r + 4 * pg);
+	/*
+	 * The ioctl sees the area as it is now; the text, as it was when
+	 * the piece holding that line was read, before or after.
+	 */
+	if (!text || e.end != (uintptr_t)r + 8 * pg)
+		ASSERT_EQ(e.end, (uintptr_t)r + 6 * pg);
+	ncb_maps_close(m);
+	munmap(r, 8 * pg);
+}
+
+TEST(grown_while_read_query)
+{
+	if (!ncb_core_procmap_query())
+		SKIP("no PROCMAP_QUERY here: the text is read");
+	grown_while_read(0);
+}
+
+TEST(grown_while_read_text) { grown_while_read(1); }
+
 TEST(readers_agree)
 {
 	int i;
@@ -762,7 +808,8 @@ TEST(no_permission)
 TEST_MAIN(T(special_names_text), T(newline_path_query), T(newline_path_text),
 	  T(find_containing), T(anon_name), T(same_start_is_union),
 	  T(odd_path_query), T(odd_path_text),
-	  T(readers_agree),
+	  T(readers_agree), T(grown_while_read_query),
+	  T(grown_while_read_text),
 	  T(stack_is_named), T(other_process), T(occupants_callback),
 	  T(bad_arguments), T(malformed_text), T(duplicate_line_listed_once),
 	  T(long_line_text), T(long_and_odd_paths_probed),
