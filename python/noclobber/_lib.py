@@ -186,8 +186,11 @@ def _bounds(ctype: Any) -> Tuple[int, int, str]:
 
 
 def fits(ctype: Any, value: int, what: str) -> int:
-    """value, checked to fit the C integer type ctype (ctypes would
-    silently cut it)."""
+    """value, checked to be an integer (TypeError for a bool, which
+    operator.index would take as 0 or 1) that fits the C integer type
+    ctype (ctypes would silently cut it)."""
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be an integer, not bool")
     value = operator.index(value)
     low, high, name = _bounds(ctype)
     if not low <= value <= high:

@@ -117,9 +117,13 @@ class AddressSpace:
              inode: int = 0) -> int:
         """Register a file for file-backed mappings and return its number
         (never 0); the same path, device and inode give the same
-        number."""
+        number; ValueError for a path with a null byte, as the os
+        module's functions say."""
+        name = os.fsencode(path)
+        if b"\0" in name:
+            raise ValueError("embedded null byte")
         number = ctypes.c_uint32()
-        self._call(LIB.ncb_as_file, os.fsencode(path),
+        self._call(LIB.ncb_as_file, name,
                    fits(ctypes.c_uint32, dev_major, "dev_major"),
                    fits(ctypes.c_uint32, dev_minor, "dev_minor"),
                    u64(inode, "inode"), ctypes.byref(number))

@@ -74,6 +74,14 @@ def test_negative_pid() -> None:
     assert e.value.errno == errno.EINVAL
 
 
+def test_bool_is_not_a_pid() -> None:
+    """maps(True) would read pid 1's mappings."""
+    with pytest.raises(TypeError, match="not bool"):
+        next(nc.maps(True))
+    with pytest.raises(TypeError, match="not bool"):
+        next(nc.maps(0, True))
+
+
 def test_no_such_process() -> None:
     pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
     pid = next(p for p in range(pid_max - 1, 1, -1)

@@ -8,6 +8,8 @@ import mmap
 import os
 import pickle
 from pathlib import Path
+from typing import Dict
+
 import pytest
 
 import noclobber as nc
@@ -83,6 +85,18 @@ def test_argument_range() -> None:
         nc.mmap_at(-PAGE, PAGE)
     with pytest.raises(OverflowError):
         nc.mmap_at(0, -1)
+
+
+@pytest.mark.parametrize("args", [
+    dict(addr=True), dict(length=True), dict(prot=True), dict(flags=True),
+    dict(fileno=True), dict(offset=False)])
+def test_bool_is_not_an_integer(free: int, args: Dict[str, int]) -> None:
+    call = dict(addr=free, length=PAGE, prot=nc.PROT_READ,
+                flags=nc.MAP_PRIVATE | nc.MAP_ANONYMOUS)
+    call.update(args)
+    with pytest.raises(TypeError, match="not bool"):
+        nc.mmap_at(**call)
+    assert not any(free in m for m in nc.maps(0, free))
 
 
 def test_a_file(free: int, tmp_path: Path) -> None:

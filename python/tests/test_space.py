@@ -5,7 +5,7 @@ import gc
 import os
 import sys
 import threading
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Union
 
 import pytest
 
@@ -169,6 +169,39 @@ def test_file_numbers(space: nc.AddressSpace) -> None:
     assert space.file(b"/lib/libc.so.6", 8, 1, 1234) == libc
     assert space.file("/lib/libc.so.6", 8, 1, 1235) != libc
     assert space.file("/lib/libm.so.6", 8, 1, 1234) != libc
+
+
+def test_file_with_a_null_byte(space: nc.AddressSpace) -> None:
+    """Refused, as the os module refuses it, rather than cut at the
+    null byte."""
+    paths: List[Union[str, bytes]] = ["/a\0b", b"/a\0b"]
+    for path in paths:
+        with pytest.raises(ValueError, match="embedded null byte"):
+            space.file(path)
+        with pytest.raises(ValueError, match="embedded null byte"):
+            space.mmap(0, PAGE, RW, nc.MAP_PRIVATE, path)
+    assert len(space) == 0
+    first = space.file("/a")
+    assert space.file("/b") == first + 1  # nothing was registered before
+
+
+@pytest.mark.parametrize("call", [
+    lambda s: s.mmap(0, PAGE, RW, nc.MAP_PRIVATE, True),
+    lambda s: s.mmap(True, PAGE, RW, ANON),
+    lambda s: s.mmap(0, PAGE, True, ANON),
+    lambda s: s.munmap(0x10000, True),
+    lambda s: s.mprotect(0x10000, PAGE, False),
+    lambda s: s.find_next(True),
+    lambda s: s.file("/a", True),
+    lambda s: nc.AddressSpace(thp=True),
+], ids=["file", "addr", "prot", "length", "mprotect", "find_next",
+        "dev_major", "option"])
+def test_bool_is_not_an_integer(space: nc.AddressSpace,
+                                call: Callable[[nc.AddressSpace],
+                                               object]) -> None:
+    with pytest.raises(TypeError, match="not bool"):
+        call(space)
+    assert len(space) == 0
 
 
 def test_file_mapping(space: nc.AddressSpace) -> None:
