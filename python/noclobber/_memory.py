@@ -4,6 +4,8 @@ all."""
 from __future__ import annotations
 
 import ctypes
+import os
+import stat
 import sys
 import threading
 from types import TracebackType
@@ -15,6 +17,7 @@ from ._lib import LIB, LIBC, MAP_FAILED, c_int, fits, os_error
 
 _READ = VALUES["PROT_READ"]
 _WRITE = VALUES["PROT_WRITE"]
+_ANONYMOUS = VALUES["MAP_ANONYMOUS"]
 
 
 class Region:
@@ -138,6 +141,20 @@ class Region:
             pass
 
 
+def _check_file_size(fileno: int, length: int, offset: int) -> None:
+    """ValueError, as the mmap module says it, when [offset, offset +
+    length) goes past the end of the regular file fileno: touching a
+    page past the end would kill the process with SIGBUS."""
+    try:
+        st = os.fstat(fileno)
+    except OSError:
+        return  # ncb_mmap says what is wrong with the descriptor
+    if not stat.S_ISREG(st.st_mode):
+        return
+    if offset > st.st_size or length > st.st_size - offset:
+        raise ValueError("mmap length is greater than file size")
+
+
 def mmap_at(addr: int, length: int,
             prot: int = VALUES["PROT_READ"] | VALUES["PROT_WRITE"],
             flags: int = VALUES["MAP_PRIVATE"] | VALUES["MAP_ANONYMOUS"],
@@ -148,12 +165,19 @@ def mmap_at(addr: int, length: int,
     The arguments are mmap(2)'s (MAP_FIXED and MAP_FIXED_NOREPLACE in
     flags are accepted and ignored).  Raises FileExistsError when some
     page of the range is mapped, else the OSError of ncb_mmap's errno.
+
+    A regular file's range must lie within the file, or ValueError, as
+    the mmap module says: a page past its end cannot be touched (SIGBUS
+    kills the process).  Truncating the file while it is mapped has the
+    same hazard, as with the mmap module's mappings.
     """
-    address = LIB.ncb_mmap(fits(ctypes.c_void_p, addr, "addr"),
-                           fits(ctypes.c_size_t, length, "length"),
-                           c_int(prot, "prot"), c_int(flags, "flags"),
-                           c_int(fileno, "fileno"),
-                           fits(ctypes.c_long, offset, "offset"))
+    args = (fits(ctypes.c_void_p, addr, "addr"),
+            fits(ctypes.c_size_t, length, "length"),
+            c_int(prot, "prot"), c_int(flags, "flags"),
+            c_int(fileno, "fileno"), fits(ctypes.c_long, offset, "offset"))
+    if not flags & _ANONYMOUS:
+        _check_file_size(fileno, length, offset)
+    address = LIB.ncb_mmap(*args)
     if address == MAP_FAILED:
         raise os_error(ctypes.get_errno())
     return Region(address or 0, length, prot)

@@ -13,6 +13,7 @@ from typing import Dict
 import pytest
 
 import noclobber as nc
+from conftest import run_python
 
 PAGE = mmap.PAGESIZE
 
@@ -111,6 +112,65 @@ def test_a_file(free: int, tmp_path: Path) -> None:
         m = mapped(free)
         assert m.path == str(path) and m.offset == PAGE and m.shared
         assert m.inode == path.stat().st_ino and m.dev == path.stat().st_dev
+
+
+@pytest.mark.parametrize("length, offset", [
+    (2 * PAGE, 0), (11, 0), (PAGE, PAGE), (PAGE, 2 * PAGE)])
+@pytest.mark.parametrize("flags", [nc.MAP_SHARED, nc.MAP_PRIVATE])
+def test_past_the_end_of_a_file(free: int, tmp_path: Path, length: int,
+                                offset: int, flags: int) -> None:
+    """Refused as the mmap module refuses it: touching the page past the
+    end would kill the interpreter with SIGBUS."""
+    path = tmp_path / "small"
+    path.write_bytes(b"x" * 10)
+    with open(path, "rb") as f:
+        with pytest.raises(ValueError, match="mmap length is greater"):
+            nc.mmap_at(free, length, nc.PROT_READ, flags,
+                       fileno=f.fileno(), offset=offset)
+        with pytest.raises(ValueError, match="mmap length is greater"):
+            mmap.mmap(f.fileno(), length, mmap.MAP_SHARED, mmap.PROT_READ,
+                      offset=offset)
+    assert not any(free in m for m in nc.maps(0, free))
+
+
+def test_the_end_of_a_file(free: int, tmp_path: Path) -> None:
+    """Up to the last byte, as the mmap module maps it; and devices,
+    whose size says nothing, are mapped as they are."""
+    path = tmp_path / "small"
+    path.write_bytes(b"0123456789")
+    with open(path, "rb") as f:
+        with nc.mmap_at(free, 10, nc.PROT_READ, nc.MAP_SHARED,
+                        fileno=f.fileno()) as region:
+            assert bytes(region) == b"0123456789"
+    with open("/dev/zero", "rb") as f:
+        with nc.mmap_at(free, PAGE, nc.PROT_READ, nc.MAP_PRIVATE,
+                        fileno=f.fileno()) as region:
+            assert region.view[PAGE - 1] == 0
+
+
+def test_touching_past_the_end_does_not_kill() -> None:
+    """The reproducer: a 10-byte file, 8192 bytes of it mapped shared, a
+    byte past the first page touched.  The interpreter says ValueError
+    and lives."""
+    result = run_python(["-c", """if True:
+        import os, tempfile, noclobber as nc
+        with nc.AddressSpace() as space:
+            space.load(open("/proc/self/maps", "rb").read())
+            top = next(m for m in space if m.path == "[stack]").end
+            free = space.find_free(top // 8, top // 4, 8192)
+        fd, path = tempfile.mkstemp()
+        os.write(fd, b"x" * 10)
+        try:
+            r = nc.mmap_at(free, 8192, nc.PROT_READ, nc.MAP_SHARED,
+                           fileno=fd)
+            print(r.view[5000])
+        except ValueError as err:
+            print("refused:", err)
+        finally:
+            os.unlink(path)
+        """])
+    assert result.returncode == 0, result
+    assert "refused: mmap length is greater than file size" in result.stdout
 
 
 def test_no_view_without_prot_read(free: int) -> None:
