@@ -4,6 +4,7 @@ all."""
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import stat
 import sys
@@ -20,6 +21,14 @@ _WRITE = VALUES["PROT_WRITE"]
 _ANONYMOUS = VALUES["MAP_ANONYMOUS"]
 
 
+def _shared(view: memoryview) -> int:
+    """The references to the buffer view shares with its slices and with
+    every memoryview made from it (CPython's managed buffer, one
+    reference per memoryview)."""
+    managed = gc.get_referents(view)
+    return sys.getrefcount(managed[0]) if managed else 0
+
+
 class Region:
     """Memory this process mapped at [address, address + length), unmapped
     by close(), by the end of a with block, or when collected.
@@ -27,11 +36,13 @@ class Region:
     view is a memoryview of its bytes: writable where the protection
     has PROT_WRITE, read-only where it has PROT_READ alone, and none
     (ValueError) without PROT_READ, as touching it would kill the
-    process.  close() refuses, with BufferError, while anything still
-    holds the memory through the view (a slice, memoryview(view),
-    view.obj, a buffer exported from it), so that nothing can touch it
-    once unmapped; a Region collected meanwhile stays mapped.  (The check
-    counts references, as CPython keeps them.)
+    process.  close() releases the view and unmaps the memory; it
+    refuses, with BufferError and changing nothing, while anything
+    else still holds the memory through the view (a slice,
+    memoryview(view), view.obj, a buffer exported from it), so that
+    nothing can touch it once unmapped; a Region collected meanwhile
+    stays mapped.  (The check counts references, as CPython keeps
+    them.)
     """
 
     _mapped = False
@@ -40,6 +51,10 @@ class Region:
                  prot: int = _READ | _WRITE) -> None:
         """Own the mapping at [address, address + length) of protection
         prot; mmap_at makes Regions."""
+        self._setup(address, length, prot)
+
+    def _setup(self, address: int, length: int, prot: int) -> None:
+        """The fields; the view if the memory is readable."""
         self._address = address
         self._length = length
         self._prot = prot
@@ -53,9 +68,15 @@ class Region:
             self._view = self._new_view()
 
     def _new_view(self) -> memoryview:
+        """The view, and the reference counts of its memory while the
+        Region alone holds it."""
         assert self._bytes is not None
         view = memoryview(self._bytes).cast("B")
-        return view if self._prot & _WRITE else view.toreadonly()
+        if not self._prot & _WRITE:
+            view = view.toreadonly()
+        self._viewed = sys.getrefcount(self._bytes)
+        self._alone = _shared(view)
+        return view
 
     @property
     def address(self) -> int:
@@ -78,7 +99,7 @@ class Region:
 
     @property
     def view(self) -> memoryview:
-        """A memoryview of the bytes (format "B")."""
+        """A memoryview of the bytes (format "B"), released by close()."""
         if not self._mapped:
             raise ValueError("operation on a closed Region")
         if self._view is None:
@@ -95,15 +116,28 @@ class Region:
         return (f"<Region {state} {self._address:#x}-"
                 f"{self._address + self._length:#x}>")
 
+    def _check_unheld(self, view: memoryview) -> None:
+        """BufferError if anything but the Region holds the memory
+        through view; nothing is released."""
+        if (sys.getrefcount(self._bytes) > self._viewed or
+                _shared(view) > self._alone):
+            raise BufferError("Region in use: a view or a slice of it is "
+                              "still held")
+
     def _release_view(self) -> None:
-        if self._view is None:
+        """Release the view, or raise BufferError (see the class) with
+        the view as it was."""
+        view = self._view
+        if view is None:
             return
+        self._check_unheld(view)
         try:
-            self._view.release()
+            view.release()
         except BufferError:
             raise BufferError("Region in use: a buffer exported from its "
                               "view is still held") from None
         if sys.getrefcount(self._bytes) > self._unshared:
+            # Sliced by another thread since the check: keep it mapped.
             self._view = self._new_view()
             raise BufferError("Region in use: a view or a slice of it is "
                               "still held")

@@ -8,7 +8,7 @@ import mmap
 import os
 import pickle
 from pathlib import Path
-from typing import Dict
+from typing import Callable, Dict, List
 
 import pytest
 
@@ -181,10 +181,14 @@ def test_no_view_without_prot_read(free: int) -> None:
         assert mapped(free).perms == "---p"
 
 
+HOLDERS: List[Callable[[memoryview], object]] = [
+    lambda v: v[1:3], memoryview, lambda v: v.obj,
+    lambda v: (ctypes.c_char * 4).from_buffer(v)]
+
+
 def test_close_waits_for_every_view(free: int) -> None:
     region = nc.mmap_at(free, PAGE)
-    for holder in (lambda v: v[1:3], memoryview, lambda v: v.obj,
-                   lambda v: (ctypes.c_char * 4).from_buffer(v)):
+    for holder in HOLDERS:
         held = holder(region.view)
         with pytest.raises(BufferError, match="still held"):
             region.close()
@@ -198,6 +202,25 @@ def test_close_waits_for_every_view(free: int) -> None:
     region.close()
     assert region.closed
     assert not any(free in m for m in nc.maps(0, free))
+
+
+def test_a_refused_close_changes_nothing(free: int) -> None:
+    """The caller's view still works after close() refused, and is the
+    Region's; a close that succeeds releases it."""
+    region = nc.mmap_at(free, PAGE)
+    view = region.view
+    holders = HOLDERS + [pickle.PickleBuffer]
+    for i, holder in enumerate(holders):
+        held = holder(view)
+        with pytest.raises(BufferError, match="still held"):
+            region.close()
+        assert not region.closed
+        view[0] = i
+        assert region.view is view and region.view[0] == i
+        del held
+    region.close()
+    with pytest.raises(ValueError, match="released"):
+        view[0]
 
 
 def test_dropped_while_in_use_stays_mapped(free: int) -> None:
