@@ -97,18 +97,24 @@ class Region:
         """Whether the memory has been unmapped."""
         return not self._mapped
 
-    @property
-    def view(self) -> memoryview:
-        """A memoryview of the bytes (format "B"), released by close()."""
+    def _checked_view(self) -> memoryview:
+        """The view; the caller holds the lock."""
         if not self._mapped:
             raise ValueError("operation on a closed Region")
         if self._view is None:
             raise ValueError("Region is not readable: no PROT_READ")
         return self._view
 
+    @property
+    def view(self) -> memoryview:
+        """A memoryview of the bytes (format "B"), released by close()."""
+        with self._lock:
+            return self._checked_view()
+
     def __bytes__(self) -> bytes:
         """A copy of the bytes."""
-        return bytes(self.view)
+        with self._lock:
+            return bytes(self._checked_view())
 
     def __repr__(self) -> str:
         """The range, and whether it is still mapped."""

@@ -7,6 +7,7 @@ import gc
 import mmap
 import os
 import pickle
+import threading
 from pathlib import Path
 from typing import Callable, Dict, List
 
@@ -221,6 +222,31 @@ def test_a_refused_close_changes_nothing(free: int) -> None:
     region.close()
     with pytest.raises(ValueError, match="released"):
         view[0]
+
+
+def test_view_waits_for_a_close_under_way(free: int) -> None:
+    """view takes the lock close() holds: it gives the view or says the
+    Region is closed, never a released view or None."""
+    region = nc.mmap_at(free, PAGE)
+    got: List[object] = []
+
+    def read() -> None:
+        try:
+            got.append(region.view)
+        except ValueError as err:
+            got.append(err)
+
+    with region._lock:  # as close() holds it
+        reader = threading.Thread(target=read)
+        reader.start()
+        reader.join(0.2)
+        assert reader.is_alive() and not got
+        region._release_view()  # close()'s work under the lock
+        region._mapped = False
+    reader.join()
+    assert isinstance(got[0], ValueError), got
+    assert "closed Region" in str(got[0])
+    os_munmap(free, PAGE)
 
 
 def test_dropped_while_in_use_stays_mapped(free: int) -> None:
