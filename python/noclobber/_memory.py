@@ -31,7 +31,8 @@ def _shared(view: memoryview) -> int:
 
 class Region:
     """Memory this process mapped at [address, address + length), unmapped
-    by close(), by the end of a with block, or when collected.
+    by close(), by the end of a with block, or when collected.  Only
+    mmap_at makes Regions (Region() raises TypeError).
 
     view is a memoryview of its bytes: writable where the protection
     has PROT_WRITE, read-only where it has PROT_READ alone, and none
@@ -47,11 +48,18 @@ class Region:
 
     _mapped = False
 
-    def __init__(self, address: int, length: int,
-                 prot: int = _READ | _WRITE) -> None:
-        """Own the mapping at [address, address + length) of protection
-        prot; mmap_at makes Regions."""
-        self._setup(address, length, prot)
+    def __new__(cls, *args: object, **kwargs: object) -> "Region":
+        """Refused: a Region would unmap whatever address it was given;
+        mmap_at makes them."""
+        raise TypeError("Regions are made by mmap_at, not Region()")
+
+    @classmethod
+    def _own(cls, address: int, length: int, prot: int) -> "Region":
+        """A Region owning the mapping at [address, address + length) of
+        protection prot, which mmap_at has just made."""
+        region: Region = super().__new__(cls)
+        region._setup(address, length, prot)
+        return region
 
     def _setup(self, address: int, length: int, prot: int) -> None:
         """The fields; the view if the memory is readable."""
@@ -220,4 +228,4 @@ def mmap_at(addr: int, length: int,
     address = LIB.ncb_mmap(*args)
     if address == MAP_FAILED:
         raise os_error(ctypes.get_errno())
-    return Region(address or 0, length, prot)
+    return Region._own(address or 0, length, prot)

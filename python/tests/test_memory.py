@@ -1,6 +1,7 @@
 """mmap_at() and Region: memory mapped exactly, refused over what is
 there, and never unmapped while still in reach."""
 
+import copy
 import ctypes
 import errno
 import gc
@@ -288,8 +289,23 @@ def test_closed_region(free: int) -> None:
         region.__enter__()
 
 
+def test_regions_are_made_by_mmap_at_only(free: int) -> None:
+    """Region() would unmap whatever address it was given once
+    collected: refused, and the memory stays."""
+    with nc.mmap_at(free, PAGE) as region:
+        region.view[0] = 42
+        with pytest.raises(TypeError, match="mmap_at"):
+            nc.Region(free, PAGE)
+        with pytest.raises(TypeError, match="mmap_at"):
+            type(region)(free, PAGE)
+        with pytest.raises(TypeError):
+            copy.copy(region)
+        gc.collect()
+        assert mapped(free).start == free and region.view[0] == 42
+
+
 def test_a_failed_munmap_is_reported() -> None:
-    region = nc.Region(PAGE + 1, PAGE, nc.PROT_NONE)
+    region = nc.Region._own(PAGE + 1, PAGE, nc.PROT_NONE)
     with pytest.raises(OSError) as e:
         region.close()
     assert e.value.errno == errno.EINVAL
