@@ -25,9 +25,13 @@ another machine's log.  The log should be of one
 process: a call's pid prefix is read and dropped, and a call interrupted by
 another thread's ("<unfinished ...>", "<... resumed>") is joined again.
 
+A call that cannot be replayed (an unknown flag, too few arguments, a
+result the model cannot take) is reported as "not replayed: WHY (line N)"
+and the replay goes on.
+
 Exit status: 0 if the model agrees with every call, 1 if it differs on
-some or some could not be replayed (an unknown flag, say), 2 if the log or
-the layout cannot be read.
+some or some could not be replayed, 2 if the log or the layout cannot be
+read.
 """
 
 import argparse
@@ -48,9 +52,20 @@ _UNFINISHED = re.compile(
     _PREFIX + r"(?P<head>\w+\(.*?)\s*<unfinished \.\.\.>$")
 _RESUMED = re.compile(
     _PREFIX + r"<\.\.\. (?P<name>\w+) resumed>\s?(?P<tail>.*)$")
-_REPLAYED = ("mmap", "mmap2", "munmap", "mprotect", "pkey_mprotect", "mremap",
-             "brk")
 _CLOSERS = {"<": ">", "[": "]", "{": "}", "(": ")"}
+
+
+class LogError(Exception):
+    """A line of the log that looks like a replayed call but cannot be
+    read."""
+
+
+# The replayed calls, and how many arguments strace prints for each.
+_ARGS = {"mmap": (6,), "mmap2": (6,), "munmap": (2,), "mprotect": (3,),
+         "pkey_mprotect": (4,), "mremap": (4, 5), "brk": (1,)}
+# What can go wrong replaying a call: a line that cannot be read, or a
+# result the model cannot take (a kernel's placement it refuses, say).
+_PROBLEMS = (LogError, ValueError, IndexError, OverflowError, OSError)
 
 
 @dataclass
@@ -63,11 +78,7 @@ class Call:
     ret: int  # the address or value returned; -1 with err
     err: Optional[str]  # "EEXIST", ... or None
     text: str
-
-
-class LogError(Exception):
-    """A line of the log that looks like a replayed call but cannot be
-    read."""
+    problem: Optional[str] = None  # why the line cannot be replayed
 
 
 def split_args(args: str) -> List[str]:
@@ -109,15 +120,24 @@ def read_log(lines: Iterable[str]) -> List[Call]:
     calls = []
     for number, line in joined_lines(lines):
         match = _LINE.match(line)
-        if not match or match["name"] not in _REPLAYED:
-            continue
-        try:
-            ret = int(match["ret"], 0)
-        except ValueError:
-            raise LogError(f"line {number}: cannot read the result: {line}")
-        calls.append(Call(number, match["name"], split_args(match["args"]),
-                          ret, match["err"], line))
+        if match and match["name"] in _ARGS:
+            calls.append(make_call(number, line, match))
     return calls
+
+
+def make_call(number: int, line: str, match: "re.Match[str]") -> Call:
+    """The call a line of the log matched; its problem if it cannot be
+    replayed (an unreadable result, too few or too many arguments)."""
+    name, args = match["name"], split_args(match["args"])
+    problem = None
+    if len(args) not in _ARGS[name]:
+        counts = " or ".join(str(n) for n in _ARGS[name])
+        problem = f"{name} takes {counts} arguments, not {len(args)}"
+    try:
+        ret = int(match["ret"], 0)
+    except ValueError:
+        ret, problem = 0, f"cannot read the result {match['ret']}"
+    return Call(number, name, args, ret, match["err"], line, problem)
 
 
 def number(arg: str) -> int:
@@ -198,6 +218,8 @@ class Replay:
 
     def apply(self, call: Call) -> int:
         """The call on the model: what it returns."""
+        if call.problem:
+            raise LogError(call.problem)
         a = call.args
         if call.name in ("mmap", "mmap2"):
             return self.mmap(call)
@@ -226,19 +248,29 @@ class Replay:
         if model == kernel:
             self.agree += 1
             return f"kernel {kernel}, model {model}: agrees"
-        self.differ += 1
         if call.name in ("mmap", "mmap2"):
-            self.follow(call, result)
+            try:
+                self.follow(call, result)
+            except _PROBLEMS as err:
+                raise LogError(f"kernel {kernel}, model {model}, and the "
+                               "model cannot map where the kernel did: "
+                               f"{reason(err)}") from None
+        self.differ += 1
         return f"kernel {kernel}, model {model}: DIFFERS"
 
     def replay(self, call: Call) -> str:
         """Replay one call; the report's lines for it."""
         try:
             verdict = self.verdict(call)
-        except LogError as err:
+        except _PROBLEMS as err:
             self.unreadable += 1
-            verdict = f"not replayed: {err}"
+            verdict = f"not replayed: {reason(err)} (line {call.line})"
         return f"{call.line}: {call.text}\n    {verdict}"
+
+
+def reason(err: Exception) -> str:
+    """What an exception says, or its type if it says nothing."""
+    return str(err) or type(err).__name__
 
 
 def guess_mmap_base(maps: str, opts: Dict[str, int]) -> int:
@@ -255,7 +287,8 @@ def guess_mmap_base(maps: str, opts: Dict[str, int]) -> int:
 
 def first_break(calls: List[Call]) -> int:
     """The break the first brk of the log returned, 0 without one."""
-    return next((c.ret for c in calls if c.name == "brk" and not c.err), 0)
+    return next((c.ret for c in calls
+                 if c.name == "brk" and not c.err and not c.problem), 0)
 
 
 def make_space(maps: Optional[str], opts: Dict[str, int],
