@@ -24,6 +24,7 @@ the model's other options (page_size, task_size, ...) likewise, to replay
 another machine's log.  The log should be of one
 process: a call's pid prefix is read and dropped, and a call interrupted by
 another thread's ("<unfinished ...>", "<... resumed>") is joined again.
+Timestamps (strace -t, -tt, -ttt, -r) are read and dropped too.
 
 A call that cannot be replayed (an unknown flag, too few arguments, a
 result the model cannot take) is reported as "not replayed: WHY (line N)"
@@ -44,7 +45,10 @@ from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 import noclobber
 
-_PREFIX = r"(?:\[pid\s+(?P<pid>\d+)\]\s+|(?P<pid2>\d+)\s+)?"
+# A pid (strace -f: "[pid N] ", or "N " with -o), then the timestamps
+# of -t (12:00:01), -tt (12:00:01.123456), -ttt and -r (seconds.micro).
+_PREFIX = (r"\s*(?:\[pid\s+(?P<pid>\d+)\]\s+|(?P<pid2>\d+)\s+)?"
+           r"(?:\d+(?::\d\d){2}(?:\.\d+)?\s+|\d+\.\d+\s+)*")
 _LINE = re.compile(
     _PREFIX + r"(?P<name>\w+)\((?P<args>.*)\)\s+=\s+(?P<ret>-?\w+)"
     r"(?:\s+(?P<err>E[A-Z0-9]+))?")

@@ -200,6 +200,27 @@ def test_unreadable_lines(tmp_path: Path, line: str, why: str) -> None:
     assert "2 calls: 1 agree, 0 differ, 1 not replayed" in result.stdout
 
 
+@pytest.mark.parametrize("prefix", [
+    "12:00:01 ",  # strace -t
+    "12:00:01.123456 ",  # -tt
+    "1700000000.123456 ",  # -ttt
+    "     0.000123 ",  # -r
+    "[pid  4321] 12:00:01 ",  # -f -t, to the terminal
+    "4321  1700000000.123456789 ",  # -f -ttt with -o, in nanoseconds
+])
+def test_timestamps_are_dropped(tmp_path: Path, prefix: str) -> None:
+    log = tmp_path / "log"
+    log.write_text(
+        f"{prefix}{MMAP} = {PLACED:#x} <0.000012>\n"
+        f"{prefix}munmap({PLACED:#x}, 4096 <unfinished ...>\n"
+        f"{prefix}<... munmap resumed>) = 0\n"
+        f"{prefix}mprotect({PLACED:#x}, 4096, PROT_READ) = -1 ENOMEM"
+        " (Cannot allocate memory)\n")
+    result = replay(*SAMPLE_OPTS, str(log))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 calls: 3 agree" in result.stdout
+
+
 def test_missing_log_and_bad_option(tmp_path: Path) -> None:
     result = replay(str(tmp_path / "nothing"))
     assert result.returncode == 2
