@@ -32,7 +32,7 @@ and the replay goes on.
 
 Exit status: 0 if the model agrees with every call, 1 if it differs on
 some or some could not be replayed, 2 if the log or the layout cannot be
-read.
+read or the log has no memory call.
 """
 
 import argparse
@@ -346,6 +346,9 @@ def main(argv: List[str]) -> int:
                       errors="surrogateescape") as f:
                 maps = f.read()
         replay = Replay(make_space(maps, dict(args.opt), calls))
+        if not calls:
+            raise LogError(f"{args.log}: no {', '.join(_ARGS)} call in the "
+                           "log (strace -e trace=memory)")
         for call in calls:
             print(replay.replay(call))
     except (OSError, LogError, TypeError, OverflowError) as err:

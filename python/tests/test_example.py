@@ -221,6 +221,16 @@ def test_timestamps_are_dropped(tmp_path: Path, prefix: str) -> None:
     assert "3 calls: 3 agree" in result.stdout
 
 
+def test_a_log_without_calls(tmp_path: Path) -> None:
+    """Not a success: nothing was compared."""
+    log = tmp_path / "log"
+    log.write_text("read(0, \"\", 4096) = 0\n+++ exited with 0 +++\n")
+    result = replay(str(log))
+    assert result.returncode == 2
+    assert "no mmap, mmap2, munmap" in result.stderr
+    assert result.stdout == ""
+
+
 def test_missing_log_and_bad_option(tmp_path: Path) -> None:
     result = replay(str(tmp_path / "nothing"))
     assert result.returncode == 2
