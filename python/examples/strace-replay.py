@@ -28,7 +28,8 @@ Timestamps (strace -t, -tt, -ttt, -r) are read and dropped too.
 
 A call that cannot be replayed (an unknown flag, too few arguments, a
 result the model cannot take) is reported as "not replayed: WHY (line N)"
-and the replay goes on.
+and the replay goes on.  Bytes of the log that are not UTF-8 (in a path)
+are printed as \\xNN.
 
 Exit status: 0 if the model agrees with every call, 1 if it differs on
 some or some could not be replayed, 2 if the log or the layout cannot be
@@ -37,6 +38,7 @@ read or the log has no memory call.
 
 import argparse
 import errno
+import io
 import os
 import re
 import sys
@@ -334,9 +336,18 @@ def option(arg: str) -> Tuple[str, int]:
     return name, int(value, 0)
 
 
+def shown(text: str) -> str:
+    """text with the bytes of the log that are not UTF-8 (kept by
+    surrogateescape) as \\xNN, so that any output encoding takes it."""
+    data = text.encode("utf-8", "surrogateescape")
+    return data.decode("utf-8", "backslashreplace")
+
+
 def main(argv: List[str]) -> int:
     """Replay the log; the exit status."""
     args = parse_args(argv)
+    if isinstance(sys.stdout, io.TextIOWrapper):  # say, ASCII: \uNNNN
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
         with open(args.log, encoding="utf-8", errors="surrogateescape") as f:
             calls = read_log(f)
@@ -350,9 +361,9 @@ def main(argv: List[str]) -> int:
             raise LogError(f"{args.log}: no {', '.join(_ARGS)} call in the "
                            "log (strace -e trace=memory)")
         for call in calls:
-            print(replay.replay(call))
+            print(shown(replay.replay(call)))
     except (OSError, LogError, TypeError, OverflowError) as err:
-        print(f"strace-replay: {err}", file=sys.stderr)
+        print(f"strace-replay: {shown(str(err))}", file=sys.stderr)
         return 2
     print(f"{len(calls)} calls: {replay.agree} agree, {replay.differ} "
           f"differ, {replay.unreadable} not replayed; "

@@ -231,6 +231,25 @@ def test_a_log_without_calls(tmp_path: Path) -> None:
     assert result.stdout == ""
 
 
+@pytest.mark.parametrize("encoding, path, shown", [
+    ("utf-8", b"/tmp/a\xffb", "/tmp/a\\xffb"),
+    ("ascii", b"/tmp/a\xffb", "/tmp/a\\xffb"),
+    ("ascii", "/tmp/\u00e9".encode(), "/tmp/\\xe9"),
+])
+def test_paths_in_any_encoding(tmp_path: Path, encoding: str, path: bytes,
+                               shown: str) -> None:
+    """A path that is not UTF-8, or that the output's encoding lacks, is
+    printed escaped."""
+    log = tmp_path / "log"
+    log.write_bytes(b"mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, 3<" + path +
+                    b">, 0) = " + hex(PLACED).encode() + b"\n")
+    result = run_python([str(SCRIPT), *SAMPLE_OPTS, str(log)],
+                        PYTHONIOENCODING=encoding)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"3<{shown}>" in result.stdout
+    assert "1 calls: 1 agree" in result.stdout
+
+
 def test_missing_log_and_bad_option(tmp_path: Path) -> None:
     result = replay(str(tmp_path / "nothing"))
     assert result.returncode == 2
