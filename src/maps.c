@@ -877,6 +877,7 @@ int ncb_maps_seek(struct ncb_maps *m, uint64_t addr)
 		return -EINVAL;
 	if (m->query) {
 		m->pos = addr;
+		m->last_end = 0;
 		return 0;
 	}
 	if (m->stream) {
