@@ -350,8 +350,9 @@ enum ncb_elf_kind {
 	NCB_ELF_CORE = 3,		/* ET_CORE: a core dump */
 	NCB_ELF_DEBUG = 4,		/* a separate debug file: a program's
 					   headers without its bytes */
-	NCB_ELF_OTHER = 5,		/* ET_NONE, or a type of an OS or a
-					   processor */
+	NCB_ELF_OTHER = 5,		/* ET_NONE, an OS's or a processor's
+					   type, or for no machine
+					   (EM_NONE) */
 };
 
 /* Flags of ncb_elf_open_flags and ncb_elf_parse_flags. */

@@ -360,7 +360,14 @@ static int set_rules(struct ncb_elf *e, int flags, char *why, size_t wl)
 	int c = elf_class(e), d = elf_data(e);
 	char a[32], b[32];
 
-	/* A build for a machine unknown here has no native files. */
+	/*
+	 * No machine: no kernel's (Guile's compiled .go files are such
+	 * ET_DYN images).  A build for a machine unknown here has no
+	 * native files.
+	 */
+	if (m == EM_NONE)
+		return ncb__why(why, wl, ENOEXEC, "no machine (EM_NONE): not "
+				"a program or library any kernel loads");
 	e->native = c == NCB_ELFCLASS && d == NCB_ELFDATA && m == NCB_EM &&
 		    NCB_EM != EM_NONE;
 	e->arch = find_arch(m);
@@ -943,6 +950,8 @@ static int kind_of(const struct src *s)
 		return NCB_ELF_CORE;
 	case ET_EXEC:
 	case ET_DYN:
+		if (e.eh.e_machine == EM_NONE)
+			return NCB_ELF_OTHER;
 		break;
 	default:
 		return NCB_ELF_OTHER;

@@ -1267,6 +1267,11 @@ TEST(kinds_of_files)
 	gen_eh(&g)->e_type = 0xfe00;
 	expect_kind(&g, NCB_ELF_OTHER, "os-specific");
 	expect_refused(&g, "type 65024");
+	/* A program or library for no machine (Guile's .go files). */
+	gen_base(&g);
+	gen_recode(&g, NCB_ELFCLASS, NCB_ELFDATA, EM_NONE);
+	expect_kind(&g, NCB_ELF_OTHER, "no-machine");
+	expect_refused(&g, "no machine (EM_NONE)");
 	/* Debug files: sections without bytes, whatever the headers say. */
 	gen_debug(&g);
 	expect_kind(&g, NCB_ELF_DEBUG, "debug");

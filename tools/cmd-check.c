@@ -63,7 +63,8 @@ static const struct {
 			    "program's headers without its code and data" },
 	[NCB_ELF_OTHER] = { "other", "other ELF type", "other ELF types",
 			    "ELF file of another type (not ET_EXEC or "
-			    "ET_DYN): not a program or library" },
+			    "ET_DYN), or for no machine (EM_NONE): not a "
+			    "program or library" },
 };
 
 struct ctx {
