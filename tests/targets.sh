@@ -83,6 +83,17 @@ target_how() {
 # the fix (7aa867dd8952), so any verdict is taken there.
 # NCB_HOST_NOREPLACE overrides it for a kernel whose version says nothing
 # (gVisor reports its own).
+# i386_static TOP OUT SOURCE FLAGS...: SOURCE built static for i386 into
+# OUT where this machine runs i386 programs itself: 0 built, 1 the build
+# failed, 2 not here (t_why says why).
+i386_static() {
+	target_how "$1" i386
+	[ "$t_how" = native ] || return 2
+	_out=$2
+	shift 2
+	$t_gcc -m32 -static -O1 -o "$_out" "$@" || return 1
+}
+
 host_expect() {
 	if [ -n "${NCB_HOST_NOREPLACE:-}" ]; then
 		echo "$NCB_HOST_NOREPLACE"

@@ -179,16 +179,13 @@ else
 	ok 1 "build progs/clobber.c"
 fi
 . "$top/tests/targets.sh"
-target_how "$top" i386
-if [ "$t_how" = native ] &&
-	$t_gcc -m32 -static -O1 -o "$tmp/ncb32s$$" \
-		"$top/tests/progs/clobber.c" -pthread; then
-	corpus "$tmp/ncb32s$$" i386 library "a static program has no library"
-elif [ "$t_how" = native ]; then
-	ok 1 "build progs/clobber.c for i386"
-else
-	skip "i386 programs: $t_why"
-fi
+c32=$tmp/ncb32s$$
+i386_static "$top" "$c32" "$top/tests/progs/clobber.c" -pthread
+case $? in
+0) corpus "$c32" i386 library "a static program has no library" ;;
+1) ok 1 "build progs/clobber.c for i386" ;;
+*) skip "i386 programs: $t_why" ;;
+esac
 
 # ---- the scopes ----
 

@@ -129,16 +129,13 @@ else
 	ok 1 "build progs/clobber.c"
 fi
 . "$top/tests/targets.sh"
-target_how "$top" i386
-if [ "$t_how" = native ] &&
-	$t_gcc -m32 -static -O1 -o "$tmp/clobber32" \
-		"$top/tests/progs/clobber.c" -pthread; then
-	corpus "$tmp/clobber32" i386 library "a static program has no library"
-elif [ "$t_how" = native ]; then
-	ok 1 "build progs/clobber.c for i386"
-else
-	skip "i386 programs: $t_why (the watcher traces native ones only)"
-fi
+c32=$tmp/clobber32
+i386_static "$top" "$c32" "$top/tests/progs/clobber.c" -pthread
+case $? in
+0) corpus "$c32" i386 library "a static program has no library" ;;
+1) ok 1 "build progs/clobber.c for i386" ;;
+*) skip "i386 programs: $t_why (the watcher traces native ones only)" ;;
+esac
 skip "qemu-user: it has no ptrace, so a program it runs cannot be watched"
 w="the old-kernel emulators (ncb-emu) trace the program themselves,"
 skip "$w and a process has one tracer"

@@ -77,7 +77,6 @@ struct ctx {
 	unsigned long noted;
 	unsigned long foreign;
 	unsigned long unreadable;
-	unsigned long unprinted;
 	unsigned long skipped[NKINDS];
 	unsigned long special;	/* walked: links, FIFOs, sockets, devices */
 };
@@ -148,19 +147,35 @@ static void json_arch(struct jw *w, const struct ncb_elf_arch *a,
 }
 
 /*
- * One file's line of NDJSON; a is NULL if it was not opened.  A line
- * that cannot be printed ends the run as unreadable output would.
+ * A line of NDJSON begun, and ended: one that cannot be made or printed
+ * is said once and ends the run in status 2 (print_failed).
  */
+static int begin(struct jw *w)
+{
+	int err = jw_begin(w);
+
+	if (err)
+		print_error("check", err);
+	return err;
+}
+
+static void end(struct jw *w)
+{
+	int err = jw_end(w, stdout);
+
+	if (err)
+		print_error("check", err);
+}
+
+/* One file's line; a is NULL if it was not opened. */
 static void json_result(const char *path, int kind, int err, const char *why,
 			const struct ncb_elf_arch *a, int library,
 			const char *notes)
 {
 	struct jw w;
 
-	if (jw_begin(&w)) {
-		g.unprinted++;
+	if (begin(&w))
 		return;
-	}
 	jw_str(&w, "type", "file");
 	jw_named_path(&w, "file", path);
 	jw_str(&w, "kind", kinds[kind].key);
@@ -169,8 +184,7 @@ static void json_result(const char *path, int kind, int err, const char *why,
 	if (a)
 		json_arch(&w, a, library);
 	json_notes(&w, notes);
-	if (jw_end(&w, stdout))
-		g.unprinted++;
+	end(&w);
 }
 
 /* What an image of another machine is, said once among its notes. */
@@ -247,13 +261,12 @@ static void unreadable(const char *path, int err)
 	g.unreadable++;
 	fprintf(stderr, "noclobber check: %s: %s: not checked\n", path,
 		strerror(err));
-	if (!g.json || jw_begin(&w))
+	if (!g.json || begin(&w))
 		return;
 	jw_str(&w, "type", "unreadable");
 	jw_named_path(&w, "file", path);
 	jw_error(&w, "error", err, NULL);
-	if (jw_end(&w, stdout))
-		g.unprinted++;
+	end(&w);
 }
 
 static void check_one(const char *path, int named)
@@ -352,10 +365,8 @@ static void summary_json(void)
 	struct jw w;
 	int k;
 
-	if (jw_begin(&w)) {
-		g.unprinted++;
+	if (begin(&w))
 		return;
-	}
 	jw_str(&w, "type", "summary");
 	jw_int(&w, "checked", (long long)g.checked);
 	jw_int(&w, "failed", (long long)g.failed);
@@ -368,8 +379,7 @@ static void summary_json(void)
 			jw_int(&w, kinds[k].key, (long long)g.skipped[k]);
 	jw_int(&w, "special", (long long)g.special);
 	jw_close(&w, '}');
-	if (jw_end(&w, stdout))
-		g.unprinted++;
+	end(&w);
 }
 
 static int parse_options(int argc, char **argv)
@@ -444,10 +454,7 @@ int cmd_check(int argc, char **argv)
 		summary_json();
 	else
 		summary_text();
-	if (g.unprinted)
-		fprintf(stderr, "noclobber check: %lu results could not be "
-			"printed\n", g.unprinted);
-	if (g.unprinted)
+	if (print_failed)
 		return EXIT_USAGE;
 	if (g.failed)
 		return 1;

@@ -558,22 +558,19 @@ static int do_plan(const char *prog, uint64_t base, size_t stack, int exe,
 	if (!ret) {
 		identity(im.e, exe, &d);
 		plan_rest(&pl, path, stack, &im, &d, exe);
-	}
-	/* --exe=set that cannot be had fails the plan as it would a run. */
-	if (!ret && exe == NCB_EXE_SET && !d.set) {
-		fail("exec", 0, -d.id.exe, "--exe=set: this process cannot "
-		     "set /proc/PID/exe");
-		ret = EXIT_CANNOT;
+		/* --exe=set that cannot be had fails the plan as a run. */
+		if (exe == NCB_EXE_SET && !d.set)
+			ret = EXIT_CANNOT;
 	}
 	if (json && ret) {
 		jw_drop(&w);
-		if (ret == EXIT_CANNOT && exe == NCB_EXE_SET && !d.set)
-			jw_fail(stdout, -d.id.exe, "--exe=set: this process "
-				"cannot set /proc/PID/exe");
 	} else if (json && (err = jw_end(&w, stdout))) {
 		print_error("exec", err);
 		ret = EXIT_CANNOT;
 	}
+	if (exe == NCB_EXE_SET && !d.set)
+		fail("exec", json, -d.id.exe, "--exe=set: this process cannot "
+		     "set /proc/PID/exe");
 	ncb_elf_close(im.e);
 	ncb_elf_close(im.ie);
 	ncb_as_free(pl.as);

@@ -497,70 +497,80 @@ static void text_doc(FILE *f, const struct args *a, const struct anchor *an,
 			c->o[OCC_NAMES].maps);
 }
 
-static void json_occ(FILE *f, const struct occs *c)
+static void json_occ(struct jw *w, const struct occs *c)
 {
 	size_t k;
 
-	fputs(",\"occupants\":[", f);
+	jw_open(w, "occupants", '[');
 	for (k = 0; k < c->n && k < OCC_SHOWN; k++) {
-		fputs(k ? ",{" : "{", f);
-		json_path(f, c->o[k].path);
-		fprintf(f, ",\"bytes\":\"0x%" PRIx64 "\",\"mappings\":%" PRIu64
-			"}", c->o[k].bytes, c->o[k].maps);
+		jw_open(w, NULL, '{');
+		jw_path(w, c->o[k].path);
+		jw_hex(w, "bytes", c->o[k].bytes);
+		jw_int(w, "mappings", (long long)c->o[k].maps);
+		jw_close(w, '}');
 	}
-	fprintf(f, "],\"others\":{\"bytes\":\"0x%" PRIx64 "\",\"mappings\":%"
-		PRIu64 "}", c->o[OCC_NAMES].bytes, c->o[OCC_NAMES].maps);
+	jw_close(w, ']');
+	jw_open(w, "others", '{');
+	jw_hex(w, "bytes", c->o[OCC_NAMES].bytes);
+	jw_int(w, "mappings", (long long)c->o[OCC_NAMES].maps);
+	jw_close(w, '}');
 }
 
-static void json_anchor(FILE *f, const struct anchor *an)
+static void json_anchor(struct jw *w, const struct anchor *an)
 {
-	fprintf(f, "\"anchor\":{\"kind\":\"%s\",\"start\":\"0x%" PRIx64
-		"\",\"end\":\"0x%" PRIx64 "\",", kind_name[an->kind], an->lo,
-		an->hi);
+	jw_open(w, "anchor", '{');
+	jw_str(w, "kind", kind_name[an->kind]);
+	jw_hex(w, "start", an->lo);
+	jw_hex(w, "end", an->hi);
 	if (an->path)
-		json_path(f, an->path);
+		jw_path(w, an->path);
 	else
-		fputs("\"path\":null", f);
-	fputs(",\"symbol\":", f);
-	if (an->symbol)
-		json_string(f, an->symbol);
-	else
-		fputs("null", f);
-	fputc('}', f);
+		jw_str(w, "path", NULL);
+	jw_str(w, "symbol", an->symbol);
+	jw_close(w, '}');
 }
 
-static void json_doc(FILE *f, const struct args *a, const struct anchor *an,
-		     const struct ncb_near *r, const struct occs *c)
+/* The free document, printed whole: 0 or -errno. */
+static int json_doc(const struct args *a, const struct anchor *an,
+		    const struct ncb_near *r, const struct occs *c)
 {
 	unsigned int i;
+	struct jw w;
+	int err;
 
-	fprintf(f, "{\"version\":1,\"pid\":%d,", a->pid ? (int)a->pid
-						       : (int)getpid());
-	json_anchor(f, an);
-	fprintf(f, ",\"within\":\"0x%" PRIx64 "\",\"size\":\"0x%" PRIx64
-		"\",\"align\":\"0x%" PRIx64 "\",\"window\":{\"start\":\"0x%"
-		PRIx64 "\",\"end\":\"0x%" PRIx64 "\"},\"free\":\"0x%" PRIx64
-		"\",\"gaps\":%" PRIu64 ",\"mappings\":%" PRIu64
-		",\"largest\":[", a->within, a->size, a->align, r->lo, r->hi,
-		r->free, r->ngaps, r->nmaps);
-	for (i = 0; i < r->nlisted; i++)
-		fprintf(f, "%s{\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%"
-			PRIx64 "\",\"size\":\"0x%" PRIx64 "\"}", i ? "," : "",
-			r->gaps[i].start, r->gaps[i].end,
-			r->gaps[i].end - r->gaps[i].start);
-	fputs("],\"address\":", f);
+	err = jw_begin(&w);
+	if (err)
+		return err;
+	jw_int(&w, "pid", a->pid ? (int)a->pid : (int)getpid());
+	json_anchor(&w, an);
+	jw_hex(&w, "within", a->within);
+	jw_hex(&w, "size", a->size);
+	jw_hex(&w, "align", a->align);
+	jw_open(&w, "window", '{');
+	jw_hex(&w, "start", r->lo);
+	jw_hex(&w, "end", r->hi);
+	jw_close(&w, '}');
+	jw_hex(&w, "free", r->free);
+	jw_int(&w, "gaps", (long long)r->ngaps);
+	jw_int(&w, "mappings", (long long)r->nmaps);
+	jw_open(&w, "largest", '[');
+	for (i = 0; i < r->nlisted; i++) {
+		jw_open(&w, NULL, '{');
+		jw_hex(&w, "start", r->gaps[i].start);
+		jw_hex(&w, "end", r->gaps[i].end);
+		jw_hex(&w, "size", r->gaps[i].end - r->gaps[i].start);
+		jw_close(&w, '}');
+	}
+	jw_close(&w, ']');
 	if (r->why == NCB_NEAR_PLACED)
-		fprintf(f, "\"0x%" PRIx64 "\"", r->addr);
+		jw_hex(&w, "address", r->addr);
 	else
-		fputs("null", f);
-	fprintf(f, ",\"reason\":\"%s\"", why_name[r->why]);
-	json_occ(f, c);
-	fputs(",\"error\":", f);
-	if (r->why == NCB_NEAR_PLACED)
-		fputs("null", f);
-	else
-		json_error(f, ENOMEM, "no room in the window");
-	fputs("}\n", f);
+		jw_str(&w, "address", NULL);
+	jw_str(&w, "reason", why_name[r->why]);
+	json_occ(&w, c);
+	jw_error(&w, "error", r->why == NCB_NEAR_PLACED ? 0 : ENOMEM,
+		 "no room in the window");
+	return jw_end(&w, stdout);
 }
 
 /* A failure as a whole: the usual line on stderr, and the JSON error. */
@@ -579,9 +589,6 @@ static int answer(const struct args *a, const struct anchor *an)
 					  .align = (size_t)a->align);
 	struct ncb_near r = NCB_INIT(ncb_near);
 	struct occs *c;
-	char *doc = NULL;
-	size_t len = 0;
-	FILE *f;
 	int ret;
 
 	ret = ncb_find_near(a->pid, an->lo, an->hi, a->within,
@@ -599,22 +606,14 @@ static int answer(const struct args *a, const struct anchor *an)
 		free(c);
 		return free_fail(a, -ret, NULL);
 	}
-	f = open_memstream(&doc, &len);
-	if (f) {
-		(a->json ? json_doc : text_doc)(f, a, an, &r, c);
-		ret = fclose(f);
-	}
+	if (a->json)
+		ret = json_doc(a, an, &r, c);
+	else
+		text_doc(stdout, a, an, &r, c);
 	occ_free(c);
 	free(c);
-	if (!f || ret) {
-		free(doc);
-		return free_fail(a, ENOMEM, "memory");
-	}
-	ret = fwrite(doc, 1, len, stdout) != len || fflush(stdout);
-	free(doc);
 	if (ret) {
-		fprintf(stderr, "noclobber free: cannot print: %s\n",
-			strerror(errno));
+		print_error("free", ret);
 		return EXIT_USAGE;
 	}
 	return r.why == NCB_NEAR_PLACED ? 0 : 1;

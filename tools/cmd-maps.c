@@ -308,27 +308,40 @@ static int parse_options(int argc, char **argv, struct opts *o)
 	int c, pid_given = 0;
 
 	while ((c = getopt_long(argc, argv, "p:o:jh", opts, NULL)) != -1) {
-		if (c == 'p' && parse_pid(optarg, &o->pid))
-			fprintf(stderr, "noclobber maps: -p '%s': not a PID "
-				"(decimal)\n", optarg);
-		if (c == 'p' && !parse_pid(optarg, &o->pid))
+		switch (c) {
+		case 'p':
+			if (parse_pid(optarg, &o->pid)) {
+				fprintf(stderr, "noclobber maps: -p '%s': not "
+					"a PID (decimal)\n", optarg);
+				goto bad;
+			}
 			pid_given = 1;
-		else if (c == 'o' && !parse_cols(optarg, o))
-			continue;
-		else if (c == 'b')
+			break;
+		case 'o':
+			if (parse_cols(optarg, o))
+				goto bad;
+			break;
+		case 'b':
 			o->bytes = 1;
-		else if (c == 'j')
+			break;
+		case 'j':
 			o->json = 1;
-		else if (c == 'h')
-			return usage(stdout), 0;
-		else
-			return usage(stderr), EXIT_USAGE;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			goto bad;
+		}
 	}
 	/* A PID after the options as well, as pmap takes it. */
 	if (argc - optind > 1 || (argc - optind == 1 &&
 	    (pid_given || parse_pid(argv[optind], &o->pid))))
-		return usage(stderr), EXIT_USAGE;
+		goto bad;
 	return -1;
+bad:
+	usage(stderr);
+	return EXIT_USAGE;
 }
 
 static int list(struct ncb_maps *maps, const struct opts *o,

@@ -2,7 +2,6 @@
 process's maps says what ncb_mmap and mmap(2) really do."""
 
 import ctypes
-import mmap
 from pathlib import Path
 from typing import Iterator, List, Tuple
 
@@ -10,19 +9,7 @@ import pytest
 
 import noclobber as nc
 
-PAGE = mmap.PAGESIZE
-RW = nc.PROT_READ | nc.PROT_WRITE
-ANON = nc.MAP_PRIVATE | nc.MAP_ANONYMOUS
-
-libc = ctypes.CDLL(None, use_errno=True)
-libc.mmap.restype = ctypes.c_void_p
-libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
-                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
-libc.mremap.restype = ctypes.c_void_p
-libc.mremap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t,
-                        ctypes.c_int, ctypes.c_void_p]
-libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+from syscalls import ANON, PAGE, RW, libc
 
 
 def model() -> nc.AddressSpace:

@@ -75,12 +75,19 @@ def test_another_library() -> None:
         "libnoclobber" in result.stderr
 
 
-def test_another_major_version(tmp_path: Path, cc: str) -> None:
-    source = tmp_path / "v2.c"
-    source.write_text("unsigned int ncb_version(void) { return 0x020000; }\n")
+def impostor(tmp_path: Path, cc: str, version: int) -> Path:
+    """A libnoclobber.so.0 that has ncb_version (saying version) alone."""
+    source = tmp_path / "impostor.c"
+    source.write_text("unsigned int ncb_version(void) { return %#x; }\n"
+                      % version)
     lib = tmp_path / "libnoclobber.so.0"
     subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(source)],
                    check=True)
+    return lib
+
+
+def test_another_major_version(tmp_path: Path, cc: str) -> None:
+    lib = impostor(tmp_path, cc, 0x020000)
     result = import_with(NOCLOBBER_LIB=str(lib))
     assert result.returncode != 0
     assert f"ImportError: noclobber: {lib} is version 2.x; this binding " \
@@ -88,11 +95,7 @@ def test_another_major_version(tmp_path: Path, cc: str) -> None:
 
 
 def test_a_missing_function(tmp_path: Path, cc: str) -> None:
-    source = tmp_path / "v1.c"
-    source.write_text("unsigned int ncb_version(void) { return 0x010000; }\n")
-    lib = tmp_path / "libnoclobber.so.0"
-    subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(source)],
-                   check=True)
+    lib = impostor(tmp_path, cc, 0x010000)
     result = import_with(NOCLOBBER_LIB=str(lib))
     assert result.returncode != 0
     assert f"{lib} has no ncb_kernel_probe: not libnoclobber" in result.stderr

@@ -2,28 +2,12 @@
 for a byte on standard input, then maps, protects, moves and unmaps memory
 in the ways the model knows, and exits."""
 
-import ctypes
-import mmap
 import os
 import sys
 
 import noclobber as nc
 
-PAGE = mmap.PAGESIZE
-RW = nc.PROT_READ | nc.PROT_WRITE
-ANON = nc.MAP_PRIVATE | nc.MAP_ANONYMOUS
-
-libc = ctypes.CDLL(None, use_errno=True)
-libc.mmap.restype = ctypes.c_void_p
-libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
-                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
-libc.mremap.restype = ctypes.c_void_p
-libc.mremap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t,
-                        ctypes.c_int, ctypes.c_void_p]
-libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-libc.sbrk.restype = ctypes.c_void_p
-libc.sbrk.argtypes = [ctypes.c_long]
+from syscalls import ANON, PAGE, RW, libc
 
 
 def work() -> None:
