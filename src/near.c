@@ -166,6 +166,12 @@ static int set_rule(struct near *n, pid_t pid, uint64_t align, int place)
  * kernel ends at 4 GiB (its /proc/PID/exe tells the class); ours if
  * unknown.
  */
+#if defined(__x86_64__)
+#define COMPAT_TOP 0xffffe000ULL
+#else
+#define COMPAT_TOP (0x100000000ULL - ncb__probe()->page_size)
+#endif
+
 static uint64_t space_top(pid_t pid)
 {
 	unsigned char id[5];
@@ -181,9 +187,14 @@ static uint64_t space_top(pid_t pid)
 		return ncb__user_top();
 	r = pread(fd, id, sizeof(id), 0);
 	close(fd);
-	/* EI_CLASS, the byte after the magic, 1 for ELFCLASS32. */
+	/*
+	 * EI_CLASS, the byte after the magic, 1 for ELFCLASS32.  x86_64
+	 * keeps the top two pages from a 32-bit task (IA32_PAGE_OFFSET,
+	 * arch/x86/include/asm/page_64_types.h; 3 GiB under ADDR_LIMIT_3GB,
+	 * not read here), arm64 one (TASK_SIZE_32).
+	 */
 	if (r == (ssize_t)sizeof(id) && !memcmp(id, "\177ELF\001", 5))
-		return 0x100000000ULL - ncb__probe()->page_size;
+		return COMPAT_TOP;
 	return ncb__user_top();
 }
 
@@ -277,18 +288,21 @@ int ncb_find_near(pid_t pid, uint64_t near_lo, uint64_t near_hi,
 	/* An empty anchor is the one byte at near_lo. */
 	why = set_window(&n, pid, near_lo,
 			 near_hi > near_lo ? near_hi : near_lo + 1, within);
-	/* A window too short still has its free space told. */
+	/*
+	 * The maps are opened whatever the window: a process that is gone,
+	 * or not the caller's to read, is said so even where nothing could
+	 * fit.  A window too short still has its free space told.
+	 */
+	ret = open_walk(pid, n.lo, &maps);
+	if (ret)
+		return ret;
 	if (n.lo < n.hi) {
 		ret = why ? 0 : set_rule(&n, pid, o.align, o.place);
-		if (ret)
-			return ret;
-		ret = open_walk(pid, n.lo, &maps);
-		if (ret)
-			return ret;
-		ret = walk(&n, maps);
-		ncb_maps_close(maps);
-		if (ret)
-			return ret;
+		if (!ret)
+			ret = walk(&n, maps);
 	}
+	ncb_maps_close(maps);
+	if (ret)
+		return ret;
 	return answer(&n, why, out);
 }

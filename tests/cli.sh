@@ -407,6 +407,9 @@ shape free "$nc" free --json -n '[stack]' --size 1M
 shape free "$nc" free --json -n 0x40000000 -w 64K --size 1M
 shape free "$nc" free --json -n libc.so --size 1M
 shape failure "$nc" free --json -n no-such-anchor-here
+status 2 "free: an empty anchor names nothing" "$nc" free -n ''
+status 2 "free: no such process, whatever the window" \
+	"$nc" free -p 2147483647 -n 0xffff800000000000 -w 4096
 shape failure "$nc" free --json -p 2147483647 -n 0x40000000
 status 0 "free near the stack" "$nc" free -n '[stack]' --size 1M
 "$nc" free -n '[stack]' --size 1M | grep -q '^placed at 0x'

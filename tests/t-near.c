@@ -325,6 +325,9 @@ TEST(other_process)
 }
 
 /* A process that is gone, or has no address space. */
+/* An anchor above every user address space. */
+#define FAR 0xffff800000000000ULL
+
 TEST(no_process)
 {
 	struct ncb_near r = NCB_INIT(ncb_near);
@@ -338,11 +341,14 @@ TEST(no_process)
 	/* A zombie: exited, not yet reaped. */
 	ASSERT_EQ(ncb_find_near(pid, 1ULL << 30, 1ULL << 30, 1ULL << 30, PG,
 				NULL, &r), -ESRCH);
+	/* So too where the window has no page of the address space. */
+	ASSERT_EQ(ncb_find_near(pid, FAR, FAR, PG, PG, NULL, &r), -ESRCH);
 	ASSERT_EQ(waitpid(pid, NULL, 0), pid);
 	/* Reaped: the process has vanished. */
 	r.addr = 1;
 	ASSERT_EQ(ncb_find_near(pid, 1ULL << 30, 1ULL << 30, 1ULL << 30, PG,
 				NULL, &r), -ENOENT);
+	ASSERT_EQ(ncb_find_near(pid, FAR, FAR, PG, PG, NULL, &r), -ENOENT);
 	ASSERT_EQ(r.addr, 1);
 }
 

@@ -318,6 +318,9 @@ static int resolve(pid_t pid, const char *s, struct anchor *an)
 	int ret;
 
 	*an = (struct anchor){ .kind = ANCHOR_ADDRESS };
+	/* "" is in every path: it names nothing. */
+	if (!*s)
+		return 0;
 	if (!parse_u64(s, &an->lo)) {
 		/* The last byte is an anchor of one byte too. */
 		an->hi = an->lo + (an->lo < UINT64_MAX);
