@@ -34,13 +34,21 @@ LIB_SRC := src/core.c src/opts.c src/probe.c src/mmap.c src/mremap.c \
 	src/maps.c src/space.c src/near.c \
 	src/resv.c src/model.c src/model-tree.c \
 	src/elf.c src/elf-dyn.c src/elf-sym.c src/elf-load.c src/exec.c \
-	src/identity.c src/handover.c src/layout.c src/watch.c
+	src/identity.c src/handover.c src/layout.c
 LIB_OBJ := $(LIB_SRC:src/%.c=$(O)/src/%.o)
 SONAME := libnoclobber.so.$(SOMAJOR)
 SHLIB := $(O)/libnoclobber.so.$(VERSION)
 STLIB := $(O)/libnoclobber.a
 TOOL := $(O)/noclobber
-TOOL_SRC := $(filter-out %.bpf.c,$(wildcard tools/*.c))
+TOOL_SRC := $(wildcard tools/*.c)
+
+# The watchers' rules, linked by whatever judges a call (the tool, the
+# tests) and by nothing else: a static library of position-independent,
+# hidden code, so that a shared object linking it exports none of it.
+WATCH_LIB := $(O)/libncbwatch.a
+WATCH_LIB_SRC := tools/watch/rules.c
+WATCH_LIB_OBJ := $(WATCH_LIB_SRC:%.c=$(O)/%.o)
+WATCH_H := $(wildcard tools/watch/*.h)
 
 TEST_SRC := $(wildcard tests/t-*.c)
 # The mmap tests again, against a vendored copy of the core alone.
@@ -51,10 +59,10 @@ TEST_HELPERS := $(O)/tests/ncb-emu
 BENCH_SRC := $(wildcard bench/b-*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
-all: $(SHLIB) $(STLIB) $(TOOL)
+all: $(SHLIB) $(STLIB) $(WATCH_LIB) $(TOOL)
 
 $(O)/src/%.o: src/%.c include/noclobber.h include/noclobber_core.h \
-		src/internal.h src/model.h src/loader.h src/watch.h
+		src/internal.h src/model.h src/loader.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c -o $@ $<
 
@@ -74,21 +82,26 @@ $(STLIB): $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
 # noclobber watch needs libseccomp, and elfutils' libdw header (the library
-# is loaded when a stack is first walked), for this compiler: a cross build
-# has neither, and its tool says so when asked to watch.
-WATCH ?= $(shell printf '\043include <elfutils/libdwfl.h>\nint main(void)\
+# is loaded when a stack is first walked), for this compiler, and the
+# ptrace engine's registers for its machine (tools/watch/arch-*.c): a
+# cross build has none of them, and its tool says so when asked to watch.
+WATCH_ARCH := $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
+WATCH ?= $(shell [ -f tools/watch/arch-$(WATCH_ARCH).c ] && \
+	printf '\043include <elfutils/libdwfl.h>\nint main(void)\
 	{ return 0; }' | $(CC) $(CFLAGS) $(LDFLAGS) -x c -o /dev/null - \
 	-lseccomp 2>/dev/null && echo 1)
-WATCH_SRC := tools/cmd-watch.c $(wildcard tools/watch-*.c)
 ifeq ($(WATCH),1)
+TOOL_SRC += tools/watch/arch-$(WATCH_ARCH).c $(filter-out \
+	tools/watch/arch-% tools/watch/system% $(WATCH_LIB_SRC), \
+	$(wildcard tools/watch/*.c))
 TOOL_LIBS := -lseccomp
 else
-TOOL_SRC := $(filter-out $(WATCH_SRC),$(TOOL_SRC))
+TOOL_SRC := $(filter-out tools/cmd-watch.c,$(TOOL_SRC))
 TOOL_DEFS := -DNCB_NO_WATCH
 endif
 
 # noclobber watch --system: BPF programs compiled by clang (CO-RE: the
-# kernel's types are relocated at load, tools/watch-kernel.h), their
+# kernel's types are relocated at load, tools/watch/kernel.h), their
 # skeleton made by bpftool, loaded with libbpf; for an x86_64 tool.  A
 # build without them has a tool that says so when asked.
 BPF_CLANG ?= clang
@@ -99,34 +112,41 @@ SYSTEM ?= $(shell [ "$(WATCH)" = 1 ] && \
 	pkg-config --exists libbpf && echo 1)
 ifeq ($(SYSTEM),1)
 SKEL := $(O)/tools/watch-system.skel.h
+TOOL_SRC += tools/watch/system.c
 TOOL_LIBS += $(shell pkg-config --libs libbpf)
 TOOL_DEFS += -DNCB_HAVE_SYSTEM -I$(O)/tools
-else
-TOOL_SRC := $(filter-out tools/watch-system.c,$(TOOL_SRC))
 endif
 
-$(O)/tools/watch-system.bpf.o: tools/watch-system.bpf.c \
-		tools/watch-system.h tools/watch-kernel.h
+$(O)/tools/watch-system.bpf.o: tools/watch/system.bpf.c \
+		tools/watch/system.h tools/watch/kernel.h tools/watch/calls.h
 	@mkdir -p $(@D)
 	$(BPF_CLANG) -O2 -g -Wall $(NCB_WERROR) -target bpf -mcpu=v3 \
 		-I/usr/include/$(shell $(BPF_CLANG) -print-multiarch) \
-		-Itools -c -o $@ $<
+		-Itools/watch -c -o $@ $<
 
 $(SKEL): $(O)/tools/watch-system.bpf.o
 	$(BPFTOOL) gen skeleton $< name watch_system > $@.tmp
 	mv $@.tmp $@
 
-# The tool links the static library: it runs from the build tree as is.
-$(TOOL): $(TOOL_SRC) tools/cli.h tools/watcher.h src/watch.h $(STLIB) \
-		$(SKEL)
-	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(TOOL_DEFS) $(LDFLAGS) -o $@ \
-		$(TOOL_SRC) $(STLIB) $(TOOL_LIBS) $(LDLIBS_NCB)
-
-# Tests and benchmarks link the static library to reach internal paths.
-$(O)/tests/t-%: tests/t-%.c tests/harness.h tests/ncbtest.h tests/elfgen.h \
-		src/internal.h src/loader.h src/watch.h $(STLIB)
+$(O)/tools/watch/%.o: tools/watch/%.c $(WATCH_H) include/noclobber.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS_NCB)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c -o $@ $<
+
+$(WATCH_LIB): $(WATCH_LIB_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# The tool links the static libraries: it runs from the build tree as is.
+$(TOOL): $(TOOL_SRC) tools/cli.h $(WATCH_H) $(STLIB) $(WATCH_LIB) $(SKEL)
+	$(CC) $(CFLAGS) $(NCB_CFLAGS) -Itools $(TOOL_DEFS) $(LDFLAGS) -o $@ \
+		$(TOOL_SRC) $(WATCH_LIB) $(STLIB) $(TOOL_LIBS) $(LDLIBS_NCB)
+
+# Tests and benchmarks link the static libraries to reach internal paths.
+$(O)/tests/t-%: tests/t-%.c tests/harness.h tests/ncbtest.h tests/elfgen.h \
+		src/internal.h src/loader.h $(WATCH_H) $(STLIB) $(WATCH_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(NCB_CFLAGS) -Itools $(LDFLAGS) -o $@ $< \
+		$(WATCH_LIB) $(STLIB) $(LDLIBS_NCB)
 
 $(O)/tests/t-%-core: tests/t-%.c tests/core/shim.c src/mmap.c src/mremap.c \
 		tests/harness.h tests/ncbtest.h include/noclobber_core.h \

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 #include "ncbtest.h"
-#include "watch.h"
+#include "watch/rules.h"
 
 /*
  * A dynamically linked program with two threads: its image (inode 10),

@@ -15,8 +15,9 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "noclobber_core.h"
 #include "cli.h"
-#include "watcher.h"
+#include "watch/watch.h"
 
 static void watch_usage(FILE *f)
 {
@@ -74,7 +75,7 @@ struct out {
 static const char *call_flags(const struct watch_event *e, char *buf,
 			      size_t len)
 {
-	uint64_t f = e->args[e->call == CALL_SHMAT ? 2 : 3];
+	uint64_t f = e->args[wcall_family(e->call) == WC_SHMAT ? 2 : 3];
 
 	snprintf(buf, len, "%#" PRIx64, f);
 	return buf;
@@ -117,10 +118,10 @@ static void human_event(FILE *f, const struct watch_event *e)
 	if (e->tid != e->pid)
 		fprintf(f, "/%d", (int)e->tid);
 	fprintf(f, "] %s(", e->name);
-	if (e->call == CALL_SHMAT)
+	if (wcall_family(e->call) == WC_SHMAT)
 		fprintf(f, "%" PRId64 ", %#" PRIx64 ", %s)", e->args[0],
 			e->args[1], call_flags(e, flags, sizeof(flags)));
-	else if (e->call == CALL_MREMAP)
+	else if (e->call == WC_MREMAP)
 		fprintf(f, "%#" PRIx64 ", %#" PRIx64 ", %#" PRIx64
 			", %s, %#" PRIx64 ")", e->args[0], e->args[1],
 			e->args[2], call_flags(e, flags, sizeof(flags)),
@@ -139,7 +140,7 @@ static void human_event(FILE *f, const struct watch_event *e)
 		fputs("  what it would replace could not be read\n", f);
 	fputs("  called from ", f);
 	human_site(f, &e->caller);
-	fprintf(f, "; %s", e->action);
+	fprintf(f, "; %s", waction_name(e->action));
 	if (e->have_result && e->result < 0)
 		fprintf(f, ": failed with %s", strerror((int)-e->result));
 	if (e->gone)
@@ -192,7 +193,7 @@ static void json_event(FILE *f, const struct watch_event *e)
 		e->caller.offset);
 	json_string(f, e->caller.symbol);
 	fprintf(f, ",\"symbol_offset\":\"0x%" PRIx64 "\"},\"action\":\"%s\"",
-		e->caller.sym_off, e->action);
+		e->caller.sym_off, waction_name(e->action));
 	if (e->have_result && e->result < 0) {
 		fputs(",\"error\":", f);
 		json_error(f, (int)-e->result, NULL);

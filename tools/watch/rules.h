@@ -6,13 +6,13 @@
  * rules can be tested from recorded maps, and shared by every watcher.  The
  * rules are written out in noclobber(7).
  */
-#ifndef NCB_WATCH_H
-#define NCB_WATCH_H
+#ifndef NCB_WATCH_RULES_H
+#define NCB_WATCH_RULES_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "internal.h"
+#include "noclobber.h"
 
 /* A module: the file a piece of code or memory comes from (0, 0: none). */
 struct ncb__wmod {
@@ -102,11 +102,11 @@ enum ncb__wclass {
  * its range, in address order): the class, each victim's kind filled in,
  * and in *culprit the index of the victim that decided a clobber.
  */
-NCB_HIDDEN enum ncb__wclass ncb__wjudge(const struct ncb__wproc *p,
+enum ncb__wclass ncb__wjudge(const struct ncb__wproc *p,
 					const struct ncb__wcall *c,
 					struct ncb__wvictim *v, size_t n,
 					size_t *culprit);
-NCB_HIDDEN const char *ncb__wclass_name(enum ncb__wclass c);
-NCB_HIDDEN const char *ncb__wkind_name(enum ncb__wkind k);
+const char *ncb__wclass_name(enum ncb__wclass c);
+const char *ncb__wkind_name(enum ncb__wkind k);
 
 #endif

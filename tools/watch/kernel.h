@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0-only */
 /*
- * The kernel's types as watch-system.bpf.c reads them: only the fields it
+ * The kernel's types as system.bpf.c reads them: only the fields it
  * reads, relocated by name when the object is loaded (CO-RE against the
  * running kernel's BTF), so the object builds without that kernel's
  * headers and runs on any kernel whose structures have those fields.

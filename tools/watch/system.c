@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * noclobber watch --system: every process on the machine, or those in a
- * scope, watched from the kernel (watch-system.bpf.c) without stopping
+ * scope, watched from the kernel (system.bpf.c) without stopping
  * them.  The BPF programs send each fixed placement that replaced
  * something; it is judged here by the same rules as under ptrace
  * (ncb__wjudge), with what the kernel saw at the call's entry, and with
@@ -28,8 +28,9 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
-#include "watcher.h"
-#include "watch-system.h"
+#include "files.h"
+#include "system.h"
+#include "watch.h"
 #include "watch-system.skel.h"
 
 #define PAGE 4096ULL
@@ -120,79 +121,48 @@ static void load_failed(int e, char *why, size_t len)
 
 /*
  * The files the programs sent paths for (or that were found in a
- * process's maps), by device and inode: open addressing, the oldest
- * entry of a full probe run given up.  elf: -1 until looked at.
- */
-/*
- * Twice as many as the programs remember having sent (files_sent), so
- * that a path is here as long as they would not send it again; one given
- * up all the same is forgotten there too, to be sent again.
+ * process's maps), by device and inode (files.h), each with room for its
+ * path.  Twice as many as the programs remember having sent (files_sent),
+ * so that a path is here as long as they would not send it again; one
+ * given up all the same is forgotten there too, to be sent again.
  */
 #define KNOWN 16384
-#define PROBE 8
 #define PATH_BYTES (WS_COMPONENTS * WS_COMPONENT + 8)
 
-struct known {
-	uint64_t dev, ino;		/* user space's dev_t */
-	int elf;
-	char *path;
-};
-
-static struct known *known;
+static struct wfiles known;
 static int sent_fd = -1;		/* the programs' files_sent */
 
-static void forget(struct known *k)
+static void forget(const struct wfile *k, void *arg)
 {
 	struct ws_file_key key = { kernel_dev(k->dev), k->ino };
 
+	(void)arg;
 	if (sent_fd >= 0)
 		bpf_map_delete_elem(sent_fd, &key);
-	free(k->path);
-	memset(k, 0, sizeof(*k));
 }
 
-static void forget_all(void)
+/* The file's entry, if it has a path; NULL. */
+static struct wfile *known_find(uint64_t dev, uint64_t ino)
 {
-	size_t i;
+	struct wfile *k = wfiles_find(&known, dev, ino);
 
-	for (i = 0; known && i < KNOWN; i++)
-		free(known[i].path);
-	free(known);
-	known = NULL;
+	return k && k->path ? k : NULL;
 }
 
-static struct known *known_slot(uint64_t dev, uint64_t ino, int make)
+/* The file's entry, found or made, with room for a path; NULL. */
+static struct wfile *known_add(uint64_t dev, uint64_t ino)
 {
-	size_t h = (size_t)((ino * 0x9e3779b97f4a7c15ULL) ^ dev) % KNOWN, i;
-	struct known *k;
+	struct wfile *k = wfiles_add(&known, dev, ino);
 
-	if (!ino)
-		return NULL;
-	for (i = 0; known && i < PROBE; i++) {
-		k = &known[(h + i) % KNOWN];
-		if (k->ino == ino && k->dev == dev)
-			return k;
-		if (make && !k->ino)
-			break;
-	}
-	if (!make || !known)
-		return NULL;
-	k = &known[(h + (i % PROBE)) % KNOWN];
-	if (k->ino)
-		forget(k);
-	k->path = calloc(1, PATH_BYTES);
-	if (!k->path)
-		return NULL;
-	k->dev = dev;
-	k->ino = ino;
-	k->elf = -1;
-	return k;
+	if (k && !k->path)
+		k->path = calloc(1, PATH_BYTES);
+	return k && k->path ? k : NULL;
 }
 
 /* A path the programs sent: its names, leaf first, joined. */
 static void on_file(const struct ws_file *f)
 {
-	struct known *k = known_slot(user_dev(f->dev), f->ino, 1);
+	struct wfile *k = known_add(user_dev(f->dev), f->ino);
 	size_t at = 0;
 	unsigned int i;
 
@@ -207,19 +177,12 @@ static void on_file(const struct ws_file *f)
 		snprintf(k->path, PATH_BYTES, "/");
 }
 
-static int elf_fd(int fd)
-{
-	unsigned char magic[4];
-
-	return pread(fd, magic, 4, 0) == 4 && !memcmp(magic, "\177ELF", 4);
-}
-
 /*
  * Whether the file is an ELF object: opened by its path as process pid
  * sees it (its root), or as this one does once it is gone, and only if
  * the path still names that file.
  */
-static int is_elf(struct known *k, pid_t pid)
+static int is_elf(struct wfile *k, pid_t pid)
 {
 	char buf[PATH_BYTES + 32];
 	struct stat st;
@@ -235,7 +198,7 @@ static int is_elf(struct known *k, pid_t pid)
 		return 0;
 	if (!fstat(fd, &st) && st.st_ino == k->ino && st.st_dev == k->dev &&
 	    S_ISREG(st.st_mode))
-		k->elf = elf_fd(fd);
+		k->elf = wfile_magic(fd);
 	close(fd);
 	return k->elf > 0;
 }
@@ -245,10 +208,10 @@ static int is_elf(struct known *k, pid_t pid)
  * if no path came for it (the programs' table forgot it, or their record
  * was lost) and the process has no mapping of it any more.
  */
-static struct known *file_of(pid_t pid, uint64_t dev, uint64_t ino)
+static struct wfile *file_of(pid_t pid, uint64_t dev, uint64_t ino)
 {
 	struct ncb_mapping m = NCB_INIT(ncb_mapping);
-	struct known *k = known_slot(dev, ino, 0);
+	struct wfile *k = known_find(dev, ino);
 	struct ncb_maps *maps;
 
 	if (k || !ino || ncb_maps_open(&maps, pid))
@@ -256,7 +219,7 @@ static struct known *file_of(pid_t pid, uint64_t dev, uint64_t ino)
 	while (ncb_maps_next(maps, &m) == 1)
 		if (m.inode == ino &&
 		    makedev(m.dev_major, m.dev_minor) == dev) {
-			k = known_slot(dev, ino, 1);
+			k = known_add(dev, ino);
 			if (k)
 				snprintf(k->path, PATH_BYTES, "%.*s",
 					 PATH_BYTES - 1, m.path);
@@ -306,32 +269,11 @@ static struct proc_count *proc_count(struct sys *s, unsigned int tgid,
 	return p;
 }
 
-static const char *call_name(const struct ws_event *w, enum watch_call *c)
-{
-	switch (w->call) {
-	case WS_MREMAP:
-		*c = CALL_MREMAP;
-		return "mremap";
-	case WS_SHMAT:
-		*c = CALL_SHMAT;
-		return "shmat";
-	case WS_IPC:
-		*c = CALL_SHMAT;
-		return "ipc";
-	case WS_OLD_MMAP:
-		*c = CALL_MMAP;
-		return "old_mmap";
-	default:
-		*c = CALL_MMAP;
-		return w->compat ? "mmap2" : "mmap";
-	}
-}
-
 /* A mapping the kernel saw, as the rules read mappings. */
 static void victim(const struct ws_event *w, const struct ws_vma *v,
 		   struct ncb__wvictim *out, char *path, size_t len)
 {
-	struct known *k = NULL;
+	struct wfile *k = NULL;
 	uint64_t dev = user_dev(v->dev);
 
 	memset(out, 0, sizeof(*out));
@@ -369,7 +311,7 @@ static void site(const struct ws_event *w, const struct ws_site *s,
 		 struct watch_site *out)
 {
 	uint64_t dev = user_dev(s->dev);
-	struct known *k = file_of((pid_t)w->tgid, dev, s->ino);
+	struct wfile *k = file_of((pid_t)w->tgid, dev, s->ino);
 
 	memset(out, 0, sizeof(*out));
 	out->offset = s->offset;
@@ -384,7 +326,7 @@ static void site(const struct ws_event *w, const struct ws_site *s,
 /* A module's path, from what the programs sent: "" if none came. */
 static const char *mod_name(pid_t pid, uint64_t kdev, uint64_t ino)
 {
-	struct known *k = ino ? file_of(pid, user_dev(kdev), ino) : NULL;
+	struct wfile *k = ino ? file_of(pid, user_dev(kdev), ino) : NULL;
 
 	return k ? k->path : "";
 }
@@ -468,7 +410,7 @@ static void creators(const struct ncb__wproc *p, struct ncb__wvictim *v,
 		     size_t n, char **out)
 {
 	const struct ncb__wregion *r;
-	const struct known *k;
+	const struct wfile *k;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -480,7 +422,7 @@ static void creators(const struct ncb__wproc *p, struct ncb__wvictim *v,
 			continue;
 		}
 		r = &p->regions[v[i].region];
-		k = known_slot(r->by.dev, r->by.ino, 0);
+		k = known_find(r->by.dev, r->by.ino);
 		snprintf(out[i], 320, "a fixed mmap from %.200s at %.6f s",
 			 k ? k->path : "a module not known", r->when);
 	}
@@ -560,7 +502,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	e.pid = (pid_t)w->tgid;
 	e.tid = (pid_t)w->tid;
 	e.program = program;
-	e.name = call_name(w, &e.call);
+	e.call = (enum wcall)w->call;
+	e.name = wcall_name(e.call, (int)w->compat);
 	e.compat = (int)w->compat;
 	memcpy(e.args, w->args, sizeof(e.args));
 	e.start = w->start;
@@ -570,7 +513,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	e.result = w->result;
 	e.have_result = 1;
 	e.when = (double)(w->ns - s->t0) / 1e9;
-	e.action = "reported";
+	e.action = WA_REPORTED;
 	e.gone = kill((pid_t)w->tgid, 0) && errno == ESRCH;
 	caller(w, &e.caller);
 	c.start = w->start;
@@ -753,8 +696,7 @@ int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
 	e = allowed(why, whylen);
 	if (e)
 		return e;
-	known = calloc(KNOWN, sizeof(*known));
-	if (!known)
+	if (wfiles_init(&known, KNOWN, forget, NULL))
 		return -ENOMEM;
 	libbpf_set_print(keep_msg);
 	s.skel = watch_system__open();
@@ -824,6 +766,6 @@ out:
 	watch_system__destroy(s.skel);
 	free(s.procs);
 	sent_fd = -1;
-	forget_all();
+	wfiles_free(&known);
 	return e;
 }

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The watcher's rules: whether a fixed placement replaces what its caller
+ * The watchers' rules: whether a fixed placement replaces what its caller
  * may replace (benign) or what is another's (a clobber).  The evidence for
  * each benign pattern is in noclobber(7).
  */
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
-#include "watch.h"
+#include "rules.h"
 
 static int mod_eq(struct ncb__wmod a, struct ncb__wmod b)
 {

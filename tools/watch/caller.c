@@ -17,7 +17,7 @@
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include "cli.h"
-#include "watcher.h"
+#include "watch.h"
 
 /* The functions of libdw used here, typed as its header declares them. */
 #define DW_FUNCS(X) X(dwfl_begin) X(dwfl_end) X(dwfl_report_begin)	\

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0-only */
 /*
- * noclobber watch --system: what the BPF programs (watch-system.bpf.c)
- * tell the tool (watch-system.c) through their ring buffer, and the
- * counts they keep.  Plain types only: both sides include it.
+ * noclobber watch --system: what the BPF programs (system.bpf.c) tell
+ * the tool (system.c) through their ring buffer, and the counts they
+ * keep.  Plain types only: both sides include it, as they do calls.h.
  */
 #ifndef NCB_WATCH_SYSTEM_H
 #define NCB_WATCH_SYSTEM_H
+
+#include "calls.h"
 
 #define WS_VICTIMS 16		/* mappings in an event, after merging */
 #define WS_THREADS 64		/* other threads' stack pointers in it */
@@ -38,9 +40,6 @@ struct ws_file {
 	unsigned long long dev, ino;
 	char comp[WS_COMPONENTS][WS_COMPONENT];
 };
-
-/* The call. */
-enum ws_call { WS_MMAP = 1, WS_MREMAP, WS_SHMAT, WS_OLD_MMAP, WS_IPC };
 
 /* What the kernel knows a mapping to be (ws_vma.kind). */
 #define WS_K_FILE	0x01	/* file-backed: dev, ino, size, name */
@@ -109,7 +108,7 @@ struct ws_thread {
 struct ws_event {
 	unsigned int type;		/* WS_EVENT */
 	unsigned int tgid, tid, uid;
-	unsigned int call;		/* enum ws_call */
+	unsigned int call;		/* enum wcall */
 	unsigned int compat;		/* a 32-bit caller */
 	unsigned int nvictims;
 	unsigned int nthreads;

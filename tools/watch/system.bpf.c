@@ -14,32 +14,15 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "watch-kernel.h"
-#include "watch-system.h"
+#include "kernel.h"
+#include "system.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-#define MAP_FIXED 0x10
-#define MAP_ANONYMOUS 0x20
-#define MAP_FIXED_NOREPLACE 0x100000
-#define MREMAP_FIXED 2
-#define SHM_RND 020000
-#define SHM_REMAP 040000
-#define IPC_SHMAT 21
 #define PAGE 4096ULL
 #define AT_BASE 7
 #define MAX_ERRNO 4095
 #define PROT_ANY (VM_READ | VM_WRITE | VM_EXEC)
-
-/* System call numbers: x86_64's, and i386's (compat). */
-#define NR_MMAP 9
-#define NR_MREMAP 25
-#define NR_SHMAT 30
-#define NR32_OLD_MMAP 90
-#define NR32_IPC 117
-#define NR32_MREMAP 163
-#define NR32_MMAP2 192
-#define NR32_SHMAT 397
 
 /* Set by the tool before loading. */
 const volatile unsigned int scoped;	/* a scope was given */
@@ -211,42 +194,27 @@ struct call {
 	unsigned long long result_at;
 };
 
-static unsigned long long page_up(unsigned long long n)
-{
-	return (n + PAGE - 1) & ~(PAGE - 1);
-}
-
 /*
- * Whether the call's arguments (as mmap, mremap and shmat take them) make
- * it a fixed placement: its kind, its range ([start, start) for shmat,
- * whose size the segment has: taken at the exit); 0 if not.
+ * Whether the call's arguments make it a fixed placement (calls.h): its
+ * kind, its range (for shmat its start alone, the end 0: the segment's
+ * size is taken at the exit); 0 if not.  ipc's arguments are made
+ * shmat's, where the address will be written kept.
  */
-static int placement(int kind, struct call *e)
+static int placement(enum wcall call, struct call *e)
 {
 	unsigned long long *a = e->args;
 
-	switch (kind) {
-	case WS_MMAP:
-	case WS_OLD_MMAP:
-		if ((a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE)) != MAP_FIXED)
-			return 0;
-		e->start = a[0];
-		e->end = a[0] + page_up(a[1]);
-		return kind;
-	case WS_MREMAP:
-		if (!(a[3] & MREMAP_FIXED))
-			return 0;
-		e->start = a[4];
-		e->end = a[4] + page_up(a[2]);
-		return kind;
-	case WS_SHMAT:
-	case WS_IPC:
-		if (!(a[2] & SHM_REMAP))
-			return 0;
-		e->start = a[2] & SHM_RND ? a[1] & ~(PAGE - 1) : a[1];
-		return kind;
+	if (!wcall_fixed(call, a))
+		return 0;
+	if (call == WC_IPC) {
+		e->result_at = a[3];
+		wcall_ipc_args(a);
+		a[3] = a[4] = a[5] = 0;
 	}
-	return 0;
+	wcall_range(call, a, 0, PAGE, PAGE, &e->start, &e->end);
+	if (wcall_family(call) == WC_SHMAT)
+		e->end = 0;
+	return call;
 }
 
 /* x86_64's calls: the arguments from the registers. */
@@ -260,17 +228,16 @@ static int decode64(struct pt_regs *r, long id, struct call *e)
 	a[3] = r->r10;
 	a[4] = r->r8;
 	a[5] = r->r9;
-	return placement(id == NR_MMAP ? WS_MMAP : id == NR_MREMAP ?
-			 WS_MREMAP : id == NR_SHMAT ? WS_SHMAT : 0, e);
+	return placement(wcall_of(0, id), e);
 }
 
 /*
  * i386's: ebx, ecx, edx, esi, edi, ebp; old_mmap's six in a block in
- * memory; shmat also through ipc(SHMAT | version << 16, shmid, shmflg,
- * &result, addr), its arguments made shmat's.
+ * memory.
  */
 static int decode32(struct pt_regs *r, long id, struct call *e)
 {
+	enum wcall call = wcall_of(1, id);
 	unsigned long long *a = e->args;
 	unsigned int blk[6] = {};
 	int i;
@@ -281,37 +248,13 @@ static int decode32(struct pt_regs *r, long id, struct call *e)
 	a[3] = (unsigned int)r->si;
 	a[4] = (unsigned int)r->di;
 	a[5] = (unsigned int)r->bp;
-	switch (id) {
-	case NR32_OLD_MMAP:
+	if (call == WC_OLD_MMAP) {
 		if (bpf_probe_read_user(blk, sizeof(blk), (void *)a[0]))
 			return 0;
 		for (i = 0; i < 6; i++)
 			a[i] = blk[i];
-		return placement(WS_OLD_MMAP, e);
-	case NR32_MMAP2:
-		return placement(WS_MMAP, e);
-	case NR32_MREMAP:
-		return placement(WS_MREMAP, e);
-	case NR32_IPC:
-		if ((a[0] & 0xffff) != IPC_SHMAT)
-			return 0;
-		e->result_at = a[3];
-		a[0] = a[1];
-		a[1] = a[4];
-		a[3] = a[4] = a[5] = 0;
-		return placement(WS_IPC, e);
-	case NR32_SHMAT:
-		return placement(WS_SHMAT, e);
 	}
-	return 0;
-}
-
-/* The system calls that may place at a fixed address, either ABI. */
-static int placement_nr(long id)
-{
-	return id == NR_MMAP || id == NR_MREMAP || id == NR_SHMAT ||
-	       id == NR32_OLD_MMAP || id == NR32_IPC || id == NR32_MREMAP ||
-	       id == NR32_MMAP2 || id == NR32_SHMAT;
+	return placement(call, e);
 }
 
 /* The walk up a path, one step per bpf_loop call. */
@@ -525,7 +468,7 @@ static void call_file(struct task_struct *t, struct ws_event *e)
 	int fd = (int)e->args[4];
 	struct file **fds, *f = NULL;
 
-	if (e->args[3] & MAP_ANONYMOUS || fd < 0 || !fdt ||
+	if (e->args[3] & WC_MAP_ANONYMOUS || fd < 0 || !fdt ||
 	    fd >= BPF_CORE_READ(fdt, max_fds))
 		return;
 	fds = BPF_CORE_READ(fdt, fd);
@@ -822,13 +765,13 @@ static void take(struct task_struct *t, struct pt_regs *r, int compat,
 	victims_of(t, mm, e);
 	/* What only the tool needs: for a call it will be sent. */
 	if (!e->err && (!e->nvictims || only_reserved(e)) &&
-	    e->call != WS_SHMAT && e->call != WS_IPC)
+	    wcall_family(e->call) != WC_SHMAT)
 		goto caller;
 	if (!e->err)
 		e->err = images_of(t, mm, e);
 	if (!e->err)
 		mark_exec(t, e);
-	if (e->call == WS_MMAP || e->call == WS_OLD_MMAP)
+	if (wcall_family(e->call) == WC_MMAP)
 		call_file(t, e);
 caller:
 	/*
@@ -901,7 +844,7 @@ int BPF_PROG(on_enter, struct pt_regs *regs, long id)
 	int compat, call;
 
 	/* Nothing more for the calls that are not placements. */
-	if (!placement_nr(id))
+	if (!wcall_any(id))
 		return 0;
 	t = bpf_get_current_task_btf();
 	compat = is_compat(t);
@@ -964,7 +907,7 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 	struct ws_event *e;
 	struct ws_count *c;
 
-	if (!placement_nr(id))
+	if (!wcall_any(id))
 		return 0;
 	t = bpf_get_current_task_btf();
 	e = bpf_task_storage_get(&pending, t, NULL, 0);
@@ -981,12 +924,12 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 			__sync_fetch_and_add(&c->invalid, 1);
 		return 0;
 	}
-	if (e->call == WS_MMAP || e->call == WS_OLD_MMAP)
+	if (wcall_family(e->call) == WC_MMAP)
 		remember(t, e);
-	if (e->call == WS_IPC && e->result_at)
+	if (e->call == WC_IPC && e->result_at)
 		bpf_probe_read_user(&at, 4, (void *)e->result_at);
-	if (e->call == WS_SHMAT || e->call == WS_IPC)
-		shm_range(t, e, e->call == WS_IPC ? at : (unsigned long)ret);
+	if (wcall_family(e->call) == WC_SHMAT)
+		shm_range(t, e, e->call == WC_IPC ? at : (unsigned long)ret);
 	if (!e->err && !e->nvictims) {
 		if (c)
 			__sync_fetch_and_add(&c->free, 1);

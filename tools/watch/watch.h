@@ -1,21 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * noclobber watch: the mechanics (watch-trace.c: the seccomp filter and
- * the ptrace loop over a process tree; watch-caller.c: who made a call)
- * and the reports (cmd-watch.c).  The rules are the library's (watch.h in
- * src/).
+ * The watchers, as the CLI (cmd-watch.c) sees them: run a program under
+ * the ptrace engine (trace*.c), attach it to a process, or watch the
+ * whole machine from the kernel (system.c, system.bpf.c); each calls back
+ * with every clobber (a watch_event) and each process's summary.  Who
+ * made a call is caller.c's; what is a clobber is the rules' (rules.h);
+ * the calls' vocabulary is calls.h's.  docs/architecture.md draws it.
  */
-#ifndef NCB_TOOL_WATCH_H
-#define NCB_TOOL_WATCH_H
+#ifndef NCB_WATCH_WATCH_H
+#define NCB_WATCH_WATCH_H
 
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
-#include "watch.h"
+#include "calls.h"
+#include "rules.h"
 
 enum watch_mode { WATCH_REPORT, WATCH_DENY, WATCH_UPGRADE };
-
-enum watch_call { CALL_MMAP, CALL_MREMAP, CALL_SHMAT };
 
 /* A module and where in it: for the caller of a call. */
 struct watch_site {
@@ -30,8 +31,8 @@ struct watch_site {
 struct watch_event {
 	pid_t pid, tid;
 	const char *program;
-	enum watch_call call;
-	const char *name;		/* the system call: "mmap2", "ipc"... */
+	enum wcall call;
+	const char *name;		/* wcall_name's: "mmap2", "ipc"... */
 	int compat;			/* a 32-bit caller on a 64-bit kernel */
 	uint64_t args[6];		/* as the call takes them */
 	uint64_t start, end;		/* the target range */
@@ -41,7 +42,7 @@ struct watch_event {
 	struct ncb__wvictim *victims;
 	char **creators;		/* per victim: who made it */
 	size_t nvictims, culprit;
-	const char *action;		/* "reported", "denied", "upgraded" */
+	enum waction action;
 	int unjudged;			/* what it would replace is unknown */
 	int ipc_version;		/* i386 ipc(2)'s, for shmat */
 	int shm_bad;			/* shmat of a segment not there */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ptrace watcher's registers: all it reads and writes of a stopped
+ * thread beyond what PTRACE_GET_SYSCALL_INFO gives, per architecture.  A
+ * port is one file, arch-MACHINE.c (the Makefile builds the watcher only
+ * where there is one), with the ABIs' numbers in calls.h.
+ */
+#ifndef NCB_WATCH_ARCH_H
+#define NCB_WATCH_ARCH_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct warch {
+	uint32_t audit;			/* the native ABI's AUDIT_ARCH_ */
+	uint32_t audit_compat;		/* a 32-bit ABI's on it; 0: none */
+	uint32_t scmp_compat;		/* its libseccomp SCMP_ARCH_; 0 */
+};
+
+extern const struct warch warch;
+
+/* At a call's entry: skipped by the kernel, the caller seeing ret. */
+int warch_skip(pid_t tid, long ret);
+/* At a call's exit: its result, as the caller will see it. */
+int warch_set_result(pid_t tid, long ret);
+/* At a call's entry: argument i (0-5) of the ABI the caller uses. */
+int warch_set_arg(pid_t tid, int compat, unsigned int i, uint64_t v);
+/*
+ * The system call a thread is in (at its entry, or an event stop in it):
+ * its number, its six arguments and whether it is the 32-bit ABI's.
+ */
+int warch_call(pid_t tid, uint64_t *nr, uint64_t a[6], int *compat);
+
+#endif

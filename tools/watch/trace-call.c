@@ -1,0 +1,636 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ptrace watcher at a fixed placement: the call decoded, what it
+ * would replace read from the process's maps, judged by the rules, and
+ * acted on as the mode says (let run, refused, or made no-replace), its
+ * result read at its exit, and reported.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/ptrace.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include "noclobber.h"
+#include "arch.h"
+#include "files.h"
+#include "trace.h"
+
+static double since(const struct tracer *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->t0.tv_sec) +
+	       (double)(now.tv_nsec - t->t0.tv_nsec) / 1e9;
+}
+
+/*
+ * The size of segment id as the thread tid sees it, asked in its IPC
+ * namespace (a container's, or one it unshared) when that is not ours:
+ * 0, with *err: -EINVAL where the segment is not there (the kernel's
+ * answer too), -errno where its namespace could not be entered.
+ */
+static uint64_t shm_size(int id, pid_t tid, int *err)
+{
+	static int own = -1;
+	struct shmid_ds ds;
+	struct stat ours, theirs;
+	char path[64];
+	int fd, r;
+
+	*err = 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", (int)tid);
+	if (stat("/proc/self/ns/ipc", &ours) || stat(path, &theirs) ||
+	    (ours.st_ino == theirs.st_ino && ours.st_dev == theirs.st_dev)) {
+		r = shmctl(id, IPC_STAT, &ds);
+		*err = r ? -EINVAL : 0;
+		return r ? 0 : ds.shm_segsz;
+	}
+	if (own < 0)
+		own = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (own < 0 || fd < 0 || setns(fd, CLONE_NEWIPC)) {
+		*err = -errno;
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	close(fd);
+	r = shmctl(id, IPC_STAT, &ds);
+	*err = r ? -EINVAL : 0;
+	/* Back home; failing that, the watcher's own IPC is not used. */
+	setns(own, CLONE_NEWIPC);
+	return r ? 0 : ds.shm_segsz;
+}
+
+/*
+ * old_mmap's arguments, from the block its first points to: 0, -EFAULT,
+ * or -ENOENT where the flag's new form makes it no clobber.
+ */
+static int old_mmap_args(pid_t tid, struct watch_event *e)
+{
+	uint32_t blk[6];
+	struct iovec local = { blk, sizeof(blk) };
+	struct iovec remote = { (void *)(uintptr_t)e->args[0], sizeof(blk) };
+	size_t i;
+
+	if (process_vm_readv(tid, &local, 1, &remote, 1, 0) !=
+	    (ssize_t)sizeof(blk))
+		return -EFAULT;
+	for (i = 0; i < 6; i++)
+		e->args[i] = blk[i];
+	return wcall_fixed(WC_OLD_MMAP, e->args) ? 0 : -ENOENT;
+}
+
+/*
+ * The call in the stop, as the caller asked it: its kind, its arguments
+ * (old_mmap's read from its block, ipc's made shmat's), its target range.
+ * 0, or -errno.
+ */
+static int decode(struct tracer *t, pid_t tid, const struct syscall_info *si,
+		  struct watch_event *e)
+{
+	uint64_t page = (uint64_t)t->page, seg = 0;
+	size_t i;
+	int err;
+
+	e->call = trace_call_of(si, &e->compat);
+	for (i = 0; i < 6; i++)
+		e->args[i] = si->seccomp.args[i] &
+			     (e->compat ? 0xffffffff : ~0ULL);
+	e->name = wcall_name(e->call, e->compat);
+	if (e->call == WC_NONE)
+		return -ENOENT;
+	if (e->call == WC_OLD_MMAP && (err = old_mmap_args(tid, e)))
+		return err;
+	if (e->call == WC_IPC)
+		e->ipc_version = (int)wcall_ipc_args(e->args);
+	if (wcall_family(e->call) == WC_SHMAT) {
+		seg = shm_size((int)e->args[0], tid, &err);
+		/* A segment not there: the kernel refuses the call. */
+		e->shm_bad = err == -EINVAL;
+		e->unjudged = err && err != -EINVAL;
+		/* Not known: a page, for the report. */
+		seg = err ? page : seg;
+	}
+	wcall_range(e->call, e->args, seg, page, SHMLBA, &e->start, &e->end);
+	/* A range that wraps is the kernel's EINVAL: nothing replaced. */
+	return e->end > e->start ? 0 : -ENOENT;
+}
+
+struct victims {
+	struct watch_event *e;
+	size_t cap;
+	uint64_t page;
+};
+
+/*
+ * Whether each file is an ELF object, kept by device and inode: a stop
+ * would otherwise read the same libraries' headers again and again.
+ */
+static struct wfiles files;
+
+void trace_files_free(void)
+{
+	wfiles_free(&files);
+}
+
+/*
+ * The mapping's file, by its path if that still names it (same device and
+ * inode), else through /proc/TID/map_files (a file deleted or replaced on
+ * disk since, a memfd; that needs CAP_SYS_ADMIN): 0 with *st, or -1.  *fd
+ * the file opened, or -1 where a stat of the path was enough.
+ */
+static int find_mapped(const struct ncb_mapping *m, pid_t tid,
+		       struct stat *st, int *fd)
+{
+	uint64_t dev = makedev(m->dev_major, m->dev_minor);
+	char path[96];
+
+	*fd = -1;
+	if (m->path[0] == '/' && !stat(m->path, st) &&
+	    st->st_ino == m->inode && st->st_dev == dev)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%"
+		 PRIx64, (int)tid, m->start, m->end);
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd >= 0 && !fstat(*fd, st) && st->st_ino == m->inode &&
+	    st->st_dev == dev)
+		return 0;
+	if (*fd >= 0)
+		close(*fd);
+	return -1;
+}
+
+/* Whether the file (fd, else path) starts with the ELF magic. */
+static int is_elf(int fd, const char *path)
+{
+	int own = fd < 0, r;
+
+	if (own)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	r = fd >= 0 && wfile_magic(fd);
+	if (own && fd >= 0)
+		close(fd);
+	return r;
+}
+
+/*
+ * What the rules need of a mapping's file, if its path still names that
+ * file (same device and inode): its size now, rounded up to a page (0:
+ * unknown), and whether it is an ELF object.
+ */
+static void file_facts(const struct ncb_mapping *m, uint64_t page, pid_t tid,
+		       int *elf, uint64_t *end)
+{
+	uint64_t dev = makedev(m->dev_major, m->dev_minor);
+	struct wfile *f;
+	struct stat st;
+	int fd;
+
+	*elf = 0;
+	*end = 0;
+	if (!m->inode || find_mapped(m, tid, &st, &fd))
+		return;
+	*end = st.st_size > 0 ? wc_page_up((uint64_t)st.st_size, page) : 0;
+	if (!files.slot)
+		wfiles_init(&files, 1024, NULL, NULL);
+	f = wfiles_add(&files, dev, m->inode);
+	if (f && f->elf < 0)
+		f->elf = is_elf(fd, m->path);
+	*elf = f ? f->elf : is_elf(fd, m->path);
+	if (fd >= 0)
+		close(fd);
+}
+
+static int one_victim(const struct ncb_mapping *m, void *arg)
+{
+	struct victims *vs = arg;
+	struct watch_event *e = vs->e;
+	struct ncb__wvictim *v;
+
+	if (e->nvictims == vs->cap) {
+		v = realloc(e->victims, (vs->cap ? 2 * vs->cap : 8) *
+			    sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		e->victims = v;
+		vs->cap = vs->cap ? 2 * vs->cap : 8;
+	}
+	v = &e->victims[e->nvictims];
+	memset(v, 0, sizeof(*v));
+	v->m = *m;
+	v->m.path = strdup(m->path);
+	if (!v->m.path)
+		return -ENOMEM;
+	file_facts(m, vs->page, e->tid, &v->elf, &v->file_end);
+	e->nvictims++;
+	return 0;
+}
+
+/* The mappings meeting the call's range, as victims: 0, or -errno. */
+static int victims_of(struct ncb_maps *maps, struct watch_event *e,
+		      struct victims *vs)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	int r = ncb_maps_seek(maps, e->start);
+
+	while (!r && (r = ncb_maps_next(maps, &m)) == 1 && m.start < e->end)
+		r = one_victim(&m, vs);
+	return r < 0 ? r : 0;
+}
+
+void trace_free_event(struct watch_event *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->nvictims; i++) {
+		free((void *)e->victims[i].m.path);
+		if (e->creators)
+			free(e->creators[i]);
+	}
+	free(e->victims);
+	free(e->creators);
+	free(e);
+}
+
+static int is_mod(const struct ncb_mapping *m, void *arg)
+{
+	struct ncb__wmod *mod = arg;
+
+	return m->inode == mod->ino &&
+	       makedev(m->dev_major, m->dev_minor) == mod->dev;
+}
+
+/* The path of a module of the process, from its maps; "" if gone. */
+static void mod_path(pid_t pid, struct ncb__wmod mod, char *buf, size_t len)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	struct ncb_maps *maps;
+
+	buf[0] = 0;
+	if (ncb_maps_open(&maps, pid))
+		return;
+	while (ncb_maps_next(maps, &m) == 1)
+		if (is_mod(&m, &mod)) {
+			snprintf(buf, len, "%s", m.path);
+			break;
+		}
+	ncb_maps_close(maps);
+}
+
+/* Who made each victim, in words, for the report. */
+static void describe_creators(const struct proc *p, struct watch_event *e)
+{
+	size_t i;
+
+	e->creators = calloc(e->nvictims, sizeof(*e->creators));
+	for (i = 0; e->creators && i < e->nvictims; i++) {
+		const struct ncb__wvictim *v = &e->victims[i];
+		char buf[320], path[256];
+
+		if (v->kind == NCB__W_REGION) {
+			mod_path(p->tgid, p->regions[v->region].by, path,
+				 sizeof(path));
+			snprintf(buf, sizeof(buf), "a fixed mmap from %s at "
+				 "%.6f s", path[0] ? path :
+				 "a module since unmapped",
+				 p->regions[v->region].when);
+		} else {
+			watch_creator(v, buf, sizeof(buf));
+		}
+		e->creators[i] = strdup(buf);
+	}
+}
+
+/* A placement by a known module: its region from now on. */
+static void note_region(struct proc *p, const struct watch_event *e)
+{
+	size_t i;
+
+	if (wcall_family(e->call) != WC_MMAP || !e->caller.mod.ino ||
+	    watch_is_libc(e->caller.module))
+		return;
+	/* What the new one replaces leaves the older records. */
+	for (i = 0; i < p->nregions; i++) {
+		struct ncb__wregion *r = &p->regions[i];
+
+		if (r->start >= e->end || r->end <= e->start)
+			continue;
+		if (r->start < e->start && r->end > e->end) {
+			/* The middle: the older record split in two. */
+			if (trace_room(&p->regions, &p->cregions, p->nregions,
+				 sizeof(*p->regions)))
+				return;
+			r = &p->regions[i];
+			p->regions[p->nregions] = *r;
+			p->regions[p->nregions++].start = e->end;
+			r->end = e->start;
+		} else if (r->start < e->start) {
+			r->end = e->start;
+		} else if (r->end > e->end) {
+			r->start = e->end;
+		} else {
+			p->regions[i--] = p->regions[--p->nregions];
+		}
+	}
+	if (trace_room(&p->regions, &p->cregions, p->nregions,
+		       sizeof(*p->regions)))
+		return;
+	p->regions[p->nregions].start = e->start;
+	p->regions[p->nregions].end = e->end;
+	p->regions[p->nregions].when = e->when;
+	p->regions[p->nregions++].by = e->caller.mod;
+}
+
+static enum ncb__wclass judge(struct proc *p, struct watch_event *e)
+{
+	struct ncb__wcall c = { e->start, e->end, e->tid, e->sp,
+				e->caller.mod, { 0, 0 } };
+	char path[64];
+
+	if (wcall_family(e->call) == WC_MMAP &&
+	    !(e->args[3] & WC_MAP_ANONYMOUS) &&
+	    (int)e->args[4] >= 0) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)e->pid,
+			 (int)e->args[4]);
+		c.file = trace_file_mod(path);
+	}
+	p->w.threads = p->threads;
+	p->w.nthreads = p->nthreads;
+	p->w.regions = p->regions;
+	p->w.nregions = p->nregions;
+	return ncb__wjudge(&p->w, &c, e->victims, e->nvictims, &e->culprit);
+}
+
+/* Whether the class depends on who called: then a walk may change it. */
+static int caller_matters(const struct watch_event *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->nvictims; i++)
+		if (e->victims[i].kind == NCB__W_REGION ||
+		    e->victims[i].kind == NCB__W_LIBRARY)
+			return 1;
+	return 0;
+}
+
+/* ---- acting: refusing a call, or making it no-replace ---- */
+
+/*
+ * The flags argument rewritten: MAP_FIXED to MAP_FIXED_NOREPLACE for
+ * mmap (its fourth), SHM_REMAP cleared for shmat (its third; ipc's is its
+ * third too).  The filter is run again on the new arguments, which it
+ * lets through.
+ */
+static int make_noreplace(pid_t tid, const struct watch_event *e)
+{
+	if (wcall_family(e->call) == WC_MMAP)
+		return warch_set_arg(tid, e->compat, 3, (e->args[3] &
+				     ~(uint64_t)WC_MAP_FIXED) |
+				     NCB_MAP_FIXED_NOREPLACE);
+	return warch_set_arg(tid, e->compat, 2,
+			     e->args[2] & ~(uint64_t)WC_SHM_REMAP);
+}
+
+/*
+ * Whether the kernel will refuse the call for its arguments before it
+ * looks at the range (mremap_to's and shmat's checks, old_mmap's
+ * alignment): then it is left to say so itself, with its own error.  An
+ * mmap is never refused here: made no-replace, the kernel checks it all.
+ */
+static int kernel_refuses(const struct watch_event *e, uint64_t page,
+			  struct ncb_maps *maps)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	const uint64_t *a = e->args;
+
+	switch (wcall_family(e->call)) {
+	case WC_MREMAP:
+		return (a[3] & ~7ULL) || !(a[3] & WC_MREMAP_MAYMOVE) ||
+		       ((a[0] | a[4]) & (page - 1)) || !a[2] ||
+		       ((a[3] & WC_MREMAP_DONTUNMAP) && a[1] != a[2]) ||
+		       ncb_maps_find(maps, a[0], &m) != 1;
+	case WC_SHMAT:
+		return ((a[1] & (SHMLBA - 1)) && !(a[2] & WC_SHM_RND)) ||
+		       e->ipc_version == 1 || e->shm_bad;
+	default:
+		return (a[0] & (page - 1)) || !a[1] || (a[5] & (page - 1));
+	}
+}
+
+/* What act() did with a call. */
+enum act {
+	ACT_RUN,		/* let it run as asked */
+	ACT_REFUSED,		/* skipped: the caller sees EEXIST */
+	ACT_NOREPLACE,		/* made no-replace: its result wanted */
+};
+
+/*
+ * What the mode does with a call.  An mmap is made no-replace (the
+ * kernel decides atomically: EEXIST for what is there by then, or its
+ * own error first); so is every fixed placement under --upgrade but over
+ * the caller's own memory.  mremap has no such form, shmat's (without
+ * SHM_REMAP) answers EINVAL, not EEXIST, and i386's old_mmap keeps its
+ * arguments in memory: a clobber there is refused.
+ */
+static enum act act(struct tracer *t, struct watch_event *e,
+		    struct ncb_maps *maps)
+{
+	int clobber = NCB__WC_CLOBBER(e->cls);
+	int mmap = e->call == WC_MMAP;
+
+	if (t->o->mode == WATCH_REPORT || (!clobber && (t->o->mode ==
+		WATCH_DENY || e->cls != NCB__WC_NOTHING)))
+		return ACT_RUN;
+	/*
+	 * No-replace, the kernel would find the collision before a missing
+	 * mapping type (EEXIST, not EINVAL): such a call is left to fail.
+	 * It refuses MAP_SHARED_VALIDATE with the flag (EOPNOTSUPP): such a
+	 * call is refused here instead.
+	 */
+	if (mmap && !(e->args[3] & WC_MAP_TYPE_BITS))
+		return ACT_RUN;
+	mmap = mmap &&
+	       (e->args[3] & WC_MAP_TYPE_BITS) != WC_MAP_SHARED_VALIDATE;
+	if (mmap || (wcall_family(e->call) == WC_SHMAT && !clobber))
+		return make_noreplace(e->tid, e) ? ACT_RUN : ACT_NOREPLACE;
+	if (!clobber || kernel_refuses(e, (uint64_t)t->page, maps))
+		return ACT_RUN;
+	return warch_skip(e->tid, -EEXIST) ? ACT_RUN : ACT_REFUSED;
+}
+
+/*
+ * A call done: counted by class, and reported if it clobbered (or, made
+ * no-replace, was refused).  A clobber's result says whether it was one:
+ * refused by the kernel for its arguments, it replaced nothing (counted
+ * as invalid); made no-replace and placed after all, what was there had
+ * gone meanwhile.
+ */
+static void finish(struct tracer *t, struct task *k, struct watch_event *e)
+{
+	struct proc *p = k->proc;
+	int as_asked = e->action == WA_REPORTED;
+
+	if (NCB__WC_CLOBBER(e->cls) && e->have_result) {
+		if (e->result < 0 && (as_asked || e->result != -EEXIST)) {
+			p->sum.invalid++;
+			trace_free_event(e);
+			return;
+		}
+		if (e->result >= 0 && !as_asked)
+			e->cls = NCB__WC_NOTHING;
+	}
+	p->sum.by_class[e->cls]++;
+	/* Upgraded over free space and refused: another mapped there. */
+	if (NCB__WC_CLOBBER(e->cls) ||
+	    (e->have_result && e->result == -EEXIST)) {
+		if (!e->creators)
+			describe_creators(p, e);
+		t->o->report(e, t->o->arg);
+	}
+	trace_free_event(e);
+}
+
+/*
+ * A call that could not be judged (the process's maps unreadable):
+ * reported, and but for the report mode refused, since what it would
+ * replace is unknown.
+ */
+static void unjudged(struct tracer *t, struct task *k, struct watch_event *e)
+{
+	e->unjudged = 1;
+	e->action = WA_REPORTED;
+	if (t->o->mode != WATCH_REPORT && !warch_skip(k->tid, -EEXIST)) {
+		e->action = WA_DENIED;
+		k->refused = t->attached;
+	}
+	k->proc->sum.unjudged++;
+	t->o->report(e, t->o->arg);
+	trace_free_event(e);
+	trace_resume(t, k->tid, 0);
+}
+
+/* At a call's exit: a refused one's answer set, an upgraded one's read. */
+void trace_syscall_exit_fix(struct tracer *t, struct task *k,
+			    const struct syscall_info *si)
+{
+	struct watch_event *e = k->pending;
+
+	k->pending = NULL;
+	if (k->refused)
+		warch_set_result(k->tid, -EEXIST);
+	k->refused = 0;
+	if (e) {
+		e->have_result = 1;
+		e->result = si->exit.rval;
+		finish(t, k, e);
+	}
+}
+
+static void on_syscall_exit(struct tracer *t, struct task *k,
+			    const struct syscall_info *si)
+{
+	trace_syscall_exit_fix(t, k, si);
+	trace_resume(t, k->tid, 0);
+}
+
+/*
+ * A fixed placement stopped at (a seccomp stop, or attached, its entry):
+ * judged, acted on, reported.
+ */
+static void on_call(struct tracer *t, struct task *k,
+		    const struct syscall_info *si)
+{
+	struct watch_event *e = calloc(1, sizeof(*e));
+	struct victims vs = { e, 0, (uint64_t)t->page };
+	struct proc *p = k->proc;
+	struct ncb_maps *maps;
+	int walked = 0;
+	enum act how;
+
+	if (!e)
+		goto cont;
+	e->pid = p->tgid;
+	e->tid = k->tid;
+	e->program = p->program;
+	e->when = since(t);
+	e->pc = si->ip;
+	e->sp = si->sp;
+	if (decode(t, k->tid, si, e))
+		goto cont;
+	p->sum.fixed++;
+	maps = trace_proc_maps(t, p, k->tid);
+	if (e->unjudged || !maps || victims_of(maps, e, &vs)) {
+		unjudged(t, k, e);
+		return;
+	}
+	watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, e->compat,
+		     &e->caller, 0);
+	e->cls = judge(p, e);
+	if (caller_matters(e) && watch_is_libc(e->caller.module)) {
+		watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, e->compat,
+			     &e->caller, 1);
+		walked = 1;
+		e->cls = judge(p, e);
+	}
+	if (NCB__WC_CLOBBER(e->cls) && !walked)
+		watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, e->compat,
+			     &e->caller, 1);
+	/* Who made what, while the records still say it. */
+	if (NCB__WC_CLOBBER(e->cls))
+		describe_creators(p, e);
+	how = act(t, e, maps);
+	e->action = how == ACT_REFUSED || (how == ACT_NOREPLACE &&
+		    t->o->mode == WATCH_DENY) ? WA_DENIED :
+		    how == ACT_NOREPLACE ? WA_UPGRADED : WA_REPORTED;
+	/* Attached, a refused call's -EEXIST is set again at its exit. */
+	k->refused = how == ACT_REFUSED && t->attached;
+	if (how != ACT_REFUSED)
+		note_region(p, e);
+	if (how == ACT_REFUSED) {
+		e->have_result = 1;
+		e->result = -EEXIST;
+	} else if (how == ACT_NOREPLACE || NCB__WC_CLOBBER(e->cls)) {
+		/* The result at the call's exit, then reported. */
+		k->pending = e;
+		ptrace(PTRACE_SYSCALL, k->tid, 0, 0);
+		return;
+	}
+	finish(t, k, e);
+	trace_resume(t, k->tid, 0);
+	return;
+cont:
+	if (e)
+		trace_free_event(e);
+	trace_resume(t, k->tid, 0);
+}
+
+/* A system call stop: the filter's, or attached, an entry or an exit. */
+void trace_syscall_stop(struct tracer *t, struct task *k, int seccomp)
+{
+	struct syscall_info si = { 0 };
+
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, k->tid, sizeof(si), &si) < 0) {
+		trace_resume(t, k->tid, 0);
+		return;
+	}
+	if (si.op == INFO_EXIT) {
+		on_syscall_exit(t, k, &si);
+		return;
+	}
+	if ((seccomp && si.op == INFO_SECCOMP) ||
+	    (si.op == INFO_ENTRY && trace_wanted(&si))) {
+		on_call(t, k, &si);
+		return;
+	}
+	trace_resume(t, k->tid, 0);
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ptrace watcher's seccomp filter: the watched tree runs at full
+ * speed but for the fixed placements, at which it stops for the tracer
+ * (SECCOMP_RET_TRACE, its tag the call: calls.h's enum).  Attached to a
+ * running process, where no filter can be put, the same test is made at
+ * every call's entry (trace_wanted).
+ */
+#include <errno.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include "noclobber.h"
+#include "arch.h"
+#include "trace.h"
+
+/* calls.h's values are the system's, for the BPF target's sake. */
+_Static_assert(WC_MAP_FIXED == MAP_FIXED, "MAP_FIXED");
+_Static_assert(WC_MAP_ANONYMOUS == MAP_ANONYMOUS, "MAP_ANONYMOUS");
+_Static_assert(WC_MAP_FIXED_NOREPLACE == NCB_MAP_FIXED_NOREPLACE,
+	       "MAP_FIXED_NOREPLACE");
+_Static_assert(WC_MAP_SHARED_VALIDATE == MAP_SHARED_VALIDATE,
+	       "MAP_SHARED_VALIDATE");
+_Static_assert(WC_MREMAP_FIXED == MREMAP_FIXED, "MREMAP_FIXED");
+_Static_assert(WC_SHM_RND == SHM_RND && WC_SHM_REMAP == SHM_REMAP, "SHM_");
+
+/*
+ * The call in a stop, by its ABI and number: a stop says what it is for
+ * that way, not by the rule's tag, since libseccomp makes i386's ipc(2)
+ * rules for a shmat rule, with shmat's tag and other arguments.
+ */
+enum wcall trace_call_of(const struct syscall_info *si, int *compat)
+{
+	*compat = warch.audit_compat && si->arch == warch.audit_compat;
+	if (!*compat && si->arch != warch.audit)
+		return WC_NONE;
+	return wcall_of(*compat, si->seccomp.nr);
+}
+
+/*
+ * What the filter tests, for a process watched without one (attached):
+ * whether a call's entry is a fixed placement.  The entry's number and
+ * arguments are where a seccomp stop has them; old_mmap's are in memory,
+ * read when the call is decoded.
+ */
+int trace_wanted(const struct syscall_info *si)
+{
+	int compat;
+	enum wcall c = trace_call_of(si, &compat);
+
+	return c == WC_OLD_MMAP || wcall_fixed(c, si->seccomp.args);
+}
+
+static int rule(scmp_filter_ctx f, enum wcall tag, int nr, unsigned int argc,
+		struct scmp_arg_cmp a, struct scmp_arg_cmp b)
+{
+	if (argc == 2)
+		return seccomp_rule_add(f, SCMP_ACT_TRACE(tag), nr, 2, a, b);
+	if (argc == 1)
+		return seccomp_rule_add(f, SCMP_ACT_TRACE(tag), nr, 1, a);
+	return seccomp_rule_add(f, SCMP_ACT_TRACE(tag), nr, 0);
+}
+
+/*
+ * The calls that place at a fixed address, tested in the filter itself
+ * as wcall_fixed tests them.  Masked tests only: libseccomp compares the
+ * upper half of a 64-bit argument too, and an int flag's is whatever the
+ * caller left there.  One filter per architecture, merged: rules added to
+ * a filter of two architectures are copied by name, and i386's mmap
+ * (old_mmap) takes a pointer to its arguments, so it stops always; its
+ * shmat may come through ipc(2), whose call number the kernel reads from
+ * the low 16 bits only.
+ */
+scmp_filter_ctx trace_filter_build(void)
+{
+	struct scmp_arg_cmp none = SCMP_A0(SCMP_CMP_MASKED_EQ, 0, 0);
+	scmp_filter_ctx n = seccomp_init(SCMP_ACT_ALLOW);
+	scmp_filter_ctx x = seccomp_init(SCMP_ACT_ALLOW);
+	struct scmp_arg_cmp fixed = SCMP_A3(SCMP_CMP_MASKED_EQ,
+					    WC_MAP_FIXED |
+					    WC_MAP_FIXED_NOREPLACE,
+					    WC_MAP_FIXED);
+	struct scmp_arg_cmp mfixed = SCMP_A3(SCMP_CMP_MASKED_EQ,
+					     WC_MREMAP_FIXED,
+					     WC_MREMAP_FIXED);
+	struct scmp_arg_cmp remap = SCMP_A2(SCMP_CMP_MASKED_EQ, WC_SHM_REMAP,
+					    WC_SHM_REMAP);
+	int r;
+
+	if (!n || !x)
+		goto fail;
+	r = rule(n, WC_MMAP, SCMP_SYS(mmap), 1, fixed, none) ||
+	    rule(n, WC_MREMAP, SCMP_SYS(mremap), 1, mfixed, none) ||
+	    rule(n, WC_SHMAT, SCMP_SYS(shmat), 1, remap, none) ||
+	    seccomp_arch_remove(x, SCMP_ARCH_NATIVE) ||
+	    seccomp_arch_add(x, warch.scmp_compat) ||
+	    rule(x, WC_MMAP, SCMP_SYS(mmap2), 1, fixed, none) ||
+	    rule(x, WC_OLD_MMAP, SCMP_SYS(mmap), 0, none, none) ||
+	    rule(x, WC_MREMAP, SCMP_SYS(mremap), 1, mfixed, none) ||
+	    rule(x, WC_SHMAT, SCMP_SYS(shmat), 1, remap, none) ||
+	    rule(x, WC_IPC, SCMP_SYS(ipc), 2,
+		 SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffff, WC_IPC_SHMAT), remap);
+	if (r || seccomp_merge(n, x))
+		goto fail;
+	/* x is n's now. */
+	if (seccomp_attr_set(n, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW) ||
+	    seccomp_attr_set(n, SCMP_FLTATR_API_SYSRAWRC, 1))
+		goto fail_n;
+	return n;
+fail:
+	if (x)
+		seccomp_release(x);
+fail_n:
+	if (n)
+		seccomp_release(n);
+	return NULL;
+}
+
+/*
+ * In the child, before execve: the filter, without no_new_privs where
+ * this process may (CAP_SYS_ADMIN), so that set-user-ID programs keep
+ * their privileges as without the watcher; with it otherwise, as the
+ * kernel requires.  0, or -errno.
+ */
+int trace_filter_load(scmp_filter_ctx f)
+{
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	r = seccomp_attr_set(f, SCMP_FLTATR_CTL_NNP, 0);
+	if (!r)
+		r = seccomp_load(f);
+	if (r == -EACCES)
+		r = seccomp_attr_set(f, SCMP_FLTATR_CTL_NNP, 1) ?:
+		    seccomp_load(f);
+	seccomp_release(f);
+	return r;
+}

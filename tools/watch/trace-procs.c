@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ptrace watcher's tables: the processes and threads of the watched
+ * tree as it forks, clones, execs and exits, with what the rules need of
+ * each (its program, interpreter, threads' stacks and regions), and each
+ * process's maps kept open.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "trace.h"
+
+void trace_forget_maps(struct proc *p)
+{
+	if (p->maps)
+		ncb_maps_close(p->maps);
+	p->maps = NULL;
+}
+
+/*
+ * The process's maps, opened through the calling thread (the leader may
+ * have exited: a zombie has no address space to show) and kept: the
+ * reader asks the kernel at each look (PROCMAP_QUERY, or the text read
+ * again), but the file stays bound to the address space it was opened on,
+ * so execve closes it.  At most MAPS_KEPT are kept, the least recently
+ * used closed first, so that a thousand live processes do not take a
+ * thousand descriptors.
+ */
+#define MAPS_KEPT 64
+
+struct ncb_maps *trace_proc_maps(struct tracer *t, struct proc *p,
+				  pid_t tid)
+{
+	static unsigned long clock;
+	struct proc *old = NULL;
+	size_t i, kept = 0;
+
+	p->used = ++clock;
+	if (p->maps)
+		return p->maps;
+	for (i = 0; i < t->nprocs; i++)
+		if (t->procs[i]->maps) {
+			kept++;
+			if (!old || t->procs[i]->used < old->used)
+				old = t->procs[i];
+		}
+	if (kept >= MAPS_KEPT)
+		trace_forget_maps(old);
+	if (ncb_maps_open(&p->maps, tid))
+		p->maps = NULL;
+	return p->maps;
+}
+
+/* Room in *p (*cap elements) for one more after n: 0, or -ENOMEM. */
+int trace_room(void *p, size_t *cap, size_t n, size_t size)
+{
+	void **pp = p, *q;
+	size_t c = *cap ? 2 * *cap : 4;
+
+	if (n < *cap)
+		return 0;
+	q = realloc(*pp, c * size);
+	if (!q)
+		return -ENOMEM;
+	*pp = q;
+	*cap = c;
+	return 0;
+}
+
+struct task *trace_find_task(struct tracer *t, pid_t tid, size_t *at)
+{
+	size_t i;
+
+	for (i = 0; i < t->ntasks; i++)
+		if (t->tasks[i]->tid == tid) {
+			if (at)
+				*at = i;
+			return t->tasks[i];
+		}
+	return NULL;
+}
+
+struct proc *trace_find_proc(struct tracer *t, pid_t tgid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nprocs; i++)
+		if (t->procs[i]->tgid == tgid)
+			return t->procs[i];
+	return NULL;
+}
+
+/* A small file of /proc: its length, or -1. */
+static ssize_t read_proc(pid_t pid, const char *name, void *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len);
+	close(fd);
+	return n;
+}
+
+/* /proc/PID/status, NUL-terminated in buf ("" if unreadable). */
+void trace_read_status(pid_t pid, char *buf, size_t len)
+{
+	ssize_t n = read_proc(pid, "status", buf, len - 1);
+
+	buf[n > 0 ? n : 0] = 0;
+}
+
+/* The value after key ("Tgid:", "State:") in a status text, or "". */
+const char *trace_status_value(const char *status, const char *key)
+{
+	const char *p = strstr(status, key);
+
+	return p ? p + strlen(key) + strspn(p + strlen(key), " \t") : "";
+}
+
+pid_t trace_status_field(pid_t pid, const char *key)
+{
+	char buf[4096];
+
+	trace_read_status(pid, buf, sizeof(buf));
+	return (pid_t)atoi(trace_status_value(buf, key));
+}
+
+struct ncb__wmod trace_file_mod(const char *path)
+{
+	struct ncb__wmod m = { 0, 0 };
+	struct stat st;
+
+	if (!stat(path, &st)) {
+		m.dev = st.st_dev;
+		m.ino = st.st_ino;
+	}
+	return m;
+}
+
+/*
+ * The interpreter: the mapping at AT_BASE, from the process's auxiliary
+ * vector, whose words are the program's (a 32-bit program's are 32-bit:
+ * the class of its ELF header says).  None (a static program, or ld.so run
+ * as the program): the program, its own loader.
+ */
+static struct ncb__wmod interp_mod(pid_t pid, struct ncb__wmod exe)
+{
+	struct ncb_mapping map = NCB_INIT(ncb_mapping);
+	unsigned char ident[5] = { 0 }, v[16 * 64];
+	uint64_t base = 0, key, val;
+	struct ncb__wmod m = exe;
+	struct ncb_maps *maps;
+	size_t i, word;
+	ssize_t len;
+
+	read_proc(pid, "exe", ident, sizeof(ident));
+	word = ident[4] == 1 ? 4 : 8;
+	len = read_proc(pid, "auxv", v, sizeof(v));
+	for (i = 0; len > 0 && i + 2 * word <= (size_t)len; i += 2 * word) {
+		key = val = 0;
+		/* Little-endian words, as on the machines watched. */
+		memcpy(&key, v + i, word);
+		memcpy(&val, v + i + word, word);
+		if (key == 7 /* AT_BASE */)
+			base = val;
+	}
+	if (!base || ncb_maps_open(&maps, pid))
+		return m;
+	if (ncb_maps_find(maps, base, &map) == 1 && map.inode) {
+		m.dev = makedev(map.dev_major, map.dev_minor);
+		m.ino = map.inode;
+	}
+	ncb_maps_close(maps);
+	return m;
+}
+
+/* What a process is after execve (or when first seen). */
+void trace_identify(struct proc *p)
+{
+	char path[64], exe[4096];
+	ssize_t n;
+	const char *b;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)p->tgid);
+	p->w.exe = trace_file_mod(path);
+	p->w.interp = interp_mod(p->tgid, p->w.exe);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	b = strrchr(exe, '/');
+	b = b ? b + 1 : exe;
+	/* A long name is cut, as the kernel's comm is. */
+	memset(p->program, 0, sizeof(p->program));
+	memcpy(p->program, b, strnlen(b, sizeof(p->program) - 1));
+	p->sum.program = p->program;
+}
+
+/* A process in the table, not yet identified. */
+struct proc *trace_add_proc(struct tracer *t, pid_t tgid)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p || trace_room(&t->procs, &t->cprocs, t->nprocs, sizeof(p))) {
+		free(p);
+		return NULL;
+	}
+	p->tgid = tgid;
+	p->sum.pid = tgid;
+	t->procs[t->nprocs++] = p;
+	return p;
+}
+
+static struct proc *new_proc(struct tracer *t, pid_t tgid,
+			     const struct proc *parent)
+{
+	struct proc *p = trace_add_proc(t, tgid);
+
+	if (!p)
+		return NULL;
+	/* A child of fork has its parent's memory, and its history. */
+	if (parent && parent->nregions) {
+		p->regions = malloc(parent->cregions * sizeof(*p->regions));
+		if (p->regions) {
+			memcpy(p->regions, parent->regions,
+			       parent->nregions * sizeof(*p->regions));
+			p->nregions = parent->nregions;
+			p->cregions = parent->cregions;
+		}
+	}
+	trace_identify(p);
+	return p;
+}
+
+void trace_drop_thread(struct proc *p, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid) {
+			p->threads[i] = p->threads[--p->nthreads];
+			return;
+		}
+}
+
+/* A thread's stack pointer, and its stack's top if known (else 0). */
+void trace_add_thread(struct proc *p, pid_t tid, uint64_t sp, uint64_t top)
+{
+	size_t i;
+
+	for (i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid) {
+			p->threads[i].sp = sp;
+			p->threads[i].top = top ? top : p->threads[i].top;
+			return;
+		}
+	if (trace_room(&p->threads, &p->cthreads, p->nthreads,
+		       sizeof(*p->threads)))
+		return;
+	p->threads[p->nthreads].tid = tid;
+	p->threads[p->nthreads].sp = sp;
+	p->threads[p->nthreads++].top = top;
+}
+
+struct task *trace_add_task(struct tracer *t, pid_t tid, struct proc *p)
+{
+	struct task *k = calloc(1, sizeof(*k));
+
+	if (!k || trace_room(&t->tasks, &t->ctasks, t->ntasks, sizeof(k))) {
+		free(k);
+		return NULL;
+	}
+	k->tid = tid;
+	k->proc = p;
+	p->tasks++;
+	t->tasks[t->ntasks++] = k;
+	return k;
+}
+
+/* A task seen for the first time: its process found or made. */
+struct task *trace_new_task(struct tracer *t, pid_t tid)
+{
+	char status[4096];
+	pid_t tgid;
+	struct proc *p;
+
+	/* One read: its thread group, and its parent for a new process. */
+	trace_read_status(tid, status, sizeof(status));
+	tgid = (pid_t)atoi(trace_status_value(status, "Tgid:"));
+	tgid = tgid ? tgid : tid;
+	p = trace_find_proc(t, tgid);
+	if (!p)
+		p = new_proc(t, tgid, trace_find_proc(t, atoi(
+			trace_status_value(status, "PPid:"))));
+	return p ? trace_add_task(t, tid, p) : NULL;
+}
+
+static void end_proc(struct tracer *t, struct proc *p)
+{
+	size_t i;
+
+	if (t->o->summary && !p->before_exec)
+		t->o->summary(&p->sum, t->o->arg);
+	watch_caller_forget(p->tgid);
+	trace_forget_maps(p);
+	for (i = 0; i < t->nprocs; i++)
+		if (t->procs[i] == p)
+			t->procs[i] = t->procs[--t->nprocs];
+	free(p->threads);
+	free(p->regions);
+	free(p);
+}
+
+void trace_end_task(struct tracer *t, pid_t tid)
+{
+	size_t at;
+	struct task *k = trace_find_task(t, tid, &at);
+	struct proc *p;
+
+	if (!k)
+		return;
+	p = k->proc;
+	t->tasks[at] = t->tasks[--t->ntasks];
+	trace_drop_thread(p, tid);
+	if (k->pending)
+		trace_free_event(k->pending);
+	free(k);
+	if (!--p->tasks)
+		end_proc(t, p);
+}

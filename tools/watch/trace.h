@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ptrace watcher's own parts, private to it: a seccomp filter that
+ * stops a process tree only at fixed placements (trace-filter.c), the
+ * tables of its processes and threads (trace-procs.c), what is done at
+ * each stopped call (trace-call.c), and the loop over the tree's stops
+ * (trace.c).  Registers are arch.h's.
+ */
+#ifndef NCB_WATCH_TRACE_H
+#define NCB_WATCH_TRACE_H
+
+#include <seccomp.h>
+#include <stdint.h>
+#include <time.h>
+#include "calls.h"
+#include "watch.h"
+
+/* PTRACE_GET_SYSCALL_INFO's answer (Linux 5.3), as the kernel lays it out. */
+struct syscall_info {
+	uint8_t op;
+	uint8_t pad[3];
+	uint32_t arch;
+	uint64_t ip, sp;
+	union {
+		struct {
+			uint64_t nr, args[6];
+			uint32_t ret_data;
+		} seccomp;
+		struct {
+			int64_t rval;
+			uint8_t is_error;
+		} exit;
+	};
+};
+
+/* Its op: what the stop is. */
+enum { INFO_ENTRY = 1, INFO_EXIT, INFO_SECCOMP };
+
+struct proc {
+	pid_t tgid;
+	char program[64];
+	struct ncb__wproc w;
+	struct ncb__wthread *threads;
+	struct ncb__wregion *regions;
+	size_t nthreads, nregions, cthreads, cregions;
+	struct watch_summary sum;
+	int tasks;
+	int before_exec;		/* still the watcher's child */
+	struct ncb_maps *maps;		/* kept open: its address space's */
+	unsigned long used;		/* when maps was last used */
+};
+
+struct task {
+	pid_t tid;
+	struct proc *proc;
+	struct watch_event *pending;	/* reported at the call's exit */
+	int started;			/* its first stop seen */
+	int refused;			/* -EEXIST to set at the call's exit */
+};
+
+struct tracer {
+	const struct watch_opts *o;
+	struct task **tasks;
+	size_t ntasks, ctasks;
+	struct proc **procs;
+	size_t nprocs, cprocs;
+	struct timespec t0;
+	long page;
+	int attached;			/* no filter: every call stops */
+	long opts;			/* a thread's options; 0 attached */
+};
+
+/* trace-filter.c */
+enum wcall trace_call_of(const struct syscall_info *si, int *compat);
+int trace_wanted(const struct syscall_info *si);
+scmp_filter_ctx trace_filter_build(void);
+int trace_filter_load(scmp_filter_ctx f);
+
+/* trace-procs.c */
+int trace_room(void *p, size_t *cap, size_t n, size_t size);
+struct task *trace_find_task(struct tracer *t, pid_t tid, size_t *at);
+struct proc *trace_find_proc(struct tracer *t, pid_t tgid);
+struct ncb_maps *trace_proc_maps(struct tracer *t, struct proc *p,
+				 pid_t tid);
+void trace_forget_maps(struct proc *p);
+void trace_read_status(pid_t pid, char *buf, size_t len);
+const char *trace_status_value(const char *status, const char *key);
+pid_t trace_status_field(pid_t pid, const char *key);
+struct ncb__wmod trace_file_mod(const char *path);
+void trace_identify(struct proc *p);
+struct proc *trace_add_proc(struct tracer *t, pid_t tgid);
+void trace_drop_thread(struct proc *p, pid_t tid);
+void trace_add_thread(struct proc *p, pid_t tid, uint64_t sp, uint64_t top);
+struct task *trace_add_task(struct tracer *t, pid_t tid, struct proc *p);
+struct task *trace_new_task(struct tracer *t, pid_t tid);
+void trace_end_task(struct tracer *t, pid_t tid);
+
+/* trace-call.c */
+void trace_free_event(struct watch_event *e);
+void trace_syscall_stop(struct tracer *t, struct task *k, int seccomp);
+void trace_syscall_exit_fix(struct tracer *t, struct task *k,
+			    const struct syscall_info *si);
+void trace_files_free(void);
+
+/* trace.c */
+void trace_resume(const struct tracer *t, pid_t tid, int sig);
+
+#endif
