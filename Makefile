@@ -30,12 +30,16 @@ NCB_CFLAGS := -std=gnu11 -Wall -Wextra $(NCB_WERROR) -Wshadow \
 LIB_CFLAGS := $(NCB_CFLAGS) -fPIC -fvisibility=hidden
 LDLIBS_NCB := -pthread
 
+# The core's libc face, the address space's readers, reservations and
+# the model, flat in src/; the loader in its own room (src/loader/).
 LIB_SRC := src/core.c src/opts.c src/probe.c src/mmap.c src/mremap.c \
 	src/maps.c src/space.c src/near.c \
 	src/resv.c src/model.c src/model-tree.c \
-	src/elf.c src/elf-dyn.c src/elf-sym.c src/elf-load.c src/exec.c \
-	src/identity.c src/handover.c src/layout.c
+	$(wildcard src/loader/*.c)
 LIB_OBJ := $(LIB_SRC:src/%.c=$(O)/src/%.o)
+LIB_H := include/noclobber.h include/noclobber_core.h \
+	include/noclobber_intree.h src/internal.h src/model.h \
+	$(wildcard src/loader/*.h src/loader/arch/*.h)
 SONAME := libnoclobber.so.$(SOMAJOR)
 SHLIB := $(O)/libnoclobber.so.$(VERSION)
 STLIB := $(O)/libnoclobber.a
@@ -61,8 +65,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
 all: $(SHLIB) $(STLIB) $(WATCH_LIB) $(TOOL)
 
-$(O)/src/%.o: src/%.c include/noclobber.h include/noclobber_core.h \
-		src/internal.h src/model.h src/loader.h
+$(O)/src/%.o: src/%.c $(LIB_H)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c -o $@ $<
 
@@ -130,20 +133,23 @@ $(SKEL): $(O)/tools/watch-system.bpf.o
 
 $(O)/tools/watch/%.o: tools/watch/%.c $(WATCH_H) include/noclobber.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(filter-out -Isrc,$(LIB_CFLAGS)) -c -o $@ $<
 
 $(WATCH_LIB): $(WATCH_LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
 # The tool links the static libraries: it runs from the build tree as is.
-$(TOOL): $(TOOL_SRC) tools/cli.h $(WATCH_H) $(STLIB) $(WATCH_LIB) $(SKEL)
-	$(CC) $(CFLAGS) $(NCB_CFLAGS) -Itools $(TOOL_DEFS) $(LDFLAGS) -o $@ \
+# It sees the library through include/ alone, never its private headers.
+TOOL_CFLAGS := $(filter-out -Isrc,$(NCB_CFLAGS)) -Itools
+$(TOOL): $(TOOL_SRC) tools/cli.h $(WATCH_H) include/noclobber_intree.h \
+		$(STLIB) $(WATCH_LIB) $(SKEL)
+	$(CC) $(CFLAGS) $(TOOL_CFLAGS) $(TOOL_DEFS) $(LDFLAGS) -o $@ \
 		$(TOOL_SRC) $(WATCH_LIB) $(STLIB) $(TOOL_LIBS) $(LDLIBS_NCB)
 
 # Tests and benchmarks link the static libraries to reach internal paths.
 $(O)/tests/t-%: tests/t-%.c tests/harness.h tests/ncbtest.h tests/elfgen.h \
-		src/internal.h src/loader.h $(WATCH_H) $(STLIB) $(WATCH_LIB)
+		$(LIB_H) $(WATCH_H) $(STLIB) $(WATCH_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) -Itools $(LDFLAGS) -o $@ $< \
 		$(WATCH_LIB) $(STLIB) $(LDLIBS_NCB)
@@ -156,8 +162,7 @@ $(O)/tests/t-%-core: tests/t-%.c tests/core/shim.c src/mmap.c src/mremap.c \
 		$(STLIB) $(LDLIBS_NCB)
 
 # Writes the generator's ELF images for the shell tests.
-$(O)/tests/mkelf: tests/mkelf.c tests/elfgen.h src/loader.h src/internal.h \
-		include/noclobber.h
+$(O)/tests/mkelf: tests/mkelf.c tests/elfgen.h $(LIB_H)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $<
 
@@ -212,7 +217,7 @@ FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined
 FUZZ_BIN := $(O)/fuzz/maps_text $(O)/fuzz/model_ops $(O)/fuzz/elf_parse
 
-$(O)/fuzz/%: fuzz/%.c $(LIB_SRC) include/noclobber.h src/internal.h
+$(O)/fuzz/%: fuzz/%.c $(LIB_SRC) $(LIB_H)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(NCB_CFLAGS) -o $@ $< $(LIB_SRC)
 

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 #include <string.h>
-#include "loader.h"
+#include "loader/loader.h"
 
 /* Segments at 64 KiB boundaries: valid for every page size in use. */
 #define GEN_P 0x10000ULL

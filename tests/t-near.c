@@ -7,7 +7,7 @@
 #include <grp.h>
 #include <sys/prctl.h>
 #include "ncbtest.h"
-#include "loader.h"
+#include "loader/loader.h"
 
 #define PG ((uint64_t)test_page())
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
-#include "loader.h"
+#include "noclobber_intree.h"
 
 extern char **environ;
 

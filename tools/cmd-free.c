@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
-#include "loader.h"
+#include "noclobber_intree.h"
 
 /* Occupants are summed per path; past this many paths, as "others". */
 #define OCC_NAMES 64

@@ -21,47 +21,13 @@
 #include <sys/utsname.h>
 #include "loader.h"
 
-/* ELF_ET_DYN_BASE as a process of this ABI sees it (arch/.../elf.h). */
-#if defined(__x86_64__)
-/* DEFAULT_MAP_WINDOW / 3 * 2, the window being 47 bits less a page */
-#define DYN_BASE ((((1ULL << 47) - 4096) / 3) * 2)
-#elif defined(__i386__)
-/*
- * A 64-bit kernel: COMPAT_ELF_ET_DYN_BASE, TASK_UNMAPPED_BASE (a third of
- * 4 GiB less a page, page-aligned) + 16 MiB.  A 32-bit one: 0x400000.
- */
-#define DYN_BASE (kernel_64 ? 0x56555000ULL : 0x400000ULL)
-#elif defined(__aarch64__)
-/* 2 * DEFAULT_MAP_WINDOW_64 / 3, 48 bits */
-#define DYN_BASE ((2 * (1ULL << 48)) / 3)
-#elif defined(__arm__)
-/*
- * COMPAT_ELF_ET_DYN_BASE, 2 * TASK_SIZE_32 / 3, under a 64-bit kernel;
- * TASK_SIZE / 3 * 2 under a 32-bit one with the usual 3G/1G split.
- */
-#define DYN_BASE (kernel_64 ? (2 * ((1ULL << 32) - 4096)) / 3 :	\
-		  0xbf000000ULL / 3 * 2)
-#elif defined(__riscv)
-/* DEFAULT_MAP_WINDOW / 3 * 2 with Sv39's 38-bit window */
-#define DYN_BASE (((1ULL << 38) / 3) * 2)
-#elif defined(__powerpc64__)
-#define DYN_BASE 0x100000000ULL
-#elif defined(__s390x__)
-/* STACK_TOP / 3 * 2 rounded down to 4 GiB, STACK_TOP being 2^42 */
-#define DYN_BASE ((((1ULL << 42) / 3) * 2) & ~0xffffffffULL)
-#else
-#define DYN_BASE 0ULL
-#endif
-
 #define SYSCTL "/proc/sys/"
 
-/* ELF_ET_DYN_BASE, 0 where unknown. */
+/* ELF_ET_DYN_BASE (arch/), 0 where unknown. */
 static uint64_t dyn_base_of(const struct ncb__sys *sys)
 {
-	int kernel_64 = sys->kernel_64;
-
-	(void)kernel_64;
-	return DYN_BASE;
+	(void)sys;
+	return NCB_ARCH_DYN_BASE(sys->kernel_64);
 }
 
 static uint64_t random_u64(void)

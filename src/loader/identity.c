@@ -11,11 +11,19 @@
  * Both are best effort: where the kernel refuses (or qemu-user, which
  * passes neither on) the program still runs, as the process it is.
  */
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
 #include <linux/prctl.h>
 #include "loader.h"
+
+#ifndef CAP_CHECKPOINT_RESTORE
+#define CAP_CHECKPOINT_RESTORE 40
+#endif
 
 /*
  * struct prctl_mm_map as a 64-bit kernel reads it from any process.  Its
@@ -129,6 +137,32 @@ int ncb__identity_comm(const struct ncb__identity *id)
 
 	comm_of(id->execfn, comm);
 	return prctl(PR_SET_NAME, comm, 0, 0, 0) ? -errno : 0;
+}
+
+/*
+ * Whether PR_SET_MM_MAP may set the exe link: checkpoint_restore_ns_capable
+ * in the caller's own user namespace, the capability sets capget reports.
+ */
+int ncb__exe_settable(void)
+{
+	struct __user_cap_header_struct hd = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+	unsigned int size = 0;
+
+	if (prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0))
+		return -errno;
+	if (size != ncb__mm_map_size())
+		return -EINVAL;
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &hd, d))
+		return -errno;
+	if ((d[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32))) ||
+	    (d[CAP_CHECKPOINT_RESTORE / 32].effective &
+	     (1u << (CAP_CHECKPOINT_RESTORE % 32))))
+		return 0;
+	return -EPERM;
 }
 
 int ncb_exec_identity(struct ncb_exec_identity *id)

@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The ELF loader's shared parts: the native ELF types, the headers of any
- * class and byte order in one form, and a parsed image.
+ * The loader's room (src/loader/), private to it: the native ELF types,
+ * the headers of any class and byte order in one form, a parsed image,
+ * and what its files give each other.  Parsing and checking are elf*.c's,
+ * mapping an image elf-load.c's; an in-process exec is exec.c's
+ * orchestration of stack.c (the stack and auxiliary vector), script.c
+ * ("#!"), layout.c (where execve would put things), identity.c (what
+ * execve records) and handover.c (the last jump), with each machine's
+ * parts in arch/.  docs/architecture.md draws it.
  */
 #ifndef NCB_LOADER_H
 #define NCB_LOADER_H
@@ -9,7 +15,9 @@
 #include <elf.h>
 #include <limits.h>
 #include <stdarg.h>
+#include "noclobber_intree.h"
 #include "internal.h"
+#include "arch.h"
 
 #if UINTPTR_MAX > 0xffffffffu
 #define NCB_ELFCLASS ELFCLASS64
@@ -21,24 +29,8 @@ typedef Elf32_Ehdr ncb_ehdr;
 typedef Elf32_Phdr ncb_phdr;
 #endif
 
-#if defined(__x86_64__)
-#define NCB_EM EM_X86_64
-#elif defined(__i386__)
-#define NCB_EM EM_386
-#elif defined(__aarch64__)
-#define NCB_EM EM_AARCH64
-#elif defined(__arm__)
-#define NCB_EM EM_ARM
-#elif defined(__riscv)
-#define NCB_EM EM_RISCV
-#elif defined(__powerpc64__)
-#define NCB_EM EM_PPC64
-#elif defined(__s390x__)
-#define NCB_EM EM_S390
-#else
-/* Unknown here: every file is then "for another machine". */
-#define NCB_EM EM_NONE
-#endif
+/* The machine this build loads for (arch/). */
+#define NCB_EM NCB_ARCH_EM
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define NCB_ELFDATA ELFDATA2LSB
@@ -134,16 +126,14 @@ static inline int ncb__elf_prot(uint32_t flags)
 	       (flags & PF_X ? PROT_EXEC : 0);
 }
 
+/* "#!" scripts (script.c).  exec_binprm: a sixth interpreter is ELOOP. */
+#define NCB__SCRIPT_DEPTH 5
 /*
- * A symbol defined in the image's symbol tables (.symtab or .dynsym): its
- * link address and size; global over local, a default version over a
- * hidden one.  1 found, 0 not, -errno (elf-sym.c; for the tool).
+ * A script's interpreter run in its place: 1 with *argvp the interpreter's
+ * arguments (the caller frees *line), 0 if path is no script, -errno.
  */
-NCB_HIDDEN int ncb__elf_symbol(const struct ncb_elf *e, const char *name,
-			       uint64_t *value, uint64_t *size);
-
-/* The interpreter a "#!" script names: 1, 0 no script, -errno (exec.c). */
-NCB_HIDDEN int ncb__script_interp(const char *path, char *out, size_t len);
+NCB_HIDDEN int ncb__script(const char *path, char *const **argvp,
+			   char **line, char *why, size_t wl);
 
 /* Refuse an image of another class, byte order or machine. */
 NCB_HIDDEN int ncb__elf_foreign(const struct ncb_elf *e, char *why,
@@ -201,11 +191,8 @@ struct ncb__range {
 	uint64_t start, end;
 };
 
-/* The architectures handover.c has a stub for. */
-#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || \
-	(defined(__arm__) && defined(__ARM_EABI__)) || \
-	(defined(__riscv) && __riscv_xlen == 64) || \
-	(defined(__powerpc64__) && _CALL_ELF == 2) || defined(__s390x__)
+/* The architectures handover.c has a stub for (arch/). */
+#ifdef NCB_ARCH_HANDOVER
 #define NCB__HAVE_HANDOVER 1
 #endif
 
@@ -230,8 +217,58 @@ struct ncb__handover {
 NCB_HIDDEN int ncb__handover_prepare(struct ncb__handover *ho);
 NCB_HIDDEN void ncb__handover_go(struct ncb__handover *ho)
 	__attribute__((noreturn));
-/* 0 if PR_SET_MM_MAP may set the exe link here, else -errno. */
+/* 0 if PR_SET_MM_MAP may set the exe link here, else -errno (identity.c). */
 NCB_HIDDEN int ncb__exe_settable(void);
+
+/*
+ * The program's initial stack (stack.c).  Some of argv may be the
+ * interpreter's own ("ld.so --argv0 ARGV0 PATH ARGS", its slots below):
+ * a set of them (NCB__HIDE) stays out of the program's command line.
+ */
+enum ncb__ldso_argv {
+	NCB__LDSO_SELF,		/* the interpreter's path */
+	NCB__LDSO_OPT,		/* "--argv0" */
+	NCB__LDSO_ARGV0,	/* the program's argv[0] */
+	NCB__LDSO_PATH,		/* the program's path */
+};
+
+typedef unsigned int ncb__hide;
+#define NCB__HIDE(slot) (1u << (slot))
+#define NCB__HIDE_LDSO (NCB__HIDE(NCB__LDSO_SELF) | NCB__HIDE(NCB__LDSO_OPT) | \
+			NCB__HIDE(NCB__LDSO_PATH))
+
+/* Room for every entry a kernel writes today, and many more. */
+#define NCB__AUXV_MAX 64
+
+struct ncb__stack {
+	char *base;		/* the mapping */
+	size_t size;
+	char *top;		/* strings are pushed down from here */
+	uintptr_t auxv[2 * NCB__AUXV_MAX];
+	unsigned int nauxv;
+	uintptr_t kern[2 * NCB__AUXV_MAX];	/* this process's own vector */
+	unsigned int nkern;
+	uintptr_t *auxv_at;		/* the vector on the new stack */
+	ncb__hide hide;			/* argv not in the command line */
+	uintptr_t arg_start, arg_end;	/* the strings, as mm records them */
+	uintptr_t env_start, env_end;
+};
+
+/* This process's own vector read: before the program's files are open. */
+NCB_HIDDEN void ncb__stack_init(struct ncb__stack *s, ncb__hide hide);
+/* Its size, from opts or RLIMIT_STACK. */
+NCB_HIDDEN size_t ncb__stack_size(const struct ncb_exec_opts *o);
+/* Its mapping, wherever the kernel puts it: 0, or -errno. */
+NCB_HIDDEN int ncb__stack_map(struct ncb__stack *s, size_t size, int exec);
+NCB_HIDDEN void ncb__stack_unmap(struct ncb__stack *s);
+/* Its contents, *sp the program's entry stack pointer: 0, or -errno. */
+NCB_HIDDEN int ncb__stack_build(struct ncb__stack *s, char *const argv[],
+				char *const envp[], const char *execfn,
+				const struct ncb_elf_image *prog,
+				const struct ncb_elf_image *interp,
+				unsigned int phnum, uintptr_t *sp);
+/* The number of strings in a NULL-terminated vector. */
+NCB_HIDDEN size_t ncb__strv_len(char *const v[]);
 
 /* Record why a call failed: "why" buffers are optional. */
 NCB_HIDDEN int ncb__why(char *why, size_t len, int err, const char *fmt, ...)

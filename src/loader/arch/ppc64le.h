@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The loader on ppc64le (ELFv2): what its ELF images say, where execve puts
+ * them, what its C library registers, and the handover's stub.  One of
+ * arch.h's; a port is one such file.
+ */
+#ifndef NCB_LOADER_ARCH_PPC64LE_H
+#define NCB_LOADER_ARCH_PPC64LE_H
+
+#define NCB_ARCH_EM EM_PPC64
+
+/* ELF_ET_DYN_BASE as a process of this ABI sees it (asm/elf.h). */
+#define NCB_ARCH_DYN_BASE(kernel_64) 0x100000000ULL
+
+/* The rseq signature its libc registers with (glibc's rseq.h). */
+#define NCB_ARCH_RSEQ_SIG 0x0fe5000b
+
+/* What glibc's __rseq_offset is relative to: the thread pointer. */
+static inline char *ncb__arch_tp(void)
+{
+	char *tp;
+
+	/* gcc 12 has no __builtin_thread_pointer here: the ABI's r13. */
+	__asm__("mr %0, 13" : "=r"(tp));
+	return tp;
+}
+
+#if _CALL_ELF == 2
+#define NCB_ARCH_HANDOVER 1
+#endif
+
+#if defined(NCB_ARCH_STUB) && defined(NCB_ARCH_HANDOVER)
+/*
+ * The handover's stub (handover.c): on entry one register points at the
+ * call list (entries of seven words: number and six arguments); a number
+ * of ~0 ends it and is followed by the stack pointer and the entry.  Only
+ * relative branches: it runs from wherever it was copied.
+ */
+/*
+ * The list in r14, which sc preserves.  ELFv2: r12 holds the entry, from
+ * which the global entry point finds its TOC (the kernel sets it so).
+ */
+__asm__(".pushsection .text\n"
+	".globl ncb__stub_start\n.hidden ncb__stub_start\n"
+	".globl ncb__stub_end\n.hidden ncb__stub_end\n"
+	"ncb__stub_start:\n"
+	"1:	ld 0, 0(14)\n"
+	"	cmpdi 0, -1\n"
+	"	beq 2f\n"
+	"	ld 3, 8(14)\n	ld 4, 16(14)\n	ld 5, 24(14)\n"
+	"	ld 6, 32(14)\n	ld 7, 40(14)\n	ld 8, 48(14)\n"
+	"	sc\n"
+	"	addi 14, 14, 56\n"
+	"	b 1b\n"
+	"2:	ld 1, 8(14)\n"
+	"	ld 12, 16(14)\n"
+	"	mtctr 12\n"
+	"	li 0, 0\n	mtlr 0\n"
+	"	li 2, 0\n	li 3, 0\n	li 4, 0\n"
+	"	li 5, 0\n	li 6, 0\n	li 7, 0\n"
+	"	li 8, 0\n	li 9, 0\n	li 10, 0\n"
+	"	li 11, 0\n	li 13, 0\n	li 14, 0\n"
+	"	li 15, 0\n	li 16, 0\n	li 17, 0\n"
+	"	li 18, 0\n	li 19, 0\n	li 20, 0\n"
+	"	li 21, 0\n	li 22, 0\n	li 23, 0\n"
+	"	li 24, 0\n	li 25, 0\n	li 26, 0\n"
+	"	li 27, 0\n	li 28, 0\n	li 29, 0\n"
+	"	li 30, 0\n	li 31, 0\n"
+	"	bctr\n"
+	"ncb__stub_end:\n"
+	".popsection\n");
+
+/* The stub entered, the list in its register. */
+static inline __attribute__((noreturn)) void
+ncb__arch_jump(const char *code, const struct ncb__call *list)
+{
+	register const struct ncb__call *r __asm__("r14") = list;
+
+	__asm__ volatile("mtctr %1\n\tbctr" : : "r"(r), "r"(code)
+			 : "memory", "ctr");
+	__builtin_unreachable();
+}
+#endif
+
+#endif

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * "#!" scripts, as fs/binfmt_script.c reads them: the interpreter a
+ * script names, and the arguments it is run with.  ncb_exec follows them
+ * up to NCB__SCRIPT_DEPTH deep; the tool's plan asks for the name alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "loader.h"
+
+/* The kernel's buffer for a file's first bytes (BINPRM_BUF_SIZE). */
+#define SCRIPT_BUF 256
+
+static int blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* The first byte in [p, last] that is not blank, or NULL. */
+static char *skip_blank(char *p, char *last)
+{
+	for (; p <= last; p++)
+		if (!blank(*p))
+			return p;
+	return NULL;
+}
+
+/* The first blank or NUL in [p, last], or NULL. */
+static char *find_end(char *p, char *last)
+{
+	for (; p <= last; p++)
+		if (blank(*p) || !*p)
+			return p;
+	return NULL;
+}
+
+/*
+ * The "#!" line as fs/binfmt_script.c reads it from the file's first 256
+ * bytes (zero-padded): up to a newline (none past a NUL); without one,
+ * the interpreter's name must end within the buffer, else it may be cut
+ * off (ENOEXEC), and the line ends at the buffer's last byte.  The name,
+ * then optionally one argument: the rest of the line, blanks trimmed.
+ */
+static int parse_script(char *buf, char **name, char **arg)
+{
+	char *last = buf + SCRIPT_BUF - 1, *end, *sep;
+
+	end = memchr(buf, '\n', strnlen(buf, SCRIPT_BUF));
+	if (!end) {
+		end = skip_blank(buf + 2, last);
+		if (!end || !find_end(end, last))
+			return -ENOEXEC;
+		end = last;
+	}
+	while (blank(end[-1]))
+		end--;
+	*name = skip_blank(buf + 2, end);
+	if (!*name || *name == end)
+		return -ENOEXEC;
+	*arg = NULL;
+	sep = find_end(*name, end);
+	if (sep && *sep)
+		*arg = skip_blank(sep, end);
+	*end = '\0';
+	if (*arg)
+		*sep = '\0';
+	return 0;
+}
+
+/*
+ * The "#!" line of path, parsed in buf: 1, 0 if path is no script (or
+ * cannot be read: the loader then says why), -ENOEXEC for a line that
+ * names no interpreter.
+ */
+static int read_script(const char *path, char *buf, char **name,
+		       char **arg)
+{
+	ssize_t r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	memset(buf, 0, SCRIPT_BUF);
+	r = read(fd, buf, SCRIPT_BUF);
+	close(fd);
+	if (r < 2 || buf[0] != '#' || buf[1] != '!')
+		return 0;
+	return parse_script(buf, name, arg) ? -ENOEXEC : 1;
+}
+
+/*
+ * The interpreter a "#!" script names (for the tool's plan): 1 and its
+ * path in out, 0 if path is no script, -ENOEXEC, -ENAMETOOLONG.
+ */
+int ncb__script_interp(const char *path, char *out, size_t len)
+{
+	char buf[SCRIPT_BUF], *name, *arg;
+	int ret = read_script(path, buf, &name, &arg);
+
+	if (ret <= 0)
+		return ret;
+	if (strlen(name) >= len)
+		return -ENAMETOOLONG;
+	strcpy(out, name);
+	return 1;
+}
+
+/*
+ * A "#!" script runs its interpreter: the new arguments are the
+ * interpreter, its argument if any, the script's path, then the rest.
+ * 1 if path is a script (*argvp and *line are then the caller's to free),
+ * 0 if not, or -errno.
+ */
+int ncb__script(const char *path, char *const **argvp, char **line,
+		char *why, size_t wl)
+{
+	char buf[SCRIPT_BUF], *name, *arg, **nv;
+	char *const *argv = *argvp;
+	size_t n = 0, i;
+	int ret = read_script(path, buf, &name, &arg);
+
+	if (!ret)
+		return 0;
+	if (ret < 0)
+		return ncb__why(why, wl, ENOEXEC, "%s: its \"#!\" line names "
+				"no interpreter, or one cut off at %d bytes",
+				path, SCRIPT_BUF);
+	while (argv[n])
+		n++;
+	*line = malloc(sizeof(buf) + (n + 3) * sizeof(char *));
+	if (!*line)
+		return ncb__why(why, wl, ENOMEM, "out of memory");
+	memcpy(*line, buf, sizeof(buf));
+	nv = (char **)(void *)(*line + sizeof(buf));
+	i = 0;
+	nv[i++] = *line + (name - buf);
+	if (arg)
+		nv[i++] = *line + (arg - buf);
+	nv[i++] = (char *)path;
+	/* The script's own argv[0] gives way to its path. */
+	for (n = n ? 1 : 0; argv[n]; n++)
+		nv[i++] = argv[n];
+	nv[i] = NULL;
+	*argvp = nv;
+	return 1;
+}
