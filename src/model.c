@@ -70,6 +70,20 @@ struct ncb_as {
 	char gate_path[16];
 };
 
+/*
+ * PAGE_ALIGN in the modelled page size (a length that wraps becomes 0,
+ * as in the kernel), and an address's offset in its page.
+ */
+static inline uint64_t page_up(const struct ncb_as *as, uint64_t v)
+{
+	return (v + as->pg - 1) & ~(as->pg - 1);
+}
+
+static inline uint64_t page_off(const struct ncb_as *as, uint64_t v)
+{
+	return v & (as->pg - 1);
+}
+
 /* The first area ending above addr (the kernel's find_vma). */
 static struct area *find_vma(const struct ncb_as *as, uint64_t addr,
 			     struct mt_cur *c)
@@ -515,7 +529,7 @@ static int get_unmapped_area(const struct ncb_as *as, uint64_t hint,
 	if (len > as->task_size - as->min_addr)
 		return -ENOMEM;
 	if (hint) {
-		hint = (hint + as->pg - 1) & ~(as->pg - 1);
+		hint = page_up(as, hint);
 		next = find_vma(as, hint, &c);
 		prev = ncb__mt_prev(&c);
 		if (as->task_size - len >= hint && hint >= as->min_addr &&
@@ -548,8 +562,8 @@ static int get_unmapped_area(const struct ncb_as *as, uint64_t hint,
 	 */
 	if (err)
 		err = unmapped_area_bottomup(as, len,
-					     (as->task_size / 3 + as->pg - 1) &
-					     ~(as->pg - 1), as->task_size, out);
+					     page_up(as, as->task_size / 3),
+					     as->task_size, out);
 	return err;
 }
 
@@ -564,7 +578,7 @@ int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
 
 	if (!as || !out || (file && file >= as->nfiles))
 		return -EINVAL;
-	if (offset & (as->pg - 1))
+	if (page_off(as, offset))
 		return -EINVAL;
 	if (!len)
 		return -EINVAL;
@@ -573,8 +587,8 @@ int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
 	if (flags & NCB_MAP_FIXED_NOREPLACE)
 		flags |= MAP_FIXED;
 	if (!(flags & MAP_FIXED) && addr && addr < as->min_addr)
-		addr = (as->min_addr + as->pg - 1) & ~(as->pg - 1);
-	alen = (len + as->pg - 1) & ~(as->pg - 1);
+		addr = page_up(as, as->min_addr);
+	alen = page_up(as, len);
 	if (!alen)
 		return -ENOMEM;
 	pgoff = offset / as->pg;
@@ -589,7 +603,7 @@ int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
 		if (alen > as->task_size - as->min_addr ||
 		    addr > as->task_size - alen)
 			return -ENOMEM;
-		if (addr & (as->pg - 1))
+		if (page_off(as, addr))
 			return -EINVAL;
 		if (addr < as->min_addr)
 			return -EPERM;
@@ -637,10 +651,10 @@ int ncb_as_munmap(struct ncb_as *as, uint64_t addr, uint64_t len)
 
 	if (!as)
 		return -EINVAL;
-	if (addr & (as->pg - 1) || addr > as->task_size ||
+	if (page_off(as, addr) || addr > as->task_size ||
 	    len > as->task_size - addr)
 		return -EINVAL;
-	alen = (len + as->pg - 1) & ~(as->pg - 1);
+	alen = page_up(as, len);
 	if (!alen)
 		return -EINVAL;
 	return remove_range(as, addr, addr + alen);
@@ -684,11 +698,9 @@ static int mremap_params(const struct ncb_as *as, uint64_t addr,
 			 uint64_t old_len, uint64_t new_len, int flags,
 			 uint64_t new_addr)
 {
-	uint64_t mask = as->pg - 1;
-
 	if (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP))
 		return -EINVAL;
-	if (addr & mask)
+	if (page_off(as, addr))
 		return -EINVAL;
 	/* A zero old_len duplicates shared memory; a zero new_len is void. */
 	if (!new_len)
@@ -697,7 +709,7 @@ static int mremap_params(const struct ncb_as *as, uint64_t addr,
 		return -EINVAL;
 	if (!(flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)))
 		return 0;
-	if (new_addr & mask)
+	if (page_off(as, new_addr))
 		return -EINVAL;
 	if (!(flags & MREMAP_MAYMOVE))
 		return -EINVAL;
@@ -855,15 +867,14 @@ int ncb_as_mremap(struct ncb_as *as, uint64_t addr, uint64_t old_len,
 		  uint64_t *out)
 {
 	int implies = flags & (MREMAP_FIXED | MREMAP_DONTUNMAP), err;
-	uint64_t mask, check;
+	uint64_t check;
 	struct area *a;
 
 	if (!as || !out)
 		return -EINVAL;
 	/* PAGE_ALIGN: a length that wraps becomes 0, as in the kernel. */
-	mask = as->pg - 1;
-	old_len = (old_len + mask) & ~mask;
-	new_len = (new_len + mask) & ~mask;
+	old_len = page_up(as, old_len);
+	new_len = page_up(as, new_len);
 	err = mremap_params(as, addr, old_len, new_len, flags, new_addr);
 	if (err)
 		return err;
@@ -926,7 +937,7 @@ static int brk_grow(struct ncb_as *as, uint64_t oldbrk, uint64_t newbrk)
 
 int ncb_as_brk(struct ncb_as *as, uint64_t brk, uint64_t *result)
 {
-	uint64_t mask, newbrk, oldbrk;
+	uint64_t newbrk, oldbrk;
 	struct area *a;
 	struct mt_cur c;
 
@@ -936,9 +947,8 @@ int ncb_as_brk(struct ncb_as *as, uint64_t brk, uint64_t *result)
 	*result = as->brk;
 	if (brk < as->start_brk)
 		return 0;
-	mask = as->pg - 1;
-	newbrk = (brk + mask) & ~mask;
-	oldbrk = (as->brk + mask) & ~mask;
+	newbrk = page_up(as, brk);
+	oldbrk = page_up(as, as->brk);
 	if (newbrk < brk)
 		return 0;
 	if (newbrk == oldbrk) {
@@ -1024,11 +1034,11 @@ int ncb_as_mprotect(struct ncb_as *as, uint64_t addr, uint64_t len, int prot)
 	struct mt_cur c;
 	int err;
 
-	if (!as || addr & (as->pg - 1))
+	if (!as || page_off(as, addr))
 		return -EINVAL;
 	if (!len)
 		return 0;
-	end = addr + ((len + as->pg - 1) & ~(as->pg - 1));
+	end = addr + page_up(as, len);
 	if (end <= addr)
 		return -ENOMEM;
 	if (prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC))
@@ -1175,7 +1185,7 @@ int ncb_as_find_free(const struct ncb_as *as, uint64_t lo, uint64_t hi,
 		align = as->pg;
 	if (align & (align - 1) || align < as->pg)
 		return -EINVAL;
-	len = (len + as->pg - 1) & ~(as->pg - 1);
+	len = page_up(as, len);
 	if (!len)
 		return -ENOMEM;
 	if (!hi || hi > as->task_size)

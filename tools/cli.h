@@ -36,12 +36,10 @@ void print_path(FILE *f, const char *s);
 void perm_string(const struct ncb_mapping *m, char buf[5]);
 void print_mapping(FILE *f, const struct ncb_mapping *m);
 
-/* JSON (json.c): streamed pieces, and a document written whole. */
-void json_string(FILE *f, const char *s);
-void json_path(FILE *f, const char *path);
-void json_named_path(FILE *f, const char *key, const char *path);
-void json_error(FILE *f, int err, const char *message);
-
+/*
+ * JSON (json.c): every document is built in memory (jw_begin, members,
+ * jw_end prints it whole on one line) or dropped; keys NULL in arrays.
+ */
 struct jw {
 	FILE *f;		/* the document so far, in memory */
 	char *buf;
@@ -57,6 +55,7 @@ void jw_close(struct jw *w, char brace);
 void jw_str(struct jw *w, const char *key, const char *s);
 void jw_hex(struct jw *w, const char *key, uint64_t v);
 void jw_int(struct jw *w, const char *key, long long v);
+void jw_seconds(struct jw *w, const char *key, double v);
 void jw_bool(struct jw *w, const char *key, int v);
 void jw_error(struct jw *w, const char *key, int err, const char *message);
 void jw_path(struct jw *w, const char *path);

@@ -148,61 +148,65 @@ static void human_event(FILE *f, const struct watch_event *e)
 	fputc('\n', f);
 }
 
-static void json_victim(FILE *f, const struct watch_event *e, size_t i)
+static void json_victim(struct jw *w, const struct watch_event *e,
+			size_t i)
 {
 	const struct ncb__wvictim *v = &e->victims[i];
 	char perms[5];
 
 	perm_string(&v->m, perms);
-	fprintf(f, "{\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64
-		"\",\"perms\":\"%s\",\"offset\":\"0x%" PRIx64 "\",",
-		v->m.start, v->m.end, perms, v->m.offset);
-	json_path(f, v->m.path);
-	fprintf(f, ",\"kind\":\"%s\"", ncb__wkind_name(v->kind));
+	jw_open(w, NULL, '{');
+	jw_hex(w, "start", v->m.start);
+	jw_hex(w, "end", v->m.end);
+	jw_str(w, "perms", perms);
+	jw_hex(w, "offset", v->m.offset);
+	jw_path(w, v->m.path);
+	jw_str(w, "kind", ncb__wkind_name(v->kind));
 	if (v->kind == NCB__W_THREAD_STACK)
-		fprintf(f, ",\"thread\":%d", (int)v->tid);
-	fputs(",\"creator\":", f);
-	json_string(f, e->creators && e->creators[i] ? e->creators[i] : "");
-	fputc('}', f);
+		jw_int(w, "thread", (int)v->tid);
+	jw_str(w, "creator", e->creators && e->creators[i] ?
+	       e->creators[i] : "");
+	jw_close(w, '}');
 }
 
 static void json_event(FILE *f, const struct watch_event *e)
 {
+	struct jw w;
 	size_t i;
 
-	fprintf(f, "{\"version\":1,\"event\":\"%s\",\"class\":\"%s\","
-		"\"pid\":%d,\"tid\":%d,\"program\":",
-		e->unjudged ? "unjudged" : NCB__WC_CLOBBER(e->cls) ?
-		"clobber" : "refused", ncb__wclass_name(e->cls), (int)e->pid,
-		(int)e->tid);
-	json_string(f, e->program);
-	fprintf(f, ",\"time\":%.6f,\"call\":\"%s\",\"args\":[", e->when,
-		e->name);
+	if (jw_begin(&w))
+		return;
+	jw_str(&w, "event", e->unjudged ? "unjudged" :
+	       NCB__WC_CLOBBER(e->cls) ? "clobber" : "refused");
+	jw_str(&w, "class", ncb__wclass_name(e->cls));
+	jw_int(&w, "pid", (int)e->pid);
+	jw_int(&w, "tid", (int)e->tid);
+	jw_str(&w, "program", e->program);
+	jw_seconds(&w, "time", e->when);
+	jw_str(&w, "call", e->name);
+	jw_open(&w, "args", '[');
 	for (i = 0; i < 6; i++)
-		fprintf(f, "%s\"0x%" PRIx64 "\"", i ? "," : "", e->args[i]);
-	fprintf(f, "],\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64
-		"\",\"victims\":[", e->start, e->end);
-	for (i = 0; i < e->nvictims; i++) {
-		if (i)
-			fputc(',', f);
-		json_victim(f, e, i);
-	}
-	fputs("],\"caller\":{\"module\":", f);
-	json_string(f, e->caller.module);
-	fprintf(f, ",\"offset\":\"0x%" PRIx64 "\",\"symbol\":",
-		e->caller.offset);
-	json_string(f, e->caller.symbol);
-	fprintf(f, ",\"symbol_offset\":\"0x%" PRIx64 "\"},\"action\":\"%s\"",
-		e->caller.sym_off, waction_name(e->action));
-	if (e->have_result && e->result < 0) {
-		fputs(",\"error\":", f);
-		json_error(f, (int)-e->result, NULL);
-	} else if (e->have_result) {
-		fputs(",\"error\":null", f);
-	}
+		jw_hex(&w, NULL, e->args[i]);
+	jw_close(&w, ']');
+	jw_hex(&w, "start", e->start);
+	jw_hex(&w, "end", e->end);
+	jw_open(&w, "victims", '[');
+	for (i = 0; i < e->nvictims; i++)
+		json_victim(&w, e, i);
+	jw_close(&w, ']');
+	jw_open(&w, "caller", '{');
+	jw_str(&w, "module", e->caller.module);
+	jw_hex(&w, "offset", e->caller.offset);
+	jw_str(&w, "symbol", e->caller.symbol);
+	jw_hex(&w, "symbol_offset", e->caller.sym_off);
+	jw_close(&w, '}');
+	jw_str(&w, "action", waction_name(e->action));
+	if (e->have_result)
+		jw_error(&w, "error", e->result < 0 ? (int)-e->result : 0,
+			 NULL);
 	if (e->gone)
-		fputs(",\"exited\":true", f);
-	fputs("}\n", f);
+		jw_bool(&w, "exited", 1);
+	jw_end(&w, f);
 }
 
 static void report(const struct watch_event *e, void *arg)
@@ -214,6 +218,30 @@ static void report(const struct watch_event *e, void *arg)
 	else
 		human_event(o->f, e);
 	fflush(o->f);
+}
+
+static void json_summary(FILE *f, const struct watch_summary *s,
+			 unsigned long clobbers)
+{
+	struct jw w;
+	int c;
+
+	if (jw_begin(&w))
+		return;
+	jw_str(&w, "event", "summary");
+	jw_int(&w, "pid", (int)s->pid);
+	jw_str(&w, "program", s->program);
+	jw_int(&w, "fixed", (long long)s->fixed);
+	jw_int(&w, "free", (long long)s->by_class[NCB__WC_NOTHING]);
+	jw_open(&w, "benign", '{');
+	for (c = NCB__WC_RESERVATION; c < NCB__WC_KERNEL; c++)
+		jw_int(&w, ncb__wclass_name(c), (long long)s->by_class[c]);
+	jw_close(&w, '}');
+	jw_int(&w, "clobbers", (long long)clobbers);
+	jw_int(&w, "invalid", (long long)s->invalid);
+	jw_int(&w, "unjudged", (long long)s->unjudged);
+	jw_int(&w, "lost", (long long)s->lost);
+	jw_end(&w, f);
 }
 
 static void summary(const struct watch_summary *s, void *arg)
@@ -228,17 +256,7 @@ static void summary(const struct watch_summary *s, void *arg)
 		else
 			benign += s->by_class[c];
 	if (o->json) {
-		fprintf(o->f, "{\"version\":1,\"event\":\"summary\",\"pid\":%d,"
-			"\"program\":", (int)s->pid);
-		json_string(o->f, s->program);
-		fprintf(o->f, ",\"fixed\":%lu,\"free\":%lu,\"benign\":{",
-			s->fixed, s->by_class[NCB__WC_NOTHING]);
-		for (c = NCB__WC_RESERVATION; c < NCB__WC_KERNEL; c++)
-			fprintf(o->f, "%s\"%s\":%lu", c > 1 ? "," : "",
-				ncb__wclass_name(c), s->by_class[c]);
-		fprintf(o->f, "},\"clobbers\":%lu,\"invalid\":%lu,"
-			"\"unjudged\":%lu,\"lost\":%lu}\n", clobbers,
-			s->invalid, s->unjudged, s->lost);
+		json_summary(o->f, s, clobbers);
 	} else if (s->fixed) {
 		fputs("noclobber watch: ", o->f);
 		print_path(o->f, s->program);
@@ -269,26 +287,33 @@ static void summary(const struct watch_summary *s, void *arg)
 static void started(void *arg)
 {
 	struct out *o = arg;
+	struct jw w;
 
-	if (o->json)
-		fputs("{\"version\":1,\"event\":\"start\",\"mode\":"
-		      "\"system\"}\n", o->f);
-	else
+	if (o->json && !jw_begin(&w)) {
+		jw_str(&w, "event", "start");
+		jw_str(&w, "mode", "system");
+		jw_end(&w, o->f);
+	} else if (!o->json) {
 		fputs("noclobber watch: watching the system; interrupt to "
 		      "stop\n", o->f);
+	}
 	fflush(o->f);
 }
 
 static void lost(unsigned long n, unsigned long total, void *arg)
 {
 	struct out *o = arg;
+	struct jw w;
 
-	if (o->json)
-		fprintf(o->f, "{\"version\":1,\"event\":\"lost\","
-			"\"count\":%lu,\"total\":%lu}\n", n, total);
-	else
+	if (o->json && !jw_begin(&w)) {
+		jw_str(&w, "event", "lost");
+		jw_int(&w, "count", (long long)n);
+		jw_int(&w, "total", (long long)total);
+		jw_end(&w, o->f);
+	} else if (!o->json) {
 		fprintf(o->f, "noclobber watch: %lu events lost (%lu in "
 			"all): the ring buffer was full\n", n, total);
+	}
 	fflush(o->f);
 }
 

@@ -105,7 +105,7 @@ static void json_ascii(FILE *f, unsigned char c)
  * lossless string, but a lone surrogate is no Unicode scalar value:
  * strict parsers refuse it, others replace it.)
  */
-void json_string(FILE *f, const char *s)
+static void json_string(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	int n;
@@ -129,7 +129,8 @@ void json_string(FILE *f, const char *s)
  * "KEY": the path, and "KEY_hex": its bytes if it is not UTF-8 (KEY is
  * a short name of ours).
  */
-void json_named_path(FILE *f, const char *key, const char *path)
+static void json_named_path(FILE *f, const char *key,
+			    const char *path)
 {
 	const unsigned char *p = (const unsigned char *)path;
 
@@ -143,13 +144,8 @@ void json_named_path(FILE *f, const char *key, const char *path)
 	fputc('"', f);
 }
 
-void json_path(FILE *f, const char *path)
-{
-	json_named_path(f, "path", path);
-}
-
 /* The error object: errno's name and number, and what it means here. */
-void json_error(FILE *f, int err, const char *message)
+static void json_error(FILE *f, int err, const char *message)
 {
 	const char *name = err ? strerrorname_np(err) : NULL;
 
@@ -214,6 +210,13 @@ void jw_int(struct jw *w, const char *key, long long v)
 {
 	jw_key(w, key);
 	fprintf(w->f, "%lld", v);
+}
+
+/* Seconds, to the microsecond. */
+void jw_seconds(struct jw *w, const char *key, double v)
+{
+	jw_key(w, key);
+	fprintf(w->f, "%.6f", v);
 }
 
 void jw_bool(struct jw *w, const char *key, int v)
