@@ -1,11 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the loader knows of each machine, one file each (arch/): the ELF
- * machine it loads (NCB_ARCH_EM), ELF_ET_DYN_BASE (NCB_ARCH_DYN_BASE),
- * its C library's rseq signature and thread pointer (NCB_ARCH_RSEQ_SIG,
- * ncb__arch_tp), and, where an in-process exec is done (NCB_ARCH_HANDOVER),
- * the handover's stub and its jump, which handover.c alone asks for by
- * defining NCB_ARCH_STUB first.
+ * What the loader knows of each machine, one file each (arch/); a port is
+ * one such file:
+ *
+ * NCB_ARCH_EM            the ELF machine it loads.
+ * NCB_ARCH_DYN_BASE(k)   ELF_ET_DYN_BASE, k: whether the kernel is 64-bit.
+ * NCB_ARCH_RSEQ_SIG      the signature its C library registers rseq with
+ *                        (glibc's rseq.h); none: rseq is left alone.
+ * ncb__arch_tp()         the thread pointer, which glibc's __rseq_offset
+ *                        is relative to (NCB_ARCH_TP where the compiler's
+ *                        builtin will not do).
+ * NCB_ARCH_HANDOVER      an in-process exec is done here, with:
+ *   the stub             position-independent code (only relative
+ *                        branches: it runs from wherever it was copied)
+ *                        between ncb__stub_start and ncb__stub_end.  On
+ *                        entry one register points at the call list
+ *                        (entries of seven words: number and six
+ *                        arguments); a number of ~0 ends it, followed by
+ *                        the stack pointer and the entry, which it enters
+ *                        with every general register zero.
+ *   ncb__arch_jump()     the stub entered, the list in its register.
+ *
+ * The stub is code, defined once: handover.c alone asks for it and its
+ * jump by defining NCB_ARCH_STUB first.
  */
 #ifndef NCB_LOADER_ARCH_H
 #define NCB_LOADER_ARCH_H
@@ -14,6 +31,17 @@
 
 /* One system call in the handover's list (handover.c). */
 struct ncb__call;
+
+/* The stub's bounds, hidden symbols in .text, and what comes around it. */
+#define NCB_STUB_BEGIN_AS(directives)					\
+	".pushsection .text\n" directives				\
+	".globl ncb__stub_start\n.hidden ncb__stub_start\n"		\
+	".globl ncb__stub_end\n.hidden ncb__stub_end\n"		\
+	"ncb__stub_start:\n"
+#define NCB_STUB_BEGIN NCB_STUB_BEGIN_AS("")
+#define NCB_STUB_END_AS(directives)					\
+	"ncb__stub_end:\n" directives ".popsection\n"
+#define NCB_STUB_END NCB_STUB_END_AS("")
 
 #if defined(__x86_64__)
 #include "arch/x86_64.h"
@@ -33,6 +61,13 @@ struct ncb__call;
 /* Unknown here: every file is then "for another machine"; no handover. */
 #define NCB_ARCH_EM EM_NONE
 #define NCB_ARCH_DYN_BASE(kernel_64) 0ULL
+#endif
+
+#ifndef NCB_ARCH_TP
+static inline char *ncb__arch_tp(void)
+{
+	return __builtin_thread_pointer();
+}
 #endif
 
 #endif

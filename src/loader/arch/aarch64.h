@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * The loader on aarch64: what its ELF images say, where execve puts
- * them, what its C library registers, and the handover's stub.  One of
- * arch.h's; a port is one such file.
- */
+/* The loader on aarch64: what arch.h asks of a machine. */
 #ifndef NCB_LOADER_ARCH_AARCH64_H
 #define NCB_LOADER_ARCH_AARCH64_H
 
@@ -15,29 +11,13 @@
  */
 #define NCB_ARCH_DYN_BASE(kernel_64) ((2 * (1ULL << 48)) / 3)
 
-/* The rseq signature its libc registers with (glibc's rseq.h). */
 #define NCB_ARCH_RSEQ_SIG 0xd428bc00
-
-/* What glibc's __rseq_offset is relative to: the thread pointer. */
-static inline char *ncb__arch_tp(void)
-{
-	return __builtin_thread_pointer();
-}
 
 #define NCB_ARCH_HANDOVER 1
 
 #if defined(NCB_ARCH_STUB) && defined(NCB_ARCH_HANDOVER)
-/*
- * The handover's stub (handover.c): on entry one register points at the
- * call list (entries of seven words: number and six arguments); a number
- * of ~0 ends it and is followed by the stack pointer and the entry.  Only
- * relative branches: it runs from wherever it was copied.
- */
 /* The list in x9; x16, the intra-procedure scratch, keeps the entry. */
-__asm__(".pushsection .text\n"
-	".globl ncb__stub_start\n.hidden ncb__stub_start\n"
-	".globl ncb__stub_end\n.hidden ncb__stub_end\n"
-	"ncb__stub_start:\n"
+__asm__(NCB_STUB_BEGIN
 	"1:	ldr x8, [x9], #8\n"
 	"	cmn x8, #1\n"
 	"	b.eq 2f\n"
@@ -59,10 +39,8 @@ __asm__(".pushsection .text\n"
 	"	mov x25, #0\n	mov x26, #0\n	mov x27, #0\n"
 	"	mov x28, #0\n	mov x29, #0\n	mov x30, #0\n"
 	"	br x16\n"
-	"ncb__stub_end:\n"
-	".popsection\n");
+	NCB_STUB_END);
 
-/* The stub entered, the list in its register. */
 static inline __attribute__((noreturn)) void
 ncb__arch_jump(const char *code, const struct ncb__call *list)
 {

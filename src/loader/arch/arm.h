@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The loader on 32-bit Arm: what its ELF images say, where execve puts
- * them, what its C library registers, and the handover's stub (EABI,
- * either instruction set).  One of arch.h's; a port is one such file.
+ * The loader on 32-bit Arm (its stub for EABI, in either instruction
+ * set): what arch.h asks of a machine.
  */
 #ifndef NCB_LOADER_ARCH_ARM_H
 #define NCB_LOADER_ARCH_ARM_H
@@ -17,28 +16,15 @@
 #define NCB_ARCH_DYN_BASE(kernel_64) \
 	((kernel_64) ? (2 * ((1ULL << 32) - 4096)) / 3 : 0xbf000000ULL / 3 * 2)
 
-/* The rseq signature its libc registers with (glibc's rseq.h). */
 #if !defined(__ARMEB__)
 #define NCB_ARCH_RSEQ_SIG 0xe7f5def3
 #endif
-
-/* What glibc's __rseq_offset is relative to: the thread pointer. */
-static inline char *ncb__arch_tp(void)
-{
-	return __builtin_thread_pointer();
-}
 
 #if defined(__ARM_EABI__)
 #define NCB_ARCH_HANDOVER 1
 #endif
 
 #if defined(NCB_ARCH_STUB) && defined(NCB_ARCH_HANDOVER)
-/*
- * The handover's stub (handover.c): on entry one register points at the
- * call list (entries of seven words: number and six arguments); a number
- * of ~0 ends it and is followed by the stack pointer and the entry.  Only
- * relative branches: it runs from wherever it was copied.
- */
 /*
  * ARM state (entered with bx at an even address), the list in r8.
  * ldr to pc interworks: a Thumb entry (odd address) stays Thumb.
@@ -48,11 +34,7 @@ static inline char *ncb__arch_tp(void)
 #else
 #define NCB_ARM_MODE ".arm\n"
 #endif
-__asm__(".pushsection .text\n"
-	".arm\n.align 2\n"
-	".globl ncb__stub_start\n.hidden ncb__stub_start\n"
-	".globl ncb__stub_end\n.hidden ncb__stub_end\n"
-	"ncb__stub_start:\n"
+__asm__(NCB_STUB_BEGIN_AS(".arm\n.align 2\n")
 	"1:	ldr r7, [r8], #4\n"
 	"	cmn r7, #1\n"
 	"	beq 2f\n"
@@ -68,11 +50,8 @@ __asm__(".pushsection .text\n"
 	"	mov r9, #0\n	mov r10, #0\n	mov r11, #0\n"
 	"	mov r12, #0\n	mov lr, #0\n"
 	"	ldr pc, [sp, #-4]\n"
-	"ncb__stub_end:\n"
-	NCB_ARM_MODE
-	".popsection\n");
+	NCB_STUB_END_AS(NCB_ARM_MODE));
 
-/* The stub entered, the list in its register. */
 static inline __attribute__((noreturn)) void
 ncb__arch_jump(const char *code, const struct ncb__call *list)
 {

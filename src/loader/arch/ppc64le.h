@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * The loader on ppc64le (ELFv2): what its ELF images say, where execve puts
- * them, what its C library registers, and the handover's stub.  One of
- * arch.h's; a port is one such file.
- */
+/* The loader on ppc64le (ELFv2): what arch.h asks of a machine. */
 #ifndef NCB_LOADER_ARCH_PPC64LE_H
 #define NCB_LOADER_ARCH_PPC64LE_H
 
@@ -12,15 +8,15 @@
 /* ELF_ET_DYN_BASE as a process of this ABI sees it (asm/elf.h). */
 #define NCB_ARCH_DYN_BASE(kernel_64) 0x100000000ULL
 
-/* The rseq signature its libc registers with (glibc's rseq.h). */
 #define NCB_ARCH_RSEQ_SIG 0x0fe5000b
 
-/* What glibc's __rseq_offset is relative to: the thread pointer. */
+/* gcc 12 has no __builtin_thread_pointer here. */
+#define NCB_ARCH_TP
 static inline char *ncb__arch_tp(void)
 {
 	char *tp;
 
-	/* gcc 12 has no __builtin_thread_pointer here: the ABI's r13. */
+	/* The ABI's r13. */
 	__asm__("mr %0, 13" : "=r"(tp));
 	return tp;
 }
@@ -31,19 +27,10 @@ static inline char *ncb__arch_tp(void)
 
 #if defined(NCB_ARCH_STUB) && defined(NCB_ARCH_HANDOVER)
 /*
- * The handover's stub (handover.c): on entry one register points at the
- * call list (entries of seven words: number and six arguments); a number
- * of ~0 ends it and is followed by the stack pointer and the entry.  Only
- * relative branches: it runs from wherever it was copied.
- */
-/*
  * The list in r14, which sc preserves.  ELFv2: r12 holds the entry, from
  * which the global entry point finds its TOC (the kernel sets it so).
  */
-__asm__(".pushsection .text\n"
-	".globl ncb__stub_start\n.hidden ncb__stub_start\n"
-	".globl ncb__stub_end\n.hidden ncb__stub_end\n"
-	"ncb__stub_start:\n"
+__asm__(NCB_STUB_BEGIN
 	"1:	ld 0, 0(14)\n"
 	"	cmpdi 0, -1\n"
 	"	beq 2f\n"
@@ -67,10 +54,8 @@ __asm__(".pushsection .text\n"
 	"	li 27, 0\n	li 28, 0\n	li 29, 0\n"
 	"	li 30, 0\n	li 31, 0\n"
 	"	bctr\n"
-	"ncb__stub_end:\n"
-	".popsection\n");
+	NCB_STUB_END);
 
-/* The stub entered, the list in its register. */
 static inline __attribute__((noreturn)) void
 ncb__arch_jump(const char *code, const struct ncb__call *list)
 {

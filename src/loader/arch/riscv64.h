@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * The loader on riscv64: what its ELF images say, where execve puts
- * them, what its C library registers, and the handover's stub.  One of
- * arch.h's; a port is one such file.
- */
+/* The loader on riscv64: what arch.h asks of a machine. */
 #ifndef NCB_LOADER_ARCH_RISCV64_H
 #define NCB_LOADER_ARCH_RISCV64_H
 
@@ -15,33 +11,14 @@
  */
 #define NCB_ARCH_DYN_BASE(kernel_64) (((1ULL << 38) / 3) * 2)
 
-/* The rseq signature its libc registers with (glibc's rseq.h). */
 #if __riscv_xlen == 64
 #define NCB_ARCH_RSEQ_SIG 0xf1401073
-#endif
-
-/* What glibc's __rseq_offset is relative to: the thread pointer. */
-static inline char *ncb__arch_tp(void)
-{
-	return __builtin_thread_pointer();
-}
-
-#if __riscv_xlen == 64
 #define NCB_ARCH_HANDOVER 1
 #endif
 
 #if defined(NCB_ARCH_STUB) && defined(NCB_ARCH_HANDOVER)
-/*
- * The handover's stub (handover.c): on entry one register points at the
- * call list (entries of seven words: number and six arguments); a number
- * of ~0 ends it and is followed by the stack pointer and the entry.  Only
- * relative branches: it runs from wherever it was copied.
- */
 /* The list in t0; t1 keeps the entry. */
-__asm__(".pushsection .text\n"
-	".globl ncb__stub_start\n.hidden ncb__stub_start\n"
-	".globl ncb__stub_end\n.hidden ncb__stub_end\n"
-	"ncb__stub_start:\n"
+__asm__(NCB_STUB_BEGIN
 	"1:	ld a7, 0(t0)\n"
 	"	li t1, -1\n"
 	"	beq a7, t1, 2f\n"
@@ -63,10 +40,8 @@ __asm__(".pushsection .text\n"
 	"	li s11, 0\n	li t3, 0\n	li t4, 0\n"
 	"	li t5, 0\n	li t6, 0\n"
 	"	jr t1\n"
-	"ncb__stub_end:\n"
-	".popsection\n");
+	NCB_STUB_END);
 
-/* The stub entered, the list in its register. */
 static inline __attribute__((noreturn)) void
 ncb__arch_jump(const char *code, const struct ncb__call *list)
 {

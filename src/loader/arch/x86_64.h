@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * The loader on x86_64: what its ELF images say, where execve puts
- * them, what its C library registers, and the handover's stub.  One of
- * arch.h's; a port is one such file.
- */
+/* The loader on x86_64: what arch.h asks of a machine. */
 #ifndef NCB_LOADER_ARCH_X86_64_H
 #define NCB_LOADER_ARCH_X86_64_H
 
@@ -15,29 +11,13 @@
  */
 #define NCB_ARCH_DYN_BASE(kernel_64) ((((1ULL << 47) - 4096) / 3) * 2)
 
-/* The rseq signature its libc registers with (glibc's rseq.h). */
 #define NCB_ARCH_RSEQ_SIG 0x53053053
-
-/* What glibc's __rseq_offset is relative to: the thread pointer. */
-static inline char *ncb__arch_tp(void)
-{
-	return __builtin_thread_pointer();
-}
 
 #define NCB_ARCH_HANDOVER 1
 
 #if defined(NCB_ARCH_STUB) && defined(NCB_ARCH_HANDOVER)
-/*
- * The handover's stub (handover.c): on entry one register points at the
- * call list (entries of seven words: number and six arguments); a number
- * of ~0 ends it and is followed by the stack pointer and the entry.  Only
- * relative branches: it runs from wherever it was copied.
- */
 /* The list in r12, which the syscall instruction leaves alone. */
-__asm__(".pushsection .text\n"
-	".globl ncb__stub_start\n.hidden ncb__stub_start\n"
-	".globl ncb__stub_end\n.hidden ncb__stub_end\n"
-	"ncb__stub_start:\n"
+__asm__(NCB_STUB_BEGIN
 	"1:	movq (%r12), %rax\n"
 	"	cmpq $-1, %rax\n"
 	"	je 2f\n"
@@ -62,10 +42,8 @@ __asm__(".pushsection .text\n"
 	"	xorl %r13d, %r13d\n	xorl %r14d, %r14d\n"
 	"	xorl %r15d, %r15d\n"
 	"	jmp *-8(%rsp)\n"
-	"ncb__stub_end:\n"
-	".popsection\n");
+	NCB_STUB_END);
 
-/* The stub entered, the list in its register. */
 static inline __attribute__((noreturn)) void
 ncb__arch_jump(const char *code, const struct ncb__call *list)
 {
