@@ -32,9 +32,6 @@ void fail(const char *cmd, int json, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void maps_error(const char *cmd, int json, pid_t pid, int err);
 const char *human(uint64_t n, int bytes, char buf[32]);
-void print_path(FILE *f, const char *s);
-void perm_string(const struct ncb_mapping *m, char buf[5]);
-void print_mapping(FILE *f, const struct ncb_mapping *m);
 
 /*
  * JSON (json.c): every document is built in memory (jw_begin, members,
@@ -60,8 +57,6 @@ void jw_bool(struct jw *w, const char *key, int v);
 void jw_error(struct jw *w, const char *key, int err, const char *message);
 void jw_path(struct jw *w, const char *path);
 void jw_named_path(struct jw *w, const char *key, const char *path);
-void jw_mapping_fields(struct jw *w, const struct ncb_mapping *m);
-void jw_mapping(struct jw *w, const char *key, const struct ncb_mapping *m);
 int jw_end(struct jw *w, FILE *out);
 /* Output that could not be written: said once (print_failed). */
 #define PRINT_FAILED (-0x10000)
@@ -70,6 +65,12 @@ void print_error(const char *cmd, int err);
 void jw_drop(struct jw *w);
 void jw_fail(FILE *out, int err, const char *message);
 
+/* A mapping as every command shows it (mapping.c). */
+void print_path(FILE *f, const char *s);
+void perm_string(const struct ncb_mapping *m, char buf[5]);
+void print_mapping(FILE *f, const struct ncb_mapping *m);
+void jw_mapping_fields(struct jw *w, const struct ncb_mapping *m);
+void jw_mapping(struct jw *w, const char *key, const struct ncb_mapping *m);
 /* The occupants of a range: indented lines, or a JSON array member. */
 int print_occupants(FILE *f, pid_t pid, uint64_t addr, uint64_t len);
 int jw_occupants(struct jw *w, const char *key, pid_t pid, uint64_t addr,

@@ -246,30 +246,6 @@ void jw_named_path(struct jw *w, const char *key, const char *path)
 	json_named_path(w->f, key, path);
 }
 
-/* A mapping's members, as /proc/PID/maps has them, in an open object. */
-void jw_mapping_fields(struct jw *w, const struct ncb_mapping *m)
-{
-	char perms[5], dev[24];
-
-	perm_string(m, perms);
-	/* As /proc/PID/maps prints it. */
-	snprintf(dev, sizeof(dev), "%02x:%02x", m->dev_major, m->dev_minor);
-	jw_hex(w, "start", m->start);
-	jw_hex(w, "end", m->end);
-	jw_str(w, "perms", perms);
-	jw_hex(w, "offset", m->offset);
-	jw_str(w, "dev", dev);
-	jw_int(w, "inode", (long long)m->inode);
-	jw_path(w, m->path);
-}
-
-void jw_mapping(struct jw *w, const char *key, const struct ncb_mapping *m)
-{
-	jw_open(w, key, '{');
-	jw_mapping_fields(w, m);
-	jw_close(w, '}');
-}
-
 /*
  * The document, closed and printed whole on one line, with one write
  * where it fits stdio's buffer; -errno if it could not be made (no

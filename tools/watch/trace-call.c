@@ -248,20 +248,6 @@ static int victims_of(struct ncb_maps *maps, struct watch_event *e,
 	return r < 0 ? r : 0;
 }
 
-void trace_free_event(struct watch_event *e)
-{
-	size_t i;
-
-	for (i = 0; i < e->nvictims; i++) {
-		free((void *)e->victims[i].m.path);
-		if (e->creators)
-			free(e->creators[i]);
-	}
-	free(e->victims);
-	free(e->creators);
-	free(e);
-}
-
 static int is_mod(const struct ncb_mapping *m, void *arg)
 {
 	struct ncb__wmod *mod = arg;

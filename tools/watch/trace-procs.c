@@ -10,9 +10,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/ptrace.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "trace.h"
+
+/*
+ * A task goes on: to its next seccomp stop, or attached, to its next
+ * system call's entry or exit.
+ */
+void trace_resume(const struct tracer *t, pid_t tid, int sig)
+{
+	ptrace(t->attached ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
+}
+
+/* An event no longer wanted: its victims' paths and creators too. */
+void trace_free_event(struct watch_event *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->nvictims; i++) {
+		free((void *)e->victims[i].m.path);
+		if (e->creators)
+			free(e->creators[i]);
+	}
+	free(e->victims);
+	free(e->creators);
+	free(e);
+}
 
 void trace_forget_maps(struct proc *p)
 {

@@ -4,7 +4,7 @@
  * stops a process tree only at fixed placements (trace-filter.c), the
  * tables of its processes and threads (trace-procs.c), what is done at
  * each stopped call (trace-call.c), and the loop over the tree's stops
- * (trace.c).  Registers are arch.h's.
+ * (trace-loop.c).  Registers are arch.h's.
  */
 #ifndef NCB_WATCH_TRACE_H
 #define NCB_WATCH_TRACE_H
@@ -77,6 +77,8 @@ scmp_filter_ctx trace_filter_build(void);
 int trace_filter_load(scmp_filter_ctx f);
 
 /* trace-procs.c */
+void trace_resume(const struct tracer *t, pid_t tid, int sig);
+void trace_free_event(struct watch_event *e);
 int trace_room(void *p, size_t *cap, size_t n, size_t size);
 struct task *trace_find_task(struct tracer *t, pid_t tid, size_t *at);
 struct proc *trace_find_proc(struct tracer *t, pid_t tgid);
@@ -96,13 +98,9 @@ struct task *trace_new_task(struct tracer *t, pid_t tid);
 void trace_end_task(struct tracer *t, pid_t tid);
 
 /* trace-call.c */
-void trace_free_event(struct watch_event *e);
 void trace_syscall_stop(struct tracer *t, struct task *k, int seccomp);
 void trace_syscall_exit_fix(struct tracer *t, struct task *k,
 			    const struct syscall_info *si);
 void trace_files_free(void);
-
-/* trace.c */
-void trace_resume(const struct tracer *t, pid_t tid, int sig);
 
 #endif

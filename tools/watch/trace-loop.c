@@ -22,15 +22,6 @@
 #include "trace.h"
 
 /*
- * A task goes on: to its next seccomp stop, or attached, to its next
- * system call's entry or exit.
- */
-void trace_resume(const struct tracer *t, pid_t tid, int sig)
-{
-	ptrace(t->attached ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
-}
-
-/*
  * A new thread's stack, from the arguments of the clone that made it, read
  * while its maker is stopped in the call: before the maker can go on to
  * use the address, which the thread's own first stop may come after.
