@@ -94,6 +94,10 @@ WATCH ?= $(shell [ -f tools/watch/arch-$(WATCH_ARCH).c ] && \
 	{ return 0; }' | $(CC) $(CFLAGS) $(LDFLAGS) -x c -o /dev/null - \
 	-lseccomp 2>/dev/null && echo 1)
 ifeq ($(WATCH),1)
+ifeq ($(wildcard tools/watch/arch-$(WATCH_ARCH).c),)
+$(error WATCH=1: the watcher has no registers for $(WATCH_ARCH) \
+	(tools/watch/arch-$(WATCH_ARCH).c))
+endif
 TOOL_SRC += tools/watch/arch-$(WATCH_ARCH).c $(filter-out \
 	tools/watch/arch-% tools/watch/system% $(WATCH_LIB_SRC), \
 	$(wildcard tools/watch/*.c))
