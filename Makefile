@@ -88,17 +88,22 @@ $(STLIB): $(LIB_OBJ)
 # is loaded when a stack is first walked), for this compiler, and the
 # ptrace engine's registers for its machine (tools/watch/arch-*.c): a
 # cross build has none of them, and its tool says so when asked to watch.
+# The registers' file is compiled with CFLAGS too: -m32 is another machine.
 WATCH_ARCH := $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
-WATCH ?= $(shell [ -f tools/watch/arch-$(WATCH_ARCH).c ] && \
+WATCH_REGS := tools/watch/arch-$(WATCH_ARCH).c
+ifndef WATCH
+WATCH := $(shell [ -f $(WATCH_REGS) ] && \
+	$(CC) $(CFLAGS) -c -o /dev/null $(WATCH_REGS) 2>/dev/null && \
 	printf '\043include <elfutils/libdwfl.h>\nint main(void)\
 	{ return 0; }' | $(CC) $(CFLAGS) $(LDFLAGS) -x c -o /dev/null - \
 	-lseccomp 2>/dev/null && echo 1)
-ifeq ($(WATCH),1)
-ifeq ($(wildcard tools/watch/arch-$(WATCH_ARCH).c),)
-$(error WATCH=1: the watcher has no registers for $(WATCH_ARCH) \
-	(tools/watch/arch-$(WATCH_ARCH).c))
 endif
-TOOL_SRC += tools/watch/arch-$(WATCH_ARCH).c $(filter-out \
+ifeq ($(WATCH)$(wildcard $(WATCH_REGS))$(filter clean,$(MAKECMDGOALS)),1)
+$(error WATCH=1: the watcher has no registers for $(WATCH_ARCH) \
+	($(WATCH_REGS)))
+endif
+ifeq ($(WATCH),1)
+TOOL_SRC += $(WATCH_REGS) $(filter-out \
 	tools/watch/arch-% tools/watch/system% $(WATCH_LIB_SRC), \
 	$(wildcard tools/watch/*.c))
 TOOL_LIBS := -lseccomp

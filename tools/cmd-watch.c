@@ -70,7 +70,25 @@ static void watch_usage(FILE *f)
 struct out {
 	FILE *f;
 	int json;
+	int unmade;		/* documents that could not be made */
 };
+
+/* A JSON document begun: 0, or -1 counted (no memory for it). */
+static int doc_begin(struct out *o, struct jw *w)
+{
+	if (!jw_begin(w))
+		return 0;
+	o->unmade++;
+	return -1;
+}
+
+/* A document printed whole; one that could not be made is counted. */
+static void doc_end(struct out *o, struct jw *w)
+{
+	/* A write error stays in o->f's error flag, for close_out. */
+	if (jw_end(w, o->f) && !ferror(o->f))
+		o->unmade++;
+}
 
 static const char *call_flags(const struct watch_event *e, char *buf,
 			      size_t len)
@@ -169,12 +187,12 @@ static void json_victim(struct jw *w, const struct watch_event *e,
 	jw_close(w, '}');
 }
 
-static void json_event(FILE *f, const struct watch_event *e)
+static void json_event(struct out *o, const struct watch_event *e)
 {
 	struct jw w;
 	size_t i;
 
-	if (jw_begin(&w))
+	if (doc_begin(o, &w))
 		return;
 	jw_str(&w, "event", e->unjudged ? "unjudged" :
 	       NCB__WC_CLOBBER(e->cls) ? "clobber" : "refused");
@@ -201,12 +219,13 @@ static void json_event(FILE *f, const struct watch_event *e)
 	jw_hex(&w, "symbol_offset", e->caller.sym_off);
 	jw_close(&w, '}');
 	jw_str(&w, "action", waction_name(e->action));
-	if (e->have_result)
-		jw_error(&w, "error", e->result < 0 ? (int)-e->result : 0,
-			 NULL);
+	if (e->have_result && e->result < 0)
+		jw_error_object(&w, "error", (int)-e->result, NULL);
+	else if (e->have_result)
+		jw_error(&w, "error", 0, NULL);
 	if (e->gone)
 		jw_bool(&w, "exited", 1);
-	jw_end(&w, f);
+	doc_end(o, &w);
 }
 
 static void report(const struct watch_event *e, void *arg)
@@ -214,34 +233,34 @@ static void report(const struct watch_event *e, void *arg)
 	struct out *o = arg;
 
 	if (o->json)
-		json_event(o->f, e);
+		json_event(o, e);
 	else
 		human_event(o->f, e);
 	fflush(o->f);
 }
 
-static void json_summary(FILE *f, const struct watch_summary *s,
+static void json_summary(struct out *o, const struct watch_summary *s,
 			 unsigned long clobbers)
 {
 	struct jw w;
 	int c;
 
-	if (jw_begin(&w))
+	if (doc_begin(o, &w))
 		return;
 	jw_str(&w, "event", "summary");
 	jw_int(&w, "pid", (int)s->pid);
 	jw_str(&w, "program", s->program);
-	jw_int(&w, "fixed", (long long)s->fixed);
-	jw_int(&w, "free", (long long)s->by_class[NCB__WC_NOTHING]);
+	jw_uint(&w, "fixed", s->fixed);
+	jw_uint(&w, "free", s->by_class[NCB__WC_NOTHING]);
 	jw_open(&w, "benign", '{');
 	for (c = NCB__WC_RESERVATION; c < NCB__WC_KERNEL; c++)
-		jw_int(&w, ncb__wclass_name(c), (long long)s->by_class[c]);
+		jw_uint(&w, ncb__wclass_name(c), s->by_class[c]);
 	jw_close(&w, '}');
-	jw_int(&w, "clobbers", (long long)clobbers);
-	jw_int(&w, "invalid", (long long)s->invalid);
-	jw_int(&w, "unjudged", (long long)s->unjudged);
-	jw_int(&w, "lost", (long long)s->lost);
-	jw_end(&w, f);
+	jw_uint(&w, "clobbers", clobbers);
+	jw_uint(&w, "invalid", s->invalid);
+	jw_uint(&w, "unjudged", s->unjudged);
+	jw_uint(&w, "lost", s->lost);
+	doc_end(o, &w);
 }
 
 static void summary(const struct watch_summary *s, void *arg)
@@ -256,7 +275,7 @@ static void summary(const struct watch_summary *s, void *arg)
 		else
 			benign += s->by_class[c];
 	if (o->json) {
-		json_summary(o->f, s, clobbers);
+		json_summary(o, s, clobbers);
 	} else if (s->fixed) {
 		fputs("noclobber watch: ", o->f);
 		print_path(o->f, s->program);
@@ -289,10 +308,10 @@ static void started(void *arg)
 	struct out *o = arg;
 	struct jw w;
 
-	if (o->json && !jw_begin(&w)) {
+	if (o->json && !doc_begin(o, &w)) {
 		jw_str(&w, "event", "start");
 		jw_str(&w, "mode", "system");
-		jw_end(&w, o->f);
+		doc_end(o, &w);
 	} else if (!o->json) {
 		fputs("noclobber watch: watching the system; interrupt to "
 		      "stop\n", o->f);
@@ -305,11 +324,11 @@ static void lost(unsigned long n, unsigned long total, void *arg)
 	struct out *o = arg;
 	struct jw w;
 
-	if (o->json && !jw_begin(&w)) {
+	if (o->json && !doc_begin(o, &w)) {
 		jw_str(&w, "event", "lost");
-		jw_int(&w, "count", (long long)n);
-		jw_int(&w, "total", (long long)total);
-		jw_end(&w, o->f);
+		jw_uint(&w, "count", n);
+		jw_uint(&w, "total", total);
+		doc_end(o, &w);
 	} else if (!o->json) {
 		fprintf(o->f, "noclobber watch: %lu events lost (%lu in "
 			"all): the ring buffer was full\n", n, total);
@@ -353,6 +372,10 @@ static int close_out(struct out *o, const char *file)
 	if (bad)
 		fprintf(stderr, "noclobber watch: %s: the reports could not "
 			"be written\n", file ? file : "standard error");
+	if (o->unmade)
+		fprintf(stderr, "noclobber watch: %d reports could not be "
+			"made: out of memory\n", o->unmade);
+	bad |= !!o->unmade;
 	return bad ? -1 : 0;
 }
 
@@ -502,7 +525,7 @@ int cmd_watch(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct out out = { stderr, 0 };
+	struct out out = { .f = stderr };
 	struct watch_opts o = { WATCH_REPORT, report, summary, started, lost,
 				&out };
 	static struct scope sc;

@@ -212,6 +212,12 @@ void jw_int(struct jw *w, const char *key, long long v)
 	fprintf(w->f, "%lld", v);
 }
 
+void jw_uint(struct jw *w, const char *key, unsigned long long v)
+{
+	jw_key(w, key);
+	fprintf(w->f, "%llu", v);
+}
+
 /* Seconds, to the microsecond. */
 void jw_seconds(struct jw *w, const char *key, double v)
 {
@@ -228,11 +234,20 @@ void jw_bool(struct jw *w, const char *key, int v)
 /* An error object, or null for err 0; message NULL: strerror's. */
 void jw_error(struct jw *w, const char *key, int err, const char *message)
 {
+	if (err) {
+		jw_error_object(w, key, err, message);
+		return;
+	}
 	jw_key(w, key);
-	if (err)
-		json_error(w->f, err, message);
-	else
-		fputs("null", w->f);
+	fputs("null", w->f);
+}
+
+/* An error object, whatever err is. */
+void jw_error_object(struct jw *w, const char *key, int err,
+		     const char *message)
+{
+	jw_key(w, key);
+	json_error(w->f, err, message);
 }
 
 void jw_path(struct jw *w, const char *path)

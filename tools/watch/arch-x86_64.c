@@ -56,15 +56,18 @@ int warch_set_result(pid_t tid, long ret)
 	return ptrace(PTRACE_SETREGS, tid, 0, &r) ? -errno : 0;
 }
 
-int warch_set_arg(pid_t tid, int compat, unsigned int i, uint64_t v)
+int warch_edit_arg(pid_t tid, int compat, unsigned int i, uint64_t clear,
+		   uint64_t set)
 {
 	struct user_regs_struct r;
+	unsigned long long *a;
 
 	if (i > 5)
 		return -EINVAL;
 	if (ptrace(PTRACE_GETREGS, tid, 0, &r))
 		return -errno;
-	*arg(&r, compat, i) = v;
+	a = arg(&r, compat, i);
+	*a = (*a & ~clear) | set;
 	return ptrace(PTRACE_SETREGS, tid, 0, &r) ? -errno : 0;
 }
 

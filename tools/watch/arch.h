@@ -23,8 +23,13 @@ extern const struct warch warch;
 int warch_skip(pid_t tid, long ret);
 /* At a call's exit: its result, as the caller will see it. */
 int warch_set_result(pid_t tid, long ret);
-/* At a call's entry: argument i (0-5) of the ABI the caller uses. */
-int warch_set_arg(pid_t tid, int compat, unsigned int i, uint64_t v);
+/*
+ * At a call's entry: argument i (0-5) of the ABI the caller uses, its
+ * bits in clear cleared and those in set set, the rest of the register
+ * as it was.
+ */
+int warch_edit_arg(pid_t tid, int compat, unsigned int i, uint64_t clear,
+		   uint64_t set);
 /*
  * The system call a thread is in (at its entry, or an event stop in it):
  * its number, its six arguments and whether it is the 32-bit ABI's.

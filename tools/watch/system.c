@@ -156,6 +156,9 @@ static struct wfile *known_add(uint64_t dev, uint64_t ino)
 
 	if (k && !k->path)
 		k->path = calloc(1, PATH_BYTES);
+	/* No room for its path: the slot stays free. */
+	if (k && !k->path)
+		k->ino = 0;
 	return k && k->path ? k : NULL;
 }
 

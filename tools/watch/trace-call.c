@@ -380,11 +380,9 @@ static int caller_matters(const struct watch_event *e)
 static int make_noreplace(pid_t tid, const struct watch_event *e)
 {
 	if (wcall_family(e->call) == WC_MMAP)
-		return warch_set_arg(tid, e->compat, 3, (e->args[3] &
-				     ~(uint64_t)WC_MAP_FIXED) |
-				     NCB_MAP_FIXED_NOREPLACE);
-	return warch_set_arg(tid, e->compat, 2,
-			     e->args[2] & ~(uint64_t)WC_SHM_REMAP);
+		return warch_edit_arg(tid, e->compat, 3, WC_MAP_FIXED,
+				      NCB_MAP_FIXED_NOREPLACE);
+	return warch_edit_arg(tid, e->compat, 2, WC_SHM_REMAP, 0);
 }
 
 /*
