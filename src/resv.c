@@ -306,20 +306,30 @@ static int overlaps(const struct extents *x, uintptr_t a, uintptr_t end)
 	return i < x->n && x->e[i].start < end;
 }
 
+/* Room for one more extent, so that the next insert cannot fail. */
+static int room_for_one(struct extents *x)
+{
+	struct extent *e;
+	size_t cap;
+
+	if (x->n < x->cap)
+		return 0;
+	cap = x->cap ? 2 * x->cap : 8;
+	e = realloc(x->e, cap * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	x->e = e;
+	x->cap = cap;
+	return 0;
+}
+
 static int insert_extent(struct extents *x, size_t at, uintptr_t start,
 			 uintptr_t end)
 {
-	struct extent *e;
+	int err = room_for_one(x);
 
-	if (x->n == x->cap) {
-		size_t cap = x->cap ? 2 * x->cap : 8;
-
-		e = realloc(x->e, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		x->e = e;
-		x->cap = cap;
-	}
+	if (err)
+		return err;
 	memmove(x->e + at + 1, x->e + at, (x->n - at) * sizeof(*x->e));
 	x->e[at].start = start;
 	x->e[at].end = end;
@@ -374,11 +384,29 @@ static int check_range(const struct ncb_resv *r, uintptr_t a, size_t len,
  */
 int ncb__resv_move_always;
 
-static int direct_safe(int flags)
+/*
+ * Whether a MAP_FIXED of this memory that fails leaves the old pages, or
+ * an empty range only where a slab allocation failed: private anonymous
+ * memory since 6.12 (above), and on any kernel private anonymous memory
+ * that is not charged.  A mapping is charged to the commit limit only if
+ * writable and neither shared nor MAP_NORESERVE (accountable_mapping in
+ * mm/mmap.c; overcommit_memory 2 ignores MAP_NORESERVE), and before 6.12
+ * the charge, the one ENOMEM that came after the unmapping but for a
+ * slab allocation, was taken there (mmap_region: do_mas_munmap, then
+ * security_vm_enough_memory_mm, 6.1).  A placeholder is PROT_NONE: never
+ * charged.  The map count and RLIMIT_AS are checked first everywhere.
+ */
+static int fails_cleanly(int prot, int flags)
 {
-	return !ncb__resv_move_always && (flags & MAP_ANONYMOUS) &&
-	       (flags & MAP_TYPE) == MAP_PRIVATE &&
+	if (!(flags & MAP_ANONYMOUS) || (flags & MAP_TYPE) != MAP_PRIVATE)
+		return 0;
+	return !(prot & PROT_WRITE) ||
 	       ncb_core_kernel_release() >= NCB__KERNEL(6, 12);
+}
+
+static int direct_safe(int prot, int flags)
+{
+	return !ncb__resv_move_always && fails_cleanly(prot, flags);
 }
 
 static int movable(int flags, int fd)
@@ -451,7 +479,8 @@ static int kept(uintptr_t a, size_t len)
 static int map_onto(uintptr_t a, size_t len, int prot, int flags, int fd,
 		    off_t offset, int *doubt)
 {
-	int err, merge, moved, move = !direct_safe(flags) && movable(flags, fd);
+	int err, merge, moved;
+	int move = !direct_safe(prot, flags) && movable(flags, fd);
 	sigset_t all, old;
 	void *p = MAP_FAILED;
 
@@ -464,7 +493,7 @@ static int map_onto(uintptr_t a, size_t len, int prot, int flags, int fd,
 		if (p != MAP_FAILED)
 			return 0;
 		err = -errno;
-		*doubt = !direct_safe(flags) || !kept(a, len);
+		*doubt = !fails_cleanly(prot, flags) || !kept(a, len);
 		return err;
 	}
 	if (p == MAP_FAILED)
@@ -583,10 +612,18 @@ int ncb_resv_decommit(struct ncb_resv *r, void *addr, size_t len)
 		err = -EEXIST;
 		goto out;
 	}
-	/* Bookkeeping first: it is the only step that can fail cleanly. */
-	err = forget(&r->done, a, end);
-	if (!err)
-		err = map_onto(a, end - a, PROT_NONE, reserved, -1, 0, &doubt);
+	/*
+	 * Room for a split first: the books change after the kernel's
+	 * answer, and then cannot fail.  Refused cleanly, the pages are
+	 * still committed, their contents intact, and the books say so; in
+	 * doubt, they are committed no more: taken back, or given up.
+	 */
+	err = room_for_one(&r->done);
+	if (err)
+		goto out;
+	err = map_onto(a, end - a, PROT_NONE, reserved, -1, 0, &doubt);
+	if (!err || doubt)
+		(void)forget(&r->done, a, end);
 	if (err && doubt)
 		take_back(r, a, end);
 out:

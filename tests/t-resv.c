@@ -499,6 +499,37 @@ static char *fill_map_count(size_t *len)
 }
 
 /*
+ * The map count past its limit: single pages mapped until mmap itself
+ * refuses (do_mmap: more than vm.max_map_count), so that every call that
+ * needs a mapping or a split of one is refused.  Their number; unmapped
+ * by untop_map_count.
+ */
+#define TOP_MAX 256
+
+static size_t top_map_count(char *top[TOP_MAX])
+{
+	size_t n;
+
+	for (n = 0; n < TOP_MAX; n++) {
+		/* Alternating protections: no page merges with the last. */
+		top[n] = mmap(NULL, PG, n & 1 ? PROT_READ : PROT_NONE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (top[n] == MAP_FAILED)
+			break;
+	}
+	if (n == TOP_MAX || errno != ENOMEM)
+		SKIP("the map count could not be topped up (%s)",
+		     strerror(errno));
+	return n;
+}
+
+static void untop_map_count(char *top[TOP_MAX], size_t n)
+{
+	while (n--)
+		ASSERT_EQ(munmap(top[n], PG), 0);
+}
+
+/*
  * A commit that fails with the map count at its limit (the kernel must
  * split the placeholder) either leaves the pages reserved or gives them up;
  * it never leaves a hole that release would then unmap from under another.
@@ -552,6 +583,59 @@ TEST(commit_at_map_limit)
 	}
 }
 
+/*
+ * A decommit refused at the map count's limit changes nothing: the pages
+ * stay committed with their contents, and the books say so (a commit
+ * over them is refused, not made over the data); once the limit is
+ * away, the decommit goes through.  Were the pages in doubt, they would
+ * be taken back or given up, never recommitted over what is there.
+ */
+TEST(decommit_at_map_limit)
+{
+	struct ncb_resv *r = reserve(NULL, 16 * PG, NULL);
+	char *a = ncb_resv_addr(r), *fill, *top[TOP_MAX];
+	size_t fill_len, ntop;
+	int err, again;
+
+	ASSERT_EQ(ncb_resv_commit(r, a + 4 * PG, 2 * PG, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
+	memset(a + 4 * PG, 0x5a, 2 * PG);
+	fill = fill_map_count(&fill_len);
+	ntop = top_map_count(top);
+	err = ncb_resv_decommit(r, a + 4 * PG, PG);
+	again = err ? ncb_resv_commit(r, a + 4 * PG, PG, PROT_READ |
+				      PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				      -1, 0) : 0;
+	untop_map_count(top, ntop);
+	ASSERT_EQ(mprotect(fill, fill_len, PROT_READ), 0);
+	ASSERT_EQ(munmap(fill, fill_len), 0);
+	check_sentinel(a + 5 * PG, PG, 0x5a);
+	if (!err) {
+		printf("# the decommit succeeded at the limit\n");
+		ASSERT_EQ(ncb_resv_release(r), 0);
+		return;
+	}
+	ASSERT_EQ(err, -ENOMEM);
+	/* Still committed, or given up: never replaced. */
+	ASSERT_EQ(again, -EEXIST);
+	err = ncb_resv_decommit(r, a + 4 * PG, PG);
+	if (!err) {
+		printf("# refused cleanly: the page stayed committed\n");
+		ASSERT_EQ(ncb_resv_commit(r, a + 4 * PG, PG, PROT_READ,
+					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+			  0);
+		check_sentinel(a + 4 * PG, PG, 0);
+		ASSERT_EQ(ncb_resv_release(r), 0);
+		ASSERT_EQ(ncb_range_free(a, 16 * PG), 1);
+		return;
+	}
+	/* In doubt: given up, kept mapped by release. */
+	printf("# the page was given up\n");
+	ASSERT_EQ(err, -EEXIST);
+	ASSERT_EQ(ncb_resv_release(r), 0);
+	ASSERT_EQ(munmap(a + 4 * PG, PG), 0);
+}
+
 /* One test case in a process of its own, every commit moved. */
 static void moved(void (*fn)(void), const char *name)
 {
@@ -587,6 +671,12 @@ TEST(commit_moved_at_map_limit)
 	commit_at_map_limit();
 }
 
+TEST(decommit_moved_at_map_limit)
+{
+	ncb__resv_move_always = 1;
+	decommit_at_map_limit();
+}
+
 /* A JIT's code within rel32 reach of its runtime. */
 TEST(near_code)
 {
@@ -613,4 +703,5 @@ TEST_MAIN(T(exact), T(anywhere), T(aligned_2m), T(aligned_1g),
 	  T(concurrent_lowest), T(concurrent_random),
 	  T(concurrent_highest), T(concurrent_any), T(after_fork),
 	  T(most_of_the_space), T(near_code), T(commit_at_map_limit),
-	  T(commits_moved), T(commit_moved_at_map_limit))
+	  T(decommit_at_map_limit), T(commits_moved),
+	  T(commit_moved_at_map_limit), T(decommit_moved_at_map_limit))
