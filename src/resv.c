@@ -44,7 +44,76 @@ struct ncb_resv {
 	pthread_mutex_t lock;
 	struct extents done;	/* committed */
 	struct extents lost;	/* perhaps not ours any more */
+	struct ncb_resv *prev, *next;	/* every live one */
 };
+
+/*
+ * Every live reservation, so that fork can take their locks first: a
+ * child forked while another thread held one would inherit it held by
+ * a thread it does not have, and hang at its first use.  Nothing takes
+ * live_lock while it holds a reservation's, so fork_prepare's order (the
+ * list's, then each reservation's) cannot deadlock.
+ */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ncb_resv *live;
+static pthread_once_t live_once = PTHREAD_ONCE_INIT;
+static int live_err;
+
+static void fork_prepare(void)
+{
+	struct ncb_resv *r;
+
+	pthread_mutex_lock(&live_lock);
+	for (r = live; r; r = r->next)
+		pthread_mutex_lock(&r->lock);
+}
+
+static void fork_parent(void)
+{
+	struct ncb_resv *r;
+
+	for (r = live; r; r = r->next)
+		pthread_mutex_unlock(&r->lock);
+	pthread_mutex_unlock(&live_lock);
+}
+
+/* The child's one thread is the one that forked: the locks are its. */
+static void fork_child(void)
+{
+	fork_parent();
+}
+
+/* The handlers go with the library where dlclose unloads it (glibc). */
+static void live_init(void)
+{
+	live_err = -pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+static int live_add(struct ncb_resv *r)
+{
+	pthread_once(&live_once, live_init);
+	if (live_err)
+		return live_err;
+	pthread_mutex_lock(&live_lock);
+	r->next = live;
+	if (live)
+		live->prev = r;
+	live = r;
+	pthread_mutex_unlock(&live_lock);
+	return 0;
+}
+
+static void live_remove(struct ncb_resv *r)
+{
+	pthread_mutex_lock(&live_lock);
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		live = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	pthread_mutex_unlock(&live_lock);
+}
 
 static const int reserved = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 
@@ -268,6 +337,13 @@ int ncb_resv_new(struct ncb_resv **resv, void *addr, size_t len,
 	r->start = start;
 	r->len = len;
 	pthread_mutex_init(&r->lock, NULL);
+	err = live_add(r);
+	if (err) {
+		(void)munmap((void *)start, len);
+		pthread_mutex_destroy(&r->lock);
+		free(r);
+		return err;
+	}
 	*resv = r;
 	return 0;
 }
@@ -640,6 +716,7 @@ int ncb_resv_release(struct ncb_resv *r)
 
 	if (!r)
 		return -EINVAL;
+	live_remove(r);
 	for (a = r->start, i = 0; a < end; i++) {
 		uintptr_t to = i < r->lost.n ? r->lost.e[i].start : end;
 

@@ -453,6 +453,61 @@ TEST(after_fork)
 	ASSERT_EQ(ncb_resv_release(r), 0);
 }
 
+struct churn {
+	struct ncb_resv *r;
+	atomic_int stop;
+};
+
+/* Commits and decommits without a pause: the lock is held most of the time. */
+static void *churner(void *arg)
+{
+	struct churn *c = arg;
+	char *a = ncb_resv_addr(c->r);
+
+	while (!c->stop) {
+		if (ncb_resv_commit(c->r, a, PG, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) ||
+		    ncb_resv_decommit(c->r, a, PG))
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * A child forked while another thread is inside a call on a reservation
+ * uses it at once: the lock was taken for the fork and given back on both
+ * sides, so no child ever waits on the other thread's lock (it would
+ * wait for ever: the alarm ends it and the test fails).
+ */
+TEST(fork_while_busy)
+{
+	struct churn c = { reserve(NULL, 8 * PG, NULL), 0 };
+	int i, n = test_slow() ? 20 : 200, st;
+	char *a = ncb_resv_addr(c.r);
+	pthread_t t;
+	pid_t pid;
+
+	ASSERT_EQ(pthread_create(&t, NULL, churner, &c), 0);
+	for (i = 0; i < n; i++) {
+		pid = fork();
+		ASSERT_GE(pid, 0);
+		if (pid == 0) {
+			alarm(30);
+			_exit(ncb_resv_commit(c.r, a + PG, PG, PROT_READ,
+					      MAP_PRIVATE | MAP_ANONYMOUS, -1,
+					      0) ||
+			      ncb_resv_decommit(c.r, a, 8 * PG) ||
+			      ncb_resv_release(c.r) ? 1 : 0);
+		}
+		ASSERT_EQ(waitpid(pid, &st, 0), pid);
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			FAIL("child %d of %d: status %#x", i + 1, n, st);
+	}
+	c.stop = 1;
+	ASSERT_EQ(pthread_join(t, NULL), 0);
+	ASSERT_EQ(ncb_resv_release(c.r), 0);
+}
+
 /* Most of a 32-bit process's space in one piece; any size on 64-bit. */
 TEST(most_of_the_space)
 {
@@ -702,6 +757,7 @@ TEST_MAIN(T(exact), T(anywhere), T(aligned_2m), T(aligned_1g),
 	  T(commit_and_decommit), T(commit_errors), T(commit_file),
 	  T(concurrent_lowest), T(concurrent_random),
 	  T(concurrent_highest), T(concurrent_any), T(after_fork),
+	  T(fork_while_busy),
 	  T(most_of_the_space), T(near_code), T(commit_at_map_limit),
 	  T(decommit_at_map_limit), T(commits_moved),
 	  T(commit_moved_at_map_limit), T(decommit_moved_at_map_limit))
