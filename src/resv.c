@@ -56,8 +56,7 @@ struct ncb_resv {
  */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ncb_resv *live;
-static pthread_once_t live_once = PTHREAD_ONCE_INIT;
-static int live_err;
+static int live_registered;		/* the handlers, under live_lock */
 
 static void fork_prepare(void)
 {
@@ -83,18 +82,47 @@ static void fork_child(void)
 	fork_parent();
 }
 
-/* The handlers go with the library where dlclose unloads it (glibc). */
-static void live_init(void)
+/*
+ * The handlers, once: 0 or -ENOMEM (musl answers -1).  They go with the
+ * library where dlclose unloads it (glibc's __cxa_finalize).
+ */
+static int live_register(void)
 {
-	live_err = -pthread_atfork(fork_prepare, fork_parent, fork_child);
+	int e;
+
+	if (live_registered)
+		return 0;
+	e = pthread_atfork(fork_prepare, fork_parent, fork_child);
+	if (e)
+		return e > 0 ? -e : -ENOMEM;
+	live_registered = 1;
+	return 0;
+}
+
+/*
+ * Registered as the library is loaded, before the libraries built on it
+ * and the program register theirs: fork runs prepare handlers newest
+ * first, so theirs take their locks before ours, and a thread that
+ * holds one of their locks while it calls into a reservation is never
+ * left waiting on ours.  Failing here, the first reservation tries again.
+ */
+__attribute__((constructor)) static void live_init(void)
+{
+	pthread_mutex_lock(&live_lock);
+	(void)live_register();
+	pthread_mutex_unlock(&live_lock);
 }
 
 static int live_add(struct ncb_resv *r)
 {
-	pthread_once(&live_once, live_init);
-	if (live_err)
-		return live_err;
+	int err;
+
 	pthread_mutex_lock(&live_lock);
+	err = live_register();
+	if (err) {
+		pthread_mutex_unlock(&live_lock);
+		return err;
+	}
 	r->next = live;
 	if (live)
 		live->prev = r;
@@ -329,23 +357,24 @@ int ncb_resv_new(struct ncb_resv **resv, void *addr, size_t len,
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	pthread_mutex_init(&r->lock, NULL);
+	/* Listed first: a failure then has mapped nothing. */
+	err = live_add(r);
+	if (err)
+		goto out_free;
 	err = place(addr, len, &o, align, &start);
 	if (err) {
-		free(r);
-		return err;
+		live_remove(r);
+		goto out_free;
 	}
 	r->start = start;
 	r->len = len;
-	pthread_mutex_init(&r->lock, NULL);
-	err = live_add(r);
-	if (err) {
-		(void)munmap((void *)start, len);
-		pthread_mutex_destroy(&r->lock);
-		free(r);
-		return err;
-	}
 	*resv = r;
 	return 0;
+out_free:
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+	return err;
 }
 
 void *ncb_resv_addr(const struct ncb_resv *r)
@@ -462,19 +491,24 @@ int ncb__resv_move_always;
 
 /*
  * Whether a MAP_FIXED of this memory that fails leaves the old pages, or
- * an empty range only where a slab allocation failed: private anonymous
- * memory since 6.12 (above), and on any kernel private anonymous memory
- * that is not charged.  A mapping is charged to the commit limit only if
- * writable and neither shared nor MAP_NORESERVE (accountable_mapping in
- * mm/mmap.c; overcommit_memory 2 ignores MAP_NORESERVE), and before 6.12
- * the charge, the one ENOMEM that came after the unmapping but for a
- * slab allocation, was taken there (mmap_region: do_mas_munmap, then
- * security_vm_enough_memory_mm, 6.1).  A placeholder is PROT_NONE: never
- * charged.  The map count and RLIMIT_AS are checked first everywhere.
+ * an empty range only where the kernel found no memory for its own
+ * structures (a VMA, the maple tree's nodes; charged to a memory cgroup,
+ * to no commit limit).  Private anonymous memory since 6.12 (above); on
+ * any kernel, private anonymous memory that is not charged to the commit
+ * limit, but huge pages, whose pool is reserved after the unmapping
+ * everywhere.  A mapping is charged only if writable and neither shared
+ * nor MAP_NORESERVE (accountable_mapping in mm/mmap.c; overcommit_memory
+ * 2 ignores MAP_NORESERVE), and before 6.12 the charge, the one ENOMEM
+ * after the unmapping but for the kernel's own structures, was taken
+ * there (mmap_region: do_mas_munmap, then security_vm_enough_memory_mm,
+ * 6.1).  A placeholder is PROT_NONE: never charged.  The map count,
+ * RLIMIT_AS and the mlock limit are checked first everywhere.
  */
 static int fails_cleanly(int prot, int flags)
 {
-	if (!(flags & MAP_ANONYMOUS) || (flags & MAP_TYPE) != MAP_PRIVATE)
+	/* hugetlb_reserve_pages comes after the unmapping, on every kernel. */
+	if (!(flags & MAP_ANONYMOUS) || (flags & MAP_TYPE) != MAP_PRIVATE ||
+	    (flags & MAP_HUGETLB))
 		return 0;
 	return !(prot & PROT_WRITE) ||
 	       ncb_core_kernel_release() >= NCB__KERNEL(6, 12);
@@ -614,7 +648,7 @@ static void take_back(struct ncb_resv *r, uintptr_t a, uintptr_t end)
 	if (!ncb_core_claim(a, end - a, ncb__probe()->noreplace))
 		return;
 	at = first_after(&r->lost, a);
-	/* No room to note it: the range stays claimed (a leak, no harm). */
+	/* Its room was made before the kernel was asked. */
 	(void)insert_extent(&r->lost, at, a, end);
 }
 
@@ -636,8 +670,13 @@ int ncb_resv_commit(struct ncb_resv *r, void *addr, size_t len, int prot,
 		err = -EEXIST;
 		goto out;
 	}
-	/* Room first, so that a mapping is never left untracked. */
-	err = insert_extent(&r->done, at, a, end);
+	/*
+	 * Room first, so that a mapping is never left untracked, nor pages
+	 * given up unrecorded (release would unmap them).
+	 */
+	err = room_for_one(&r->lost);
+	if (!err)
+		err = insert_extent(&r->done, at, a, end);
 	if (err)
 		goto out;
 	err = map_onto(a, end - a, prot, flags, fd, offset, &doubt);
@@ -649,6 +688,14 @@ int ncb_resv_commit(struct ncb_resv *r, void *addr, size_t len, int prot,
 out:
 	pthread_mutex_unlock(&r->lock);
 	return err;
+}
+
+/* Whether forgetting [a, end) cuts an extent in two. */
+static int splits(const struct extents *x, uintptr_t a, uintptr_t end)
+{
+	size_t i = first_after(x, a);
+
+	return i < x->n && x->e[i].start < a && x->e[i].end > end;
 }
 
 /* Forget [a, end) in the committed set, splitting an extent if need be. */
@@ -689,12 +736,15 @@ int ncb_resv_decommit(struct ncb_resv *r, void *addr, size_t len)
 		goto out;
 	}
 	/*
-	 * Room for a split first: the books change after the kernel's
-	 * answer, and then cannot fail.  Refused cleanly, the pages are
-	 * still committed, their contents intact, and the books say so; in
-	 * doubt, they are committed no more: taken back, or given up.
+	 * Room first (for a split, and for pages given up): the books
+	 * change after the kernel's answer, and then cannot fail.  Refused
+	 * cleanly, the pages are still committed, their contents intact,
+	 * and the books say so; in doubt, they are committed no more: taken
+	 * back, or given up.
 	 */
-	err = room_for_one(&r->done);
+	err = room_for_one(&r->lost);
+	if (!err && splits(&r->done, a, end))
+		err = room_for_one(&r->done);
 	if (err)
 		goto out;
 	err = map_onto(a, end - a, PROT_NONE, reserved, -1, 0, &doubt);

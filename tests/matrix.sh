@@ -100,8 +100,8 @@ row() {
 #!/bin/sh
 $env
 [ -n "$expect" ] && NCB_EXPECT_NOREPLACE=$expect
-export NCB_EXPECT_NOREPLACE NCB_TEST_SLOW NCB_TEST_VALGRIND NCB_MODEL_SEEDS \
-	NCB_MODEL_OPS ASAN_OPTIONS UBSAN_OPTIONS 2>/dev/null
+export NCB_EXPECT_NOREPLACE NCB_TEST_SLOW NCB_TEST_VALGRIND NCB_TEST_QEMU \
+	NCB_MODEL_SEEDS NCB_MODEL_OPS ASAN_OPTIONS UBSAN_OPTIONS 2>/dev/null
 $runner "$top/$build/tests/$t"
 rc=\$?
 [ \$rc -eq 77 ] && rc=0
@@ -120,8 +120,8 @@ row emu-old ignored "$emu" "" "$top/build/native/tests/ncb-emu --mode=old" \
 row emu-4.17 partial "$emu" "" \
 	"$top/build/native/tests/ncb-emu --mode=4.17" build/native
 q=$(host_qemu)
-row "$q" "$(qemu_expect "$q")" "$(tool "$q")" "NCB_TEST_SLOW=1" "$q" \
-	build/native
+row "$q" "$(qemu_expect "$q")" "$(tool "$q")" \
+	"NCB_TEST_SLOW=1 NCB_TEST_QEMU=1" "$q" build/native
 row valgrind "$(valgrind_expect)" "$(tool valgrind)" \
 	"NCB_TEST_SLOW=1 NCB_TEST_VALGRIND=1" \
 	"valgrind -q --error-exitcode=99 --trace-children=no" build/native
@@ -139,7 +139,7 @@ while read -r arch rest; do
 	case $t_how in
 	native) row "$arch-native" "$host" "" "" "" "build/$arch" ;;
 	qemu) row "$arch-qemu" "$(qemu_expect "$t_runner")" "" \
-		"NCB_TEST_SLOW=1" "$t_runner" "build/$arch" ;;
+		"NCB_TEST_SLOW=1 NCB_TEST_QEMU=1" "$t_runner" "build/$arch" ;;
 	*) row "$arch" "" "$t_why" "" "" "build/$arch" ;;
 	esac
 	[ "$t_how" = skip ] || echo "#   ($t_why)"

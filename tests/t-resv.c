@@ -537,6 +537,8 @@ static char *fill_map_count(size_t *len)
 		SKIP("vm.max_map_count is %lu: too many to fill", max);
 	if (getenv("NCB_TEST_VALGRIND"))
 		SKIP("valgrind keeps its own mappings and limits");
+	if (test_qemu())
+		SKIP("qemu-user's own memory counts against the same limit");
 #ifdef HARNESS_ASAN
 	SKIP("the sanitizer's allocator needs mappings of its own");
 #endif
