@@ -581,6 +581,14 @@ static int kept(uintptr_t a, size_t len)
 {
 	struct cover c = { a, a + len };
 
+	/*
+	 * In one mapping, as a refused decommit or commit most often
+	 * leaves it: the core's reader needs no memory, and answers at the
+	 * map count's limit too, where ours would allocate (the maps' text,
+	 * before 6.11) and find none.
+	 */
+	if (ncb_core_in_one_mapping(a, a + len) == 1)
+		return 1;
 	return ncb_maps_occupants(0, (void *)a, len, no_gap, &c) > 0 &&
 	       c.at >= c.end;
 }
