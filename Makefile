@@ -24,10 +24,16 @@ CFLAGS ?= -O2 -g
 # distribution's fortification) come after the project's own.
 WERROR ?= 0
 NCB_WERROR := $(if $(filter 1,$(WERROR)),-Werror)
-NCB_CFLAGS := -std=gnu11 -Wall -Wextra $(NCB_WERROR) -Wshadow \
-	-Wstrict-prototypes -Wmissing-prototypes -D_GNU_SOURCE -Iinclude -Isrc \
-	-pthread $(CPPFLAGS)
-LIB_CFLAGS := $(NCB_CFLAGS) -fPIC -fvisibility=hidden
+# The tool and its watchers see the library through include/ alone; the
+# library, its tests and benchmarks see its private headers (src/) too.
+PUB_CFLAGS := -std=gnu11 -Wall -Wextra $(NCB_WERROR) -Wshadow \
+	-Wstrict-prototypes -Wmissing-prototypes -D_GNU_SOURCE -Iinclude \
+	-pthread
+NCB_CFLAGS := $(PUB_CFLAGS) -Isrc $(CPPFLAGS)
+TOOL_CFLAGS := $(PUB_CFLAGS) -Itools $(CPPFLAGS)
+# Position-independent and hidden: whatever links it exports none of it.
+HIDDEN_PIC := -fPIC -fvisibility=hidden
+LIB_CFLAGS := $(NCB_CFLAGS) $(HIDDEN_PIC)
 LDLIBS_NCB := -pthread
 
 # The core's libc face, the address space's readers, reservations and
@@ -142,15 +148,13 @@ $(SKEL): $(O)/tools/watch-system.bpf.o
 
 $(O)/tools/watch/%.o: tools/watch/%.c $(WATCH_H) include/noclobber.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(filter-out -Isrc,$(LIB_CFLAGS)) -c -o $@ $<
+	$(CC) $(CFLAGS) $(TOOL_CFLAGS) $(HIDDEN_PIC) -c -o $@ $<
 
 $(WATCH_LIB): $(WATCH_LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
 # The tool links the static libraries: it runs from the build tree as is.
-# It sees the library through include/ alone, never its private headers.
-TOOL_CFLAGS := $(filter-out -Isrc,$(NCB_CFLAGS)) -Itools
 $(TOOL): $(TOOL_SRC) tools/cli.h $(WATCH_H) include/noclobber_intree.h \
 		$(STLIB) $(WATCH_LIB) $(SKEL)
 	$(CC) $(CFLAGS) $(TOOL_CFLAGS) $(TOOL_DEFS) $(LDFLAGS) -o $@ \

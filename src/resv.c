@@ -67,19 +67,17 @@ static void fork_prepare(void)
 		pthread_mutex_lock(&r->lock);
 }
 
-static void fork_parent(void)
+/*
+ * After the fork, on both sides: in the child, whose one thread is the
+ * one that forked, the locks are its own too.
+ */
+static void fork_done(void)
 {
 	struct ncb_resv *r;
 
 	for (r = live; r; r = r->next)
 		pthread_mutex_unlock(&r->lock);
 	pthread_mutex_unlock(&live_lock);
-}
-
-/* The child's one thread is the one that forked: the locks are its. */
-static void fork_child(void)
-{
-	fork_parent();
 }
 
 /*
@@ -92,7 +90,7 @@ static int live_register(void)
 
 	if (live_registered)
 		return 0;
-	e = pthread_atfork(fork_prepare, fork_parent, fork_child);
+	e = pthread_atfork(fork_prepare, fork_done, fork_done);
 	if (e)
 		return e > 0 ? -e : -ENOMEM;
 	live_registered = 1;
@@ -706,18 +704,18 @@ static int splits(const struct extents *x, uintptr_t a, uintptr_t end)
 	return i < x->n && x->e[i].start < a && x->e[i].end > end;
 }
 
-/* Forget [a, end) in the committed set, splitting an extent if need be. */
-static int forget(struct extents *x, uintptr_t a, uintptr_t end)
+/*
+ * Forget [a, end) in the committed set, splitting an extent if need be:
+ * the room for that was made first (splits), so nothing can fail.
+ */
+static void forget(struct extents *x, uintptr_t a, uintptr_t end)
 {
 	size_t i = first_after(x, a);
-	int err;
 
-	if (i < x->n && x->e[i].start < a && x->e[i].end > end) {
-		err = insert_extent(x, i + 1, end, x->e[i].end);
-		if (err)
-			return err;
+	if (splits(x, a, end)) {
+		(void)insert_extent(x, i + 1, end, x->e[i].end);
 		x->e[i].end = a;
-		return 0;
+		return;
 	}
 	if (i < x->n && x->e[i].start < a) {
 		x->e[i].end = a;
@@ -727,7 +725,6 @@ static int forget(struct extents *x, uintptr_t a, uintptr_t end)
 		remove_extent(x, i);
 	if (i < x->n && x->e[i].start < end)
 		x->e[i].start = end;
-	return 0;
 }
 
 int ncb_resv_decommit(struct ncb_resv *r, void *addr, size_t len)
@@ -757,7 +754,7 @@ int ncb_resv_decommit(struct ncb_resv *r, void *addr, size_t len)
 		goto out;
 	err = map_onto(a, end - a, PROT_NONE, reserved, -1, 0, &doubt);
 	if (!err || doubt)
-		(void)forget(&r->done, a, end);
+		forget(&r->done, a, end);
 	if (err && doubt)
 		take_back(r, a, end);
 out:

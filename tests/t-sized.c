@@ -322,7 +322,7 @@ TEST(images)
 
 TEST(exec_options)
 {
-#ifndef NCB__HAVE_HANDOVER
+#ifndef NCB_ARCH_HANDOVER
 	SKIP("this build has no process-entry stub for its architecture");
 #endif
 	check_opts("ncb_exec", exec_opts, "/", sizeof(struct ncb_exec_opts),

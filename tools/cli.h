@@ -56,8 +56,6 @@ void jw_uint(struct jw *w, const char *key, unsigned long long v);
 void jw_seconds(struct jw *w, const char *key, double v);
 void jw_bool(struct jw *w, const char *key, int v);
 void jw_error(struct jw *w, const char *key, int err, const char *message);
-void jw_error_object(struct jw *w, const char *key, int err,
-		     const char *message);
 void jw_path(struct jw *w, const char *path);
 void jw_named_path(struct jw *w, const char *key, const char *path);
 int jw_end(struct jw *w, FILE *out);

@@ -219,10 +219,9 @@ static void json_event(struct out *o, const struct watch_event *e)
 	jw_hex(&w, "symbol_offset", e->caller.sym_off);
 	jw_close(&w, '}');
 	jw_str(&w, "action", waction_name(e->action));
-	if (e->have_result && e->result < 0)
-		jw_error_object(&w, "error", (int)-e->result, NULL);
-	else if (e->have_result)
-		jw_error(&w, "error", 0, NULL);
+	if (e->have_result)
+		jw_error(&w, "error", e->result < 0 ? (int)-e->result : 0,
+			 NULL);
 	if (e->gone)
 		jw_bool(&w, "exited", 1);
 	doc_end(o, &w);
@@ -308,13 +307,13 @@ static void started(void *arg)
 	struct out *o = arg;
 	struct jw w;
 
-	if (o->json && !doc_begin(o, &w)) {
+	if (!o->json) {
+		fputs("noclobber watch: watching the system; interrupt to "
+		      "stop\n", o->f);
+	} else if (!doc_begin(o, &w)) {
 		jw_str(&w, "event", "start");
 		jw_str(&w, "mode", "system");
 		doc_end(o, &w);
-	} else if (!o->json) {
-		fputs("noclobber watch: watching the system; interrupt to "
-		      "stop\n", o->f);
 	}
 	fflush(o->f);
 }
@@ -324,14 +323,14 @@ static void lost(unsigned long n, unsigned long total, void *arg)
 	struct out *o = arg;
 	struct jw w;
 
-	if (o->json && !doc_begin(o, &w)) {
+	if (!o->json) {
+		fprintf(o->f, "noclobber watch: %lu events lost (%lu in "
+			"all): the ring buffer was full\n", n, total);
+	} else if (!doc_begin(o, &w)) {
 		jw_str(&w, "event", "lost");
 		jw_uint(&w, "count", n);
 		jw_uint(&w, "total", total);
 		doc_end(o, &w);
-	} else if (!o->json) {
-		fprintf(o->f, "noclobber watch: %lu events lost (%lu in "
-			"all): the ring buffer was full\n", n, total);
 	}
 	fflush(o->f);
 }

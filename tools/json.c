@@ -129,8 +129,7 @@ static void json_string(FILE *f, const char *s)
  * "KEY": the path, and "KEY_hex": its bytes if it is not UTF-8 (KEY is
  * a short name of ours).
  */
-static void json_named_path(FILE *f, const char *key,
-			    const char *path)
+static void json_named_path(FILE *f, const char *key, const char *path)
 {
 	const unsigned char *p = (const unsigned char *)path;
 
@@ -234,20 +233,11 @@ void jw_bool(struct jw *w, const char *key, int v)
 /* An error object, or null for err 0; message NULL: strerror's. */
 void jw_error(struct jw *w, const char *key, int err, const char *message)
 {
-	if (err) {
-		jw_error_object(w, key, err, message);
-		return;
-	}
 	jw_key(w, key);
-	fputs("null", w->f);
-}
-
-/* An error object, whatever err is. */
-void jw_error_object(struct jw *w, const char *key, int err,
-		     const char *message)
-{
-	jw_key(w, key);
-	json_error(w->f, err, message);
+	if (err)
+		json_error(w->f, err, message);
+	else
+		fputs("null", w->f);
 }
 
 void jw_path(struct jw *w, const char *path)

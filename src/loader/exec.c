@@ -293,7 +293,7 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 
 	if (!path || !argv)
 		return ncb__why(why, wl, EINVAL, "no program given");
-#ifndef NCB__HAVE_HANDOVER
+#ifndef NCB_ARCH_HANDOVER
 	return ncb__why(why, wl, ENOSYS, "this build has no process-entry "
 			"stub for its architecture");
 #endif
@@ -595,7 +595,7 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	err = ncb__stack_map(&s, ncb__stack_size(opts), e->exec_stack);
 	if (err) {
 		ncb__why(why, wl, -err, "no room for a stack of %zu bytes",
-			 ncb__stack_size(opts));
+			 s.size);
 		goto out;
 	}
 	err = ncb__stack_build(&s, argv, envp, execfn, &prog,

@@ -140,21 +140,29 @@ int ncb__identity_comm(const struct ncb__identity *id)
 }
 
 /*
- * Whether PR_SET_MM_MAP may set the exe link: checkpoint_restore_ns_capable
- * in the caller's own user namespace, the capability sets capget reports.
+ * Whether PR_SET_MM_MAP is there, in the layout this library writes: it
+ * answers PR_SET_MM_MAP_SIZE with its struct's size.  0, or -errno.
  */
-int ncb__exe_settable(void)
+static int mm_map_usable(void)
+{
+	unsigned int size = 0;
+
+	if (prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0))
+		return -errno;
+	return size == ncb__mm_map_size() ? 0 : -EINVAL;
+}
+
+/*
+ * Whether it may set the exe link: checkpoint_restore_ns_capable in the
+ * caller's own user namespace, the capability sets capget reports.
+ */
+static int exe_capable(void)
 {
 	struct __user_cap_header_struct hd = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
 	};
 	struct __user_cap_data_struct d[2];
-	unsigned int size = 0;
 
-	if (prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0))
-		return -errno;
-	if (size != ncb__mm_map_size())
-		return -EINVAL;
 	memset(d, 0, sizeof(d));
 	if (syscall(SYS_capget, &hd, d))
 		return -errno;
@@ -165,20 +173,20 @@ int ncb__exe_settable(void)
 	return -EPERM;
 }
 
+int ncb__exe_settable(void)
+{
+	return mm_map_usable() ?: exe_capable();
+}
+
 int ncb_exec_identity(struct ncb_exec_identity *id)
 {
 	struct ncb_exec_identity r = { .size = sizeof(r) };
-	unsigned int size = 0;
 	char comm[16];
 
 	if (ncb__out_size(id, NCB__END(ncb_exec_identity, exe)))
 		return -EINVAL;
-	/* Answers with the struct's size where PR_SET_MM_MAP exists. */
-	if (prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0))
-		r.mm_map = -errno;
-	else if (size != ncb__mm_map_size())
-		r.mm_map = -EINVAL;
-	r.exe = r.mm_map ? r.mm_map : ncb__exe_settable();
+	r.mm_map = mm_map_usable();
+	r.exe = r.mm_map ? r.mm_map : exe_capable();
 	/* Setting comm to what it is changes nothing. */
 	if (prctl(PR_GET_NAME, comm, 0, 0, 0) ||
 	    prctl(PR_SET_NAME, comm, 0, 0, 0))

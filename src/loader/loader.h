@@ -191,10 +191,6 @@ struct ncb__range {
 	uint64_t start, end;
 };
 
-/* The architectures handover.c has a stub for (arch/). */
-#ifdef NCB_ARCH_HANDOVER
-#define NCB__HAVE_HANDOVER 1
-#endif
 
 /* The spans the program owns: image, interpreter, stack, a placeholder. */
 #define NCB__KEEP_MAX 4
@@ -258,7 +254,7 @@ struct ncb__stack {
 NCB_HIDDEN void ncb__stack_init(struct ncb__stack *s, ncb__hide hide);
 /* Its size, from opts or RLIMIT_STACK. */
 NCB_HIDDEN size_t ncb__stack_size(const struct ncb_exec_opts *o);
-/* Its mapping, wherever the kernel puts it: 0, or -errno. */
+/* Its mapping, wherever the kernel puts it (s->size set): 0, or -errno. */
 NCB_HIDDEN int ncb__stack_map(struct ncb__stack *s, size_t size, int exec);
 NCB_HIDDEN void ncb__stack_unmap(struct ncb__stack *s);
 /* Its contents, *sp the program's entry stack pointer: 0, or -errno. */

@@ -296,6 +296,7 @@ void ncb__stack_init(struct ncb__stack *s, ncb__hide hide)
 int ncb__stack_map(struct ncb__stack *s, size_t size, int exec)
 {
 	/* Without an address the kernel chooses: nothing can be replaced. */
+	s->size = size;
 	s->base = mmap(NULL, size, PROT_READ | PROT_WRITE |
 		       (exec ? PROT_EXEC : 0),
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -303,7 +304,6 @@ int ncb__stack_map(struct ncb__stack *s, size_t size, int exec)
 		s->base = NULL;
 		return -errno;
 	}
-	s->size = size;
 	s->top = s->base + size;
 	return 0;
 }

@@ -92,6 +92,12 @@ struct wfile *wfiles_add(struct wfiles *fs, uint64_t dev, uint64_t ino)
 	return f;
 }
 
+void wfiles_drop(struct wfile *f)
+{
+	free(f->path);
+	memset(f, 0, sizeof(*f));
+}
+
 int wfile_magic(int fd)
 {
 	unsigned char magic[4];

@@ -38,6 +38,8 @@ struct wfile *wfiles_find(const struct wfiles *fs, uint64_t dev,
 			  uint64_t ino);
 /* The file's entry, found or made (elf -1, no path); NULL if ino is 0. */
 struct wfile *wfiles_add(struct wfiles *fs, uint64_t dev, uint64_t ino);
+/* An entry given up: its slot free again (evict is not told). */
+void wfiles_drop(struct wfile *f);
 /* Whether the open file starts with the ELF magic. */
 int wfile_magic(int fd);
 

@@ -157,9 +157,11 @@ static struct wfile *known_add(uint64_t dev, uint64_t ino)
 	if (k && !k->path)
 		k->path = calloc(1, PATH_BYTES);
 	/* No room for its path: the slot stays free. */
-	if (k && !k->path)
-		k->ino = 0;
-	return k && k->path ? k : NULL;
+	if (k && !k->path) {
+		wfiles_drop(k);
+		return NULL;
+	}
+	return k;
 }
 
 /* A path the programs sent: its names, leaf first, joined. */
@@ -293,7 +295,7 @@ static void victim(const struct ws_event *w, const struct ws_vma *v,
 		out->m.inode = v->ino;
 		out->m.dev_major = major(dev);
 		out->m.dev_minor = minor(dev);
-		out->file_end = (v->size + PAGE - 1) & ~(PAGE - 1);
+		out->file_end = wc_page_up(v->size, PAGE);
 		k = file_of((pid_t)w->tgid, dev, v->ino);
 		/* Mapped executable there, or by its header. */
 		out->elf = (v->kind & WS_K_EXEC) ||
