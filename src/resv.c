@@ -102,9 +102,11 @@ static int live_register(void)
  * and the program register theirs: fork runs prepare handlers newest
  * first, so theirs take their locks before ours, and a thread that
  * holds one of their locks while it calls into a reservation is never
- * left waiting on ours.  Failing here, the first reservation tries again.
+ * left waiting on ours.  Linked statically, every constructor is the
+ * program's: the first priority open to it (101) runs this one before
+ * theirs.  Failing here, the first reservation tries again.
  */
-__attribute__((constructor)) static void live_init(void)
+__attribute__((constructor(101))) static void live_init(void)
 {
 	pthread_mutex_lock(&live_lock);
 	(void)live_register();
@@ -491,12 +493,13 @@ int ncb__resv_move_always;
  * Whether a MAP_FIXED of this memory that fails leaves the old pages, or
  * an empty range only where the kernel found no memory for its own
  * structures (a VMA, the maple tree's nodes; charged to a memory cgroup,
- * to no commit limit).  Private anonymous memory since 6.12 (above); on
- * any kernel, private anonymous memory that is not charged to the commit
- * limit, but huge pages, whose pool is reserved after the unmapping
- * everywhere.  A mapping is charged only if writable and neither shared
- * nor MAP_NORESERVE (accountable_mapping in mm/mmap.c; overcommit_memory
- * 2 ignores MAP_NORESERVE), and before 6.12 the charge, the one ENOMEM
+ * to no commit limit).  Private anonymous memory since 6.12 (above: a
+ * huge page's pool is reserved after the unmapping there too, and a
+ * failure of it is read back like the rest); before, private anonymous
+ * memory that is not charged to the commit limit, but huge pages.  A
+ * mapping is charged only if writable and neither shared nor
+ * MAP_NORESERVE (accountable_mapping in mm/mmap.c; overcommit_memory 2
+ * ignores MAP_NORESERVE), and before 6.12 the charge, the one ENOMEM
  * after the unmapping but for the kernel's own structures, was taken
  * there (mmap_region: do_mas_munmap, then security_vm_enough_memory_mm,
  * 6.1).  A placeholder is PROT_NONE: never charged.  The map count,
@@ -504,12 +507,12 @@ int ncb__resv_move_always;
  */
 static int fails_cleanly(int prot, int flags)
 {
-	/* hugetlb_reserve_pages comes after the unmapping, on every kernel. */
-	if (!(flags & MAP_ANONYMOUS) || (flags & MAP_TYPE) != MAP_PRIVATE ||
-	    (flags & MAP_HUGETLB))
+	if (!(flags & MAP_ANONYMOUS) || (flags & MAP_TYPE) != MAP_PRIVATE)
 		return 0;
-	return !(prot & PROT_WRITE) ||
-	       ncb_core_kernel_release() >= NCB__KERNEL(6, 12);
+	if (ncb_core_kernel_release() >= NCB__KERNEL(6, 12))
+		return 1;
+	/* hugetlb_reserve_pages comes after the unmapping. */
+	return !(prot & PROT_WRITE) && !(flags & MAP_HUGETLB);
 }
 
 static int direct_safe(int prot, int flags)

@@ -508,6 +508,90 @@ TEST(fork_while_busy)
 	ASSERT_EQ(ncb_resv_release(c.r), 0);
 }
 
+/*
+ * A library built on reservations, linked into this program as the
+ * library is (statically): a lock of its own, held across calls into a
+ * reservation and taken by fork handlers it registers as it is loaded;
+ * its prepare handler calls into reservations too, when asked.
+ */
+static pthread_mutex_t app_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ncb_resv *app_resv;
+
+static void app_prepare(void)
+{
+	struct ncb_resv *t;
+
+	pthread_mutex_lock(&app_lock);
+	if (!app_resv)
+		return;
+	(void)ncb_resv_decommit(app_resv, ncb_resv_addr(app_resv), PG);
+	if (!ncb_resv_new(&t, NULL, PG, NULL))
+		(void)ncb_resv_release(t);
+}
+
+static void app_done(void)
+{
+	pthread_mutex_unlock(&app_lock);
+}
+
+__attribute__((constructor)) static void app_init(void)
+{
+	pthread_atfork(app_prepare, app_done, app_done);
+}
+
+static void *app_user(void *arg)
+{
+	struct churn *c = arg;
+	char *a = ncb_resv_addr(c->r);
+
+	while (!c->stop) {
+		pthread_mutex_lock(&app_lock);
+		(void)ncb_resv_commit(c->r, a, PG, PROT_READ,
+				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		(void)ncb_resv_decommit(c->r, a, PG);
+		pthread_mutex_unlock(&app_lock);
+	}
+	return NULL;
+}
+
+/*
+ * Forks beside such a library: its handlers run before the library's
+ * (registered after them), so neither waits on the other's lock, and
+ * its prepare handler's calls find no lock of ours taken.  A hang ends
+ * with the alarm, and fails the test.
+ */
+TEST(fork_under_a_library)
+{
+	int i, n = test_slow() ? 20 : 500, st;
+	pid_t pid, p;
+
+	fflush(stdout);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct churn c = { reserve(NULL, 4 * PG, NULL), 0 };
+		pthread_t t;
+
+		alarm(120);
+		app_resv = reserve(NULL, 4 * PG, NULL);
+		if (pthread_create(&t, NULL, app_user, &c))
+			_exit(2);
+		for (i = 0; i < n; i++) {
+			p = fork();
+			if (p == 0)
+				_exit(0);
+			if (p < 0 || waitpid(p, &st, 0) != p || st)
+				_exit(3);
+		}
+		c.stop = 1;
+		pthread_join(t, NULL);
+		_exit(0);
+	}
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		FAIL("forking beside a library: status %#x", st);
+}
+
 /* Most of a 32-bit process's space in one piece; any size on 64-bit. */
 TEST(most_of_the_space)
 {
@@ -755,7 +839,7 @@ TEST_MAIN(T(exact), T(anywhere), T(aligned_2m), T(aligned_1g),
 	  T(commit_and_decommit), T(commit_errors), T(commit_file),
 	  T(concurrent_lowest), T(concurrent_random),
 	  T(concurrent_highest), T(concurrent_any), T(after_fork),
-	  T(fork_while_busy),
+	  T(fork_while_busy), T(fork_under_a_library),
 	  T(most_of_the_space), T(near_code), T(commit_at_map_limit),
 	  T(decommit_at_map_limit), T(commits_moved),
 	  T(commit_moved_at_map_limit), T(decommit_moved_at_map_limit))
