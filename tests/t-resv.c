@@ -458,7 +458,12 @@ struct churn {
 	atomic_int stop;
 };
 
-/* Commits and decommits without a pause: the lock is held most of the time. */
+/*
+ * Commits and decommits with no pause but a yield: the lock is held most
+ * of the time.  The yield is for schedulers that are not fair (valgrind
+ * runs one thread at a time and may hand the lock straight back), where
+ * a fork would otherwise wait for minutes.
+ */
 static void *churner(void *arg)
 {
 	struct churn *c = arg;
@@ -469,6 +474,7 @@ static void *churner(void *arg)
 				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) ||
 		    ncb_resv_decommit(c->r, a, PG))
 			break;
+		sched_yield();
 	}
 	return NULL;
 }
@@ -550,6 +556,7 @@ static void *app_user(void *arg)
 				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		(void)ncb_resv_decommit(c->r, a, PG);
 		pthread_mutex_unlock(&app_lock);
+		sched_yield();	/* as churner()'s */
 	}
 	return NULL;
 }
