@@ -415,7 +415,7 @@ NCB_API int ncb_elf_unload(struct ncb_elf_image *img);
 struct ncb_exec_opts {
 	size_t size;			/* sizeof(struct ncb_exec_opts) */
 	uint64_t base;			/* ET_DYN program's base; 0: anywhere */
-	size_t stack_size;		/* 0: RLIMIT_STACK (8 MiB if none) */
+	size_t stack_size;		/* the stack limit; 0: RLIMIT_STACK */
 	const char *execfn;		/* AT_EXECFN; NULL: path */
 	unsigned int flags;		/* NCB_EXEC_* */
 	int exe;			/* enum ncb_exec_exe */

@@ -26,4 +26,28 @@ int ncb__elf_symbol(const struct ncb_elf *e, const char *name,
  */
 int ncb__script_interp(const char *path, char *out, size_t len);
 
+/*
+ * Whether a mapping belongs to the process rather than to its program
+ * (the vDSO and its data, [vsyscall], ARM's [vectors] and [sigpage]), by
+ * its name: an in-process exec leaves those (src/loader/handover.c).
+ */
+int ncb__kernel_mapping(const char *path);
+
+/*
+ * Whether an emulator (qemu-user, valgrind) runs this process: then an
+ * in-process exec leaves the caller's mappings (src/loader/layout.c).
+ */
+int ncb__emulated(void);
+
+/*
+ * Where ncb_exec would put the program's stack for these strings: its
+ * range at the start, the top drawn as execve draws it (start 0 and end
+ * its size where mmap would place it), and the limit it grows to
+ * (UINT64_MAX: none).  0, -EINVAL for a size below a page, -E2BIG for
+ * strings beyond execve's limits (src/loader/stack.c).
+ */
+int ncb__stack_plan(char *const argv[], char *const envp[],
+		    const char *execfn, const struct ncb_exec_opts *o,
+		    uint64_t *start, uint64_t *end, uint64_t *limit);
+
 #endif

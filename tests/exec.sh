@@ -144,6 +144,74 @@ auxv() {
 }
 auxv x86_64 "" "$nc"
 
+# The stack as execve makes it (progs/stack.c): its size, the guard gap
+# below it and room to grow to RLIMIT_STACK; an overflow ends in SIGSEGV
+# before it reaches the heap's blocks; no limit, or --stack, lets it
+# grow as far; its top and offset as randomized as execve's; with ASLR
+# off where execve puts it; a small RLIMIT_AS is no obstacle.
+if ${CC:-cc} -O1 -o "$tmp/stack" "$top/tests/progs/stack.c"; then
+	st=$tmp/stack
+	printf '#!/bin/sh\nulimit -Ss "$1" && shift && exec "$@"\n' \
+		>"$tmp/lims"
+	printf '#!/bin/sh\nulimit -Sv "$1" && shift && exec "$@"\n' \
+		>"$tmp/limv"
+	chmod +x "$tmp/lims" "$tmp/limv"
+	same "stack: size, guard gap and room as execve's" "$tmp/lims 8192" \
+		"$nc" "$st" shape
+	same "a stack overflow: SIGSEGV, the heap's blocks untouched" \
+		"$tmp/lims 8192" "$nc" "$st" overflow
+	same "ulimit -s unlimited: 100 MiB of recursion" \
+		"$tmp/lims unlimited" "$nc" "$st" grow 100
+	same "ulimit -s 102400: 90 MiB of recursion" "$tmp/lims 102400" \
+		"$nc" "$st" grow 90
+	out=$("$tmp/lims" 8192 "$nc" exec --stack 100M "$st" grow 90)
+	[ "$out" = "grew 90 MiB" ]
+	ok $? "--stack 100M: 90 MiB of recursion under an 8 MiB limit"
+	out=$("$nc" exec --stack 100M sh -c 'ulimit -s')
+	[ "$out" = 102400 ]
+	ok $? "--stack 100M: the program's own limit ($out)"
+	"$nc" exec --stack 1 true 2>"$tmp/e"
+	s=$?
+	[ $s -eq 125 ] && grep -q "a limit from a page" "$tmp/e"
+	ok $? "--stack 1: refused (status $s)"
+	sh -c 'ulimit -Hs 16384 && exec "$@"' sh "$nc" exec --stack 100M \
+		true 2>"$tmp/e"
+	s=$?
+	[ $s -eq 125 ] && grep -q "hard limit" "$tmp/e"
+	ok $? "--stack above the hard limit: refused (status $s)"
+	# A quarter of the limit, at least 128 KiB (bprm_stack_limits).
+	args=$(seq 1 12000)
+	"$nc" exec --stack 16K "$st" where $args 2>"$tmp/e"
+	s=$?
+	[ $s -eq 126 ] && grep -q "arguments and environment take" "$tmp/e"
+	ok $? "160 kB of arguments over a 16 KiB limit: E2BIG (status $s)"
+	"$tmp/lims" 16 "$st" where $args 2>&1 | grep -q "too long"
+	ok $? "the kernel agrees: execve under a 16 KiB limit fails so"
+	same "the same under a 1 MiB limit" "$tmp/lims 1024" "$nc" "$st" \
+		shape $args
+	i=0
+	while [ $i -lt 12 ]; do
+		"$nc" exec "$st" where
+		i=$((i + 1))
+	done >"$tmp/where"
+	for f in local AT_RANDOM; do
+		for bit in 4 12; do
+			vals=$(while read -r a r; do
+				[ $f = local ] && v=$a || v=$r
+				echo $(((v >> bit) & 255))
+			done <"$tmp/where" | sort -u | wc -l)
+			[ "$vals" -gt 1 ]
+			ok $? "randomized: bits $bit-$((bit + 7)) of $f: $vals"
+		done
+	done
+	same "setarch -R: the stack where execve puts it" "setarch -R" \
+		"$nc" "$st" top
+	same "ulimit -v 12000: /bin/echo runs" "$tmp/limv 12000" "$nc" \
+		/bin/echo ok
+else
+	ok 1 "build progs/stack.c"
+fi
+
 # A program execve would run with privilege is refused (EPERM, 126), as
 # an in-process exec cannot give it; --unprivileged runs it without, as
 # the kernel does under no_new_privs, and so does no_new_privs itself.
@@ -518,6 +586,20 @@ other() {
 	else
 		skip "$arch: dynamic programs run only under qemu with $libc"
 		skip "$arch: dynamic programs run only under qemu with $libc"
+	fi
+	# Natively the tool's own mappings go at the handover: the program
+	# is loaded elsewhere and moved to its address then.  Under qemu-user
+	# they stay: refused, the tool named.
+	if [ "$t_how" = native ]; then
+		same "$arch: an ET_EXEC where the tool lives runs there" "" \
+			"$tool" "$tmp/$arch-clash" c 6
+		"$tool" exec --plan "$tmp/$arch-clash" >"$tmp/o" 2>&1
+		s=$?
+		[ $s -eq 0 ] && ! grep -q "^collision" "$tmp/o"
+		ok $? "$arch: --plan: no collision with the tool (status $s)"
+		grep -q "^program .*(ET_EXEC" "$tmp/o"
+		ok $? "$arch: --plan places the ET_EXEC program"
+		return
 	fi
 	$runner "$tool" exec "$tmp/$arch-clash" >"$tmp/o" 2>"$tmp/e"
 	s=$?

@@ -55,6 +55,7 @@ void jw_int(struct jw *w, const char *key, long long v);
 void jw_uint(struct jw *w, const char *key, unsigned long long v);
 void jw_seconds(struct jw *w, const char *key, double v);
 void jw_bool(struct jw *w, const char *key, int v);
+void jw_null(struct jw *w, const char *key);
 void jw_error(struct jw *w, const char *key, int err, const char *message);
 void jw_path(struct jw *w, const char *path);
 void jw_named_path(struct jw *w, const char *key, const char *path);

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
@@ -106,9 +107,42 @@ struct plan {
 	int collisions;
 	uint64_t pg;
 	uint64_t brk;		/* the program's, if ncb_exec_layout's */
+	/* The stack at the start (start 0: where mmap puts it), its limit */
+	uint64_t stack_start, stack_end, stack_limit;
 };
 
-/* The model of this process: its maps as the kernel lists them now. */
+/*
+ * The lines of the maps that a run leaves in place, moved to the front:
+ * the kernel's own mappings (natively the handover unmaps everything
+ * else of this process), or all of them under an emulator.  The new
+ * length.
+ */
+static size_t staying(char *text, size_t len)
+{
+	char *line = text, *end = text + len, *nl, *path, *out = text;
+	int all = ncb__emulated();
+	size_t n;
+
+	for (; line < end; line = nl + 1) {
+		nl = memchr(line, '\n', (size_t)(end - line));
+		if (!nl)
+			break;
+		n = (size_t)(nl - line) + 1;
+		*nl = '\0';
+		path = strchr(line, '[');
+		*nl = '\n';
+		if (all || (path && path < nl && ncb__kernel_mapping(path))) {
+			memmove(out, line, n);
+			out += n;
+		}
+	}
+	return (size_t)(out - text);
+}
+
+/*
+ * The model of this process as the program will find it: its maps as
+ * the kernel lists them now, less what the handover unmaps.
+ */
 static int plan_model(struct plan *pl)
 {
 	struct ncb_as_opts o = { .size = sizeof(o) };
@@ -142,6 +176,8 @@ static int plan_model(struct plan *pl)
 			o.mmap_base = m.end;
 		ncb_maps_close(maps);
 	}
+	len = staying(text, len);
+	text[len] = '\0';
 	err = ncb_as_new(&pl->as, &o);
 	if (!err)
 		err = ncb_as_load(pl->as, text, len);
@@ -421,8 +457,9 @@ struct plan_images {
 
 /* The program, its interpreter and the stack placed: 0 or exit status. */
 static int plan_images(struct plan *pl, const char *path, uint64_t base,
-		       size_t stack, struct plan_images *im)
+		       struct plan_images *im)
 {
+	uint64_t stack = pl->stack_end - pl->stack_start;
 	int ret;
 
 	if (pl->w)
@@ -431,8 +468,11 @@ static int plan_images(struct plan *pl, const char *path, uint64_t base,
 	if (!ret && im->in.interp)
 		ret = plan_one(pl, "interpreter", im->in.interp, 0, &im->ie,
 			       &im->iin, &im->iat);
-	if (!ret && ncb_as_mmap(pl->as, 0, stack, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, 0, 0, &im->sat)) {
+	im->sat = pl->stack_start;
+	/* Where execve puts it, the caller's own mappings are moved. */
+	if (!ret && !im->sat &&
+	    ncb_as_mmap(pl->as, 0, stack, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, 0, 0, &im->sat)) {
 		fail("exec", !!pl->w, ENOMEM, "no room for the stack");
 		ret = 125;
 	}
@@ -441,10 +481,11 @@ static int plan_images(struct plan *pl, const char *path, uint64_t base,
 	return ret;
 }
 
-static void plan_rest(struct plan *pl, const char *path, size_t stack,
+static void plan_rest(struct plan *pl, const char *path,
 		      const struct plan_images *im, const struct ident *d,
 		      int exe)
 {
+	uint64_t stack = pl->stack_end - pl->stack_start;
 	uint64_t brk = pl->brk ? pl->brk : im->at + im->in.hi - im->in.lo;
 	uint64_t entry = im->ie ? im->iin.entry + im->iat - im->iin.lo
 				: im->in.entry + im->at - im->in.lo;
@@ -454,16 +495,25 @@ static void plan_rest(struct plan *pl, const char *path, size_t stack,
 		print_image(pl, "interpreter", im->in.interp, im->ie,
 			    &im->iin, im->iat);
 	if (!pl->w) {
-		printf("stack       %#llx-%#llx\nbrk         %#llx\n",
+		printf("stack       %#llx-%#llx\n",
 		       (unsigned long long)im->sat,
-		       (unsigned long long)(im->sat + stack),
-		       (unsigned long long)brk);
+		       (unsigned long long)(im->sat + stack));
+		if (pl->stack_limit == UINT64_MAX)
+			printf("stack-limit unlimited\n");
+		else
+			printf("stack-limit %llu\n",
+			       (unsigned long long)pl->stack_limit);
+		printf("brk         %#llx\n", (unsigned long long)brk);
 		print_identity(d, exe);
 		return;
 	}
 	jw_open(pl->w, "stack", '{');
 	jw_hex(pl->w, "start", im->sat);
 	jw_hex(pl->w, "end", im->sat + stack);
+	if (pl->stack_limit == UINT64_MAX)
+		jw_null(pl->w, "limit");
+	else
+		jw_uint(pl->w, "limit", pl->stack_limit);
 	jw_close(pl->w, '}');
 	jw_hex(pl->w, "brk", brk);
 	jw_hex(pl->w, "entry", entry);
@@ -525,9 +575,11 @@ static void print_scripts(struct jw *w, const struct scripts *sc)
 		jw_close(w, ']');
 }
 
-static int do_plan(const char *prog, uint64_t base, size_t stack, int exe,
-		   int json)
+static int do_plan(const char *prog, char **argv,
+		   const struct ncb_exec_opts *o, int json)
 {
+	uint64_t base = o->base;
+	int exe = o->exe;
 	static struct scripts sc;
 	const char *path;
 	struct plan pl = { .pg = (uint64_t)getpagesize() };
@@ -545,6 +597,14 @@ static int do_plan(const char *prog, uint64_t base, size_t stack, int exe,
 		return exec_status(err);
 	}
 	path = sc.path[sc.n];
+	err = ncb__stack_plan(argv, environ, prog, o, &pl.stack_start,
+			      &pl.stack_end, &pl.stack_limit);
+	if (err) {
+		fail("exec", json, -err, "%s", err == -E2BIG ? "arguments and "
+		     "environment take more than the stack limit allows" :
+		     strerror(-err));
+		return exec_status(err);
+	}
 	ret = plan_model(&pl);
 	if (ret || (json && (ret = jw_begin(&w)))) {
 		ncb_as_free(pl.as);
@@ -554,10 +614,10 @@ static int do_plan(const char *prog, uint64_t base, size_t stack, int exe,
 	}
 	pl.w = json ? &w : NULL;
 	print_scripts(pl.w, &sc);
-	ret = plan_images(&pl, path, base, stack, &im);
+	ret = plan_images(&pl, path, base, &im);
 	if (!ret) {
 		identity(im.e, exe, &d);
-		plan_rest(&pl, path, stack, &im, &d, exe);
+		plan_rest(&pl, path, &im, &d, exe);
 		/* --exe=set that cannot be had fails the plan as a run. */
 		if (exe == NCB_EXE_SET && !d.set)
 			ret = EXIT_CANNOT;
@@ -575,6 +635,29 @@ static int do_plan(const char *prog, uint64_t base, size_t stack, int exe,
 	ncb_elf_close(im.ie);
 	ncb_as_free(pl.as);
 	return ret ? ret : pl.collisions ? 1 : 0;
+}
+
+/*
+ * --stack: the program's RLIMIT_STACK, as "ulimit -s" would set it for
+ * it: at least a page, within this process's hard limit.
+ */
+static int stack_option(const char *arg, uint64_t v, size_t *size)
+{
+	struct rlimit rl;
+
+	if (v < (uint64_t)getpagesize() || v > SIZE_MAX) {
+		fprintf(stderr, "noclobber exec: --stack %s: a limit from a "
+			"page to %zu bytes\n", arg, (size_t)SIZE_MAX);
+		return -1;
+	}
+	if (!getrlimit(RLIMIT_STACK, &rl) && rl.rlim_max != RLIM_INFINITY &&
+	    v > rl.rlim_max) {
+		fprintf(stderr, "noclobber exec: --stack %s: above the hard "
+			"limit of %ju bytes\n", arg, (uintmax_t)rl.rlim_max);
+		return -1;
+	}
+	*size = (size_t)v;
+	return 0;
 }
 
 int cmd_exec(int argc, char **argv)
@@ -611,8 +694,8 @@ int cmd_exec(int argc, char **argv)
 			}
 			if (c == 'b')
 				o.base = v;
-			else
-				o.stack_size = (size_t)v;
+			else if (stack_option(optarg, v, &o.stack_size))
+				return EXIT_CANNOT;
 			break;
 		case 'p':
 			plan = 1;
@@ -651,9 +734,7 @@ int cmd_exec(int argc, char **argv)
 		return exec_status(err);
 	}
 	if (plan)
-		return do_plan(path, o.base, o.stack_size ? o.stack_size
-							  : 8u << 20, o.exe,
-			       json);
+		return do_plan(path, argv + optind, &o, json);
 	err = ncb_exec(path, argv + optind, environ, &o, why, sizeof(why));
 	fprintf(stderr, "noclobber exec: %s\n", why);
 	return exec_status(err);

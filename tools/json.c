@@ -230,6 +230,12 @@ void jw_bool(struct jw *w, const char *key, int v)
 	fputs(v ? "true" : "false", w->f);
 }
 
+void jw_null(struct jw *w, const char *key)
+{
+	jw_key(w, key);
+	fputs("null", w->f);
+}
+
 /* An error object, or null for err 0; message NULL: strerror's. */
 void jw_error(struct jw *w, const char *key, int err, const char *message)
 {

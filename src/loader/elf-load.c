@@ -159,8 +159,11 @@ static int first_occupant(const struct ncb_mapping *m, void *arg)
 	return 1;
 }
 
-/* Reserve the span; on a collision, name what is in the way. */
-static int reserve_span(const struct ncb_elf *e, uint64_t base,
+/*
+ * Reserve the span; on a collision, name what is in the way.  Anywhere
+ * (elsewhere): even an ET_EXEC image, for ncb__elf_load_elsewhere.
+ */
+static int reserve_span(const struct ncb_elf *e, uint64_t base, int elsewhere,
 			struct ncb_resv **resv, char *why, size_t wl)
 {
 	struct ncb_resv_opts o = { .size = sizeof(o) };
@@ -168,7 +171,10 @@ static int reserve_span(const struct ncb_elf *e, uint64_t base,
 	struct occupant occ = { 0, 0, "(unknown)" };
 	int err;
 
-	if (e->eh.e_type == ET_EXEC) {
+	if (elsewhere) {
+		o.align = (size_t)(e->align < (1ULL << 30) ? e->align
+							  : 1ULL << 30);
+	} else if (e->eh.e_type == ET_EXEC) {
 		if (base && base != e->lo)
 			return ncb__why(why, wl, EINVAL, "an ET_EXEC image "
 					"loads only at its link address "
@@ -200,30 +206,21 @@ static int reserve_span(const struct ncb_elf *e, uint64_t base,
 			occ.path);
 }
 
-int ncb_elf_load(struct ncb_elf *e, const struct ncb_elf_load_opts *opts,
-		 struct ncb_elf_image *img, char *why, size_t wl)
+static int load(struct ncb_elf *e, uint64_t base, int elsewhere,
+		struct ncb_elf_image *img, char *why, size_t wl)
 {
 	struct ncb_elf_image r = NCB_INIT(ncb_elf_image);
-	struct ncb_elf_load_opts o;
 	struct seg_ctx c = { 0 };
 	struct ncb_resv *resv;
 	unsigned int i;
 	int err;
 
-	if (why && wl)
-		why[0] = '\0';
-	if (!e || ncb__out_size(img, NCB__END(ncb_elf_image, resv)))
-		return ncb__why(why, wl, EINVAL, "no image given");
-	if (ncb__opts_in(&o, sizeof(o), opts,
-			 NCB__END(ncb_elf_load_opts, base)))
-		return ncb__why(why, wl, EINVAL, "options of a size or with "
-				"fields this library does not know");
 	if (!e->native)
 		return ncb__elf_foreign(e, why, wl);
 	if (e->fd < 0)
 		return ncb__why(why, wl, EBADF, "an image parsed from memory "
 				"has no file to map");
-	err = reserve_span(e, o.base, &resv, why, wl);
+	err = reserve_span(e, base, elsewhere, &resv, why, wl);
 	if (err)
 		return err;
 	c.pg = ncb__probe()->page_size;
@@ -248,6 +245,28 @@ int ncb_elf_load(struct ncb_elf *e, const struct ncb_elf_load_opts *opts,
 	r.resv = resv;
 	ncb__out(img, &r, sizeof(r));
 	return 0;
+}
+
+int ncb_elf_load(struct ncb_elf *e, const struct ncb_elf_load_opts *opts,
+		 struct ncb_elf_image *img, char *why, size_t wl)
+{
+	struct ncb_elf_load_opts o;
+
+	if (why && wl)
+		why[0] = '\0';
+	if (!e || ncb__out_size(img, NCB__END(ncb_elf_image, resv)))
+		return ncb__why(why, wl, EINVAL, "no image given");
+	if (ncb__opts_in(&o, sizeof(o), opts,
+			 NCB__END(ncb_elf_load_opts, base)))
+		return ncb__why(why, wl, EINVAL, "options of a size or with "
+				"fields this library does not know");
+	return load(e, o.base, 0, img, why, wl);
+}
+
+int ncb__elf_load_elsewhere(struct ncb_elf *e, struct ncb_elf_image *img,
+			    char *why, size_t wl)
+{
+	return load(e, 0, 1, img, why, wl);
 }
 
 int ncb_elf_unload(struct ncb_elf_image *img)

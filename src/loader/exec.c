@@ -143,23 +143,6 @@ static unsigned int count_threads(void)
 }
 
 /*
- * Whether an emulator runs this process: it answers for /proc/self/exe
- * with the guest's program, while the link of this thread's own entry,
- * which it passes through, names the emulator.  Natively they agree.
- */
-static int emulated(void)
-{
-	char self[PATH_MAX], task[64], real[PATH_MAX];
-	ssize_t a, b;
-
-	snprintf(task, sizeof(task), "/proc/self/task/%ld/exe",
-		 (long)syscall(SYS_gettid));
-	a = readlink("/proc/self/exe", self, sizeof(self));
-	b = readlink(task, real, sizeof(real));
-	return a > 0 && b > 0 && (a != b || memcmp(self, real, (size_t)a));
-}
-
-/*
  * The threads an emulator keeps beside the guest's (qemu-user has a
  * service thread of its own, listed in /proc/self/task and re-created in
  * a forked child), counted when the library is loaded, before the guest
@@ -172,7 +155,7 @@ static unsigned int emulator_threads;
 
 __attribute__((constructor)) static void note_emulator_threads(void)
 {
-	if (emulated())
+	if (ncb__emulated())
 		emulator_threads = count_threads();
 }
 
@@ -486,35 +469,103 @@ static int by_interp(const struct ncb_elf *e, const struct ncb_exec_opts *o,
 }
 
 /*
- * The program where execve would put it (ncb_exec_layout); if that is
- * taken, or beyond this process's reach (an emulated guest's), where
- * mmap would, as for a program without an interpreter.
+ * Whether a range that is taken will be free once the handover has
+ * unmapped the caller: nothing of the kernel's there.  Never under an
+ * emulator, where the caller's mappings stay.
  */
-static int load_program(struct ncb_elf *e, const struct ncb_exec_opts *o,
-			const struct ncb__sys *sys, struct ncb_elf_image *img,
-			uint64_t *brk, char *why, size_t wl)
+static int movable(uint64_t start, uint64_t len, const struct ncb__sys *sys)
 {
-	struct ncb_exec_layout l = NCB_INIT(ncb_exec_layout);
-	int err;
+	return !sys->emulated && start + len > start &&
+	       !ncb__stays(start, start + len, NULL, 0);
+}
 
-	if (o->base || e->eh.e_type != ET_DYN || ncb__layout(e, sys, &l) ||
-	    !l.base || load_at(e, l.base, img, why, wl)) {
-		err = load_at(e, o->base, img, why, wl);
-		if (!err)
-			*brk = ncb__exec_brk(e, img->brk, sys);
+/*
+ * The image loaded elsewhere, its mappings to be moved to start by the
+ * handover; *delta where it goes less where it is.
+ */
+static int load_moved(struct ncb_elf *e, uint64_t start,
+		      struct ncb_elf_image *img, struct ncb__handover *ho,
+		      uint64_t *delta, char *why, size_t wl)
+{
+	unsigned int n = ho->nmove;
+	int err = ncb__elf_load_elsewhere(e, img, why, wl);
+
+	if (err)
 		return err;
+	err = ncb__handover_move(ho, img->start, img->end, start);
+	if (err) {
+		ho->nmove = n;
+		ncb_elf_unload(img);
+		return ncb__why(why, wl, -err, "cannot list the image's "
+				"mappings to move: %s", strerror(-err));
 	}
-	/* Drawn with the base, as the kernel draws both for one exec. */
-	*brk = l.brk;
+	*delta = start - img->start;
 	return 0;
 }
 
-/* The spans the program owns, and the exe link, for the handover. */
+/*
+ * The program where execve would put it: a position-independent one
+ * where ncb_exec_layout says (or at opts' base), an ET_EXEC one at its
+ * own address.  Where only the caller's own mappings hold that range
+ * (with ASLR off a position-independent caller sits at ELF_ET_DYN_BASE
+ * too), it is loaded elsewhere and moved there by the handover (*delta).
+ * A position-independent program whose place is taken otherwise, or
+ * beyond this process's reach (an emulated guest's), goes where mmap
+ * puts it, as one without an interpreter.
+ */
+static int load_program(struct ncb_elf *e, const struct ncb_exec_opts *o,
+			const struct ncb__sys *sys, struct ncb_elf_image *img,
+			uint64_t *brk, struct ncb__handover *ho,
+			uint64_t *delta, char *why, size_t wl)
+{
+	struct ncb_exec_layout l = NCB_INIT(ncb_exec_layout);
+	int fixed = o->base || e->eh.e_type == ET_EXEC;
+	uint64_t want = e->eh.e_type == ET_EXEC ? e->lo : o->base;
+	int err;
+
+	*delta = 0;
+	if (!want && !ncb__layout(e, sys, &l))
+		want = l.base;
+	if (want) {
+		err = load_at(e, e->eh.e_type == ET_EXEC ? 0 : want, img,
+			      why, wl);
+		if (err == -EEXIST && movable(want, e->hi - e->lo, sys))
+			err = load_moved(e, want, img, ho, delta, why, wl);
+		if (!err) {
+			/* Drawn with the base, as the kernel draws both. */
+			*brk = l.base ? l.brk : ncb__exec_brk(e, img->brk +
+							      *delta, sys);
+			return 0;
+		}
+		if (fixed)
+			return err;
+	}
+	err = load_at(e, 0, img, why, wl);
+	if (!err)
+		*brk = ncb__exec_brk(e, img->brk, sys);
+	return err;
+}
+
+/* An image as the program will see it: where the handover moves it. */
+static struct ncb_elf_image moved(const struct ncb_elf_image *img,
+				  uint64_t delta)
+{
+	struct ncb_elf_image m = *img;
+
+	m.bias += delta;
+	m.start += delta;
+	m.end += delta;
+	m.entry += delta;
+	m.phdr = m.phdr ? m.phdr + delta : 0;
+	m.brk += delta;
+	return m;
+}
+
+/* The spans the program owns, for the handover and the stack's place. */
 static void handover_keep(struct ncb__handover *ho,
 			  const struct ncb_elf_image *prog,
 			  const struct ncb_elf_image *interp,
-			  const struct ncb_elf_image *held,
-			  const struct ncb__stack *s)
+			  const struct ncb_elf_image *held)
 {
 	const struct ncb_elf_image *img[] = { prog, interp, held };
 	unsigned int i;
@@ -526,9 +577,67 @@ static void handover_keep(struct ncb__handover *ho,
 		ho->keep[ho->nkeep].start = img[i]->start;
 		ho->keep[ho->nkeep++].end = img[i]->end;
 	}
-	/* Its whole mapping: s->top has moved down past what was pushed. */
+}
+
+/*
+ * The stack's whole mapping (s->top has moved down past what was
+ * pushed), and where the handover moves it if it was made elsewhere.
+ */
+static void stack_keep(struct ncb__handover *ho, const struct ncb__stack *s)
+{
+	struct ncb__move *mv = &ho->move[ho->nmove];
+
 	ho->keep[ho->nkeep].start = (uintptr_t)s->base;
 	ho->keep[ho->nkeep++].end = (uintptr_t)s->base + s->size;
+	if (s->at == (uintptr_t)s->base)
+		return;
+	mv->from = (uintptr_t)s->base;
+	mv->len = s->size;
+	mv->to = s->at;
+	ho->nmove++;
+}
+
+/*
+ * The program's stack limit: the caller's RLIMIT_STACK, or the size it
+ * asks for, which the program gets as its own (within the hard limit,
+ * as setrlimit would).
+ */
+static int stack_limit(const struct ncb_exec_opts *o, uintptr_t *limit,
+		       char *why, size_t wl)
+{
+	struct rlimit rl;
+
+	if (ncb__stack_limit(o, limit))
+		return ncb__why(why, wl, EINVAL, "a stack limit of %zu bytes: "
+				"less than a page", o->stack_size);
+	if (o->stack_size && !getrlimit(RLIMIT_STACK, &rl) &&
+	    rl.rlim_max != RLIM_INFINITY && o->stack_size > rl.rlim_max)
+		return ncb__why(why, wl, EPERM, "a stack limit of %zu bytes: "
+				"above the hard limit of %ju", o->stack_size,
+				(uintmax_t)rl.rlim_max);
+	return 0;
+}
+
+/* The program's own stack limit, when one was asked for. */
+static void set_stack_limit(const struct ncb_exec_opts *o)
+{
+	struct rlimit rl;
+
+	if (!o->stack_size || getrlimit(RLIMIT_STACK, &rl))
+		return;
+	rl.rlim_cur = o->stack_size;
+	(void)setrlimit(RLIMIT_STACK, &rl);
+}
+
+/* A stack limit for a message: "8388608 bytes", or "unlimited". */
+static const char *limit_str(const struct ncb__stack *s)
+{
+	static __thread char buf[32];
+
+	if (s->limit == UINTPTR_MAX)
+		return "unlimited";
+	snprintf(buf, sizeof(buf), "%ju bytes", (uintmax_t)s->limit);
+	return buf;
 }
 
 static int exec_elf(const char *path, char *const argv[], char *const envp[],
@@ -540,14 +649,19 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	struct ncb_elf_image interp = NCB_INIT(ncb_elf_image);
 	struct ncb_elf *e = NULL, *ie = NULL;
 	struct ncb__handover ho = { .id.execfn = execfn, .exe_fd = -1 };
+	struct ncb__range stays[NCB__KEEP_MAX + 1];
+	struct ncb_elf_image seen;
 	struct ncb__stack s;
 	struct ncb__sys sys;
-	uint64_t brk = 0;
+	uint64_t brk = 0, delta = 0;
 	int err, set_exe;
 
 	/* Read first: the program's descriptors may be the last allowed. */
 	ncb__sys_read(&sys);
 	ncb__stack_init(&s, hide);
+	err = stack_limit(opts, &s.limit, why, wl);
+	if (err)
+		return err;
 	err = ncb_elf_open(&e, path, why, wl);
 	if (err)
 		return err;
@@ -587,35 +701,47 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 			       "in no segment", path);
 		goto out;
 	}
-	err = load_program(e, opts, &sys, &prog, &brk, why, wl);
+	err = load_program(e, opts, &sys, &prog, &brk, &ho, &delta, why, wl);
 	if (!err && ie)
 		err = load_at(ie, 0, &interp, why, wl);
 	if (err)
 		goto out;
-	err = ncb__stack_map(&s, ncb__stack_size(opts), e->exec_stack);
-	if (err) {
-		ncb__why(why, wl, -err, "no room for a stack of %zu bytes",
-			 s.size);
+	seen = moved(&prog, delta);
+	handover_keep(&ho, &prog, &interp, held);
+	/* Nor where the program goes. */
+	memcpy(stays, ho.keep, ho.nkeep * sizeof(*stays));
+	stays[ho.nkeep].start = seen.start;
+	stays[ho.nkeep].end = seen.end;
+	err = ncb__stack_map(&s, &sys, argv, envp, execfn, e->exec_stack,
+			     stays, ho.nkeep + 1);
+	if (err == -E2BIG) {
+		ncb__why(why, wl, E2BIG, "arguments and environment take more "
+			 "than a stack limit of %s allows", limit_str(&s));
 		goto out;
 	}
-	err = ncb__stack_build(&s, argv, envp, execfn, &prog,
+	if (err) {
+		ncb__why(why, wl, -err, "no room for the stack: %s",
+			 strerror(-err));
+		goto out;
+	}
+	err = ncb__stack_build(&s, argv, envp, execfn, &seen,
 			       ie ? &interp : NULL, e->eh.e_phnum, &ho.sp);
 	if (err) {
 		ncb__why(why, wl, -err, "arguments and environment do not fit "
 			 "a stack of %zu bytes", s.size);
 		goto out;
 	}
-	ho.entry = ie ? (uintptr_t)interp.entry : (uintptr_t)prog.entry;
-	ncb__identity_image(&ho.id, e, &prog);
+	stack_keep(&ho, &s);
+	ho.entry = ie ? (uintptr_t)interp.entry : (uintptr_t)seen.entry;
+	ncb__identity_image(&ho.id, e, &seen);
 	ho.id.brk = brk;
 	ho.id.start_stack = ho.sp;
 	ho.id.arg_start = s.arg_start;
 	ho.id.arg_end = s.arg_end;
 	ho.id.env_start = s.env_start;
 	ho.id.env_end = s.env_end;
-	ho.id.auxv = s.auxv_at;
+	ho.id.auxv = (const uintptr_t *)s.auxv_at;
 	ho.id.auxv_size = 2 * s.nauxv * sizeof(uintptr_t);
-	handover_keep(&ho, &prog, &interp, held, &s);
 	err = handover_prepare(&ho, &e, &ie, set_exe, opts);
 	if (err) {
 		ncb__why(why, wl, -err, "cannot prepare the handover to %s: "
@@ -625,6 +751,7 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	/* From here on, nothing may fail: this process becomes the program. */
 	reset_signals();
 	close_on_exec();
+	set_stack_limit(opts);
 	(void)ncb__identity_comm(&ho.id);
 	rseq_unregister();
 	ncb__handover_go(&ho);

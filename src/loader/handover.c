@@ -36,7 +36,7 @@ extern const char ncb__stub_start[], ncb__stub_end[];
 
 /* The stub's code, and the calls queued after the unmapping. */
 #define CODE_ROOM 512
-#define FIXED_CALLS 8
+#define FIXED_CALLS (8 + NCB__MOVE_MAX)
 
 /* One system call for the stub to make. */
 struct ncb__call {
@@ -72,10 +72,10 @@ static void add(struct handover *h, long nr, uintptr_t a0, uintptr_t a1,
 /*
  * Mappings that belong to the process rather than to the caller's
  * program: the vDSO and its data, [vsyscall], ARM's [vectors] and
- * [sigpage], uprobes' area.  execve gives the program its own; here the
- * program's auxiliary vector already points at these.
+ * [sigpage], uprobes' area.  execve gives the program its own; here they
+ * stay, and the program's auxiliary vector points at them.
  */
-static int kernel_special(const char *path)
+int ncb__kernel_mapping(const char *path)
 {
 	return path[0] == '[' && strcmp(path, "[heap]") &&
 	       strncmp(path, "[stack", 6) && strncmp(path, "[anon:", 6) &&
@@ -152,7 +152,7 @@ static int queue_unmaps(struct handover *h, struct ncb_maps *m,
 	anon = !prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, &size, 0, 0);
 	qsort(keep, nkeep, sizeof(*keep), by_start);
 	while ((err = ncb_maps_next(m, &mp)) > 0) {
-		if (kernel_special(mp.path) || (!anon && !mp.path[0]) ||
+		if (ncb__kernel_mapping(mp.path) || (!anon && !mp.path[0]) ||
 		    (!mp.path[0] && mp.start < brk && brk <= mp.end))
 			continue;
 		if (!strcmp(mp.path, "[heap]")) {
@@ -252,10 +252,10 @@ static int handover_map(struct handover *h, unsigned int n)
  * line is unmapped exactly as it was then, so the new mapping, even
  * merged with a neighbour, is never among them.
  */
-static int handover_build(struct handover *h, struct ncb__range *keep,
-			  unsigned int nkeep, const struct ncb__identity *id,
-			  uintptr_t sp, uintptr_t entry)
+static int handover_build(struct handover *h, struct ncb__handover *ho)
 {
+	struct ncb__range *keep = ho->keep;
+	unsigned int nkeep = ho->nkeep, i;
 	struct ncb_maps *m;
 	struct ncb__call *end;
 	unsigned int n;
@@ -281,11 +281,19 @@ static int handover_build(struct handover *h, struct ncb__range *keep,
 	ncb_maps_close(m);
 	if (err)
 		return err;
-	queue_identity(h, id);
+	/*
+	 * Into a range that only the caller's mappings held, unmapped just
+	 * now: MREMAP_FIXED replaces nothing there.
+	 */
+	for (i = 0; i < ho->nmove; i++)
+		add(h, SYS_mremap, ho->move[i].from, ho->move[i].len,
+		    ho->move[i].len, MREMAP_MAYMOVE | MREMAP_FIXED,
+		    ho->move[i].to);
+	queue_identity(h, &ho->id);
 	end = &h->calls[h->n];
 	end->nr = ~(uintptr_t)0;
-	end->a[0] = sp;
-	end->a[1] = entry;
+	end->a[0] = ho->sp;
+	end->a[1] = ho->entry;
 	/* The room the maps asked for is mostly unused: give it back. */
 	used = ncb__page_align((size_t)((char *)(end + 1) - h->base));
 	if (used < h->size && !munmap(h->base + used, h->size - used))
@@ -297,6 +305,55 @@ static int handover_build(struct handover *h, struct ncb__range *keep,
 	return 0;
 }
 
+int ncb__stays(uint64_t lo, uint64_t hi, const struct ncb__range *keep,
+	       unsigned int n)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	struct ncb_maps *maps;
+	unsigned int i;
+	int err, found = 0;
+
+	for (i = 0; i < n; i++)
+		if (keep[i].start < hi && keep[i].end > lo)
+			return 1;
+	if (!ncb__range_occupied(lo, hi))
+		return 0;
+	if (ncb__maps_walk(&maps, lo))
+		return 1;
+	while (!found && (err = ncb_maps_next(maps, &m)) > 0 && m.start < hi)
+		found = m.end > lo && ncb__kernel_mapping(m.path);
+	ncb_maps_close(maps);
+	return found || err < 0;
+}
+
+int ncb__handover_move(struct ncb__handover *ho, uint64_t start,
+		       uint64_t end, uint64_t to)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	struct ncb_maps *maps;
+	struct ncb__move *mv;
+	int err;
+
+	err = ncb__maps_walk(&maps, start);
+	if (err)
+		return err;
+	while ((err = ncb_maps_next(maps, &m)) > 0 && m.start < end) {
+		if (m.end <= start)
+			continue;
+		if (ho->nmove == NCB__MOVE_MAX) {
+			err = -EOVERFLOW;
+			break;
+		}
+		/* A neighbour merged with an edge is not moved along. */
+		mv = &ho->move[ho->nmove++];
+		mv->from = (uintptr_t)(m.start > start ? m.start : start);
+		mv->len = (uintptr_t)((m.end < end ? m.end : end) - mv->from);
+		mv->to = (uintptr_t)(mv->from - start + to);
+	}
+	ncb_maps_close(maps);
+	return err < 0 ? err : 0;
+}
+
 int ncb__handover_prepare(struct ncb__handover *ho)
 {
 	struct handover *h = calloc(1, sizeof(*h));
@@ -305,8 +362,7 @@ int ncb__handover_prepare(struct ncb__handover *ho)
 	if (!h)
 		return -ENOMEM;
 	h->exe_fd = ho->exe_fd;
-	err = handover_build(h, ho->keep, ho->nkeep, &ho->id, ho->sp,
-			     ho->entry);
+	err = handover_build(h, ho);
 	/* Not close-on-exec: it must outlive the caller's descriptors. */
 	if (!err && h->exe_fd >= 0 && fcntl(h->exe_fd, F_SETFD, 0))
 		err = -errno;

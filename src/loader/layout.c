@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <sys/personality.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include "loader.h"
 
@@ -78,6 +79,24 @@ static int brk_moves(unsigned int v)
 	return v >= (5 << 16 | 18 << 8) ? NCB__BRK_MOVES_RANDOM : 0;
 }
 
+/*
+ * Whether an emulator runs this process (qemu-user, valgrind): it
+ * answers for /proc/self/exe with the guest's program, while the link of
+ * this thread's own entry, which it passes through, names the emulator.
+ * Natively they agree.
+ */
+int ncb__emulated(void)
+{
+	char self[PATH_MAX], task[64], real[PATH_MAX];
+	ssize_t a, b;
+
+	snprintf(task, sizeof(task), "/proc/self/task/%ld/exe",
+		 (long)syscall(SYS_gettid));
+	a = readlink("/proc/self/exe", self, sizeof(self));
+	b = readlink(task, real, sizeof(real));
+	return a > 0 && b > 0 && (a != b || memcmp(self, real, (size_t)a));
+}
+
 void ncb__sys_read(struct ncb__sys *sys)
 {
 	int pers = personality(0xffffffff);
@@ -92,6 +111,7 @@ void ncb__sys_read(struct ncb__sys *sys)
 		sys->rnd_bits = 40;
 	sys->kernel_64 = ncb__kernel_64();
 	sys->brk_moves = brk_moves((unsigned int)ncb_core_kernel_release());
+	sys->emulated = ncb__emulated();
 }
 
 /* arch_mmap_rnd(): rnd_bits random pages. */

@@ -136,6 +136,13 @@ NCB_HIDDEN int ncb__script(const char *path, char *const **argvp,
 			   char **line, char *why, size_t wl);
 
 /* Refuse an image of another class, byte order or machine. */
+/*
+ * An image loaded where mmap puts it, even an ET_EXEC one, for the
+ * handover to move to its own place (elf-load.c).
+ */
+NCB_HIDDEN int ncb__elf_load_elsewhere(struct ncb_elf *e,
+				       struct ncb_elf_image *img, char *why,
+				       size_t wl);
 NCB_HIDDEN int ncb__elf_foreign(const struct ncb_elf *e, char *why,
 				size_t len);
 
@@ -174,6 +181,7 @@ struct ncb__sys {
 	unsigned long rnd;	/* randomize_va_space; 0 if ADDR_NO_RANDOMIZE */
 	unsigned long rnd_bits;	/* arch_mmap_rnd()'s bits */
 	int kernel_64;		/* a 64-bit kernel, whatever this process */
+	int emulated;		/* an emulator runs this process */
 	int brk_moves;		/* a static PIE's break: 0 stays, or: */
 #define NCB__BRK_MOVES_RANDOM 1	/* moves when randomizing (5.18) */
 #define NCB__BRK_MOVES_ALWAYS 2	/* always moves (6.15) */
@@ -195,10 +203,24 @@ struct ncb__range {
 /* The spans the program owns: image, interpreter, stack, a placeholder. */
 #define NCB__KEEP_MAX 4
 
+/* One mapping for the handover to move, whole: [from, from + len). */
+struct ncb__move {
+	uintptr_t from, len, to;
+};
+
+/* An image's mappings and the stack: far more than any program has. */
+#define NCB__MOVE_MAX 32
+
 /* The last step of an in-process exec (handover.c). */
 struct ncb__handover {
 	struct ncb__range keep[NCB__KEEP_MAX + 1];	/* +1: the stub's */
 	unsigned int nkeep;
+	/*
+	 * Mappings made elsewhere, moved to ranges that only the caller's
+	 * own mappings held, once those are unmapped.
+	 */
+	struct ncb__move move[NCB__MOVE_MAX];
+	unsigned int nmove;
 	struct ncb__identity id;
 	uintptr_t sp, entry;
 	int exe_fd;		/* the program's file for the exe link; -1 */
@@ -213,6 +235,18 @@ struct ncb__handover {
 NCB_HIDDEN int ncb__handover_prepare(struct ncb__handover *ho);
 NCB_HIDDEN void ncb__handover_go(struct ncb__handover *ho)
 	__attribute__((noreturn));
+/*
+ * Whether something in [lo, hi) will stay after the handover: one of the
+ * n ranges given, or the kernel's own.  1, 0; 1 if the maps cannot say.
+ */
+NCB_HIDDEN int ncb__stays(uint64_t lo, uint64_t hi,
+			  const struct ncb__range *keep, unsigned int n);
+/*
+ * Moves for each mapping in [start, end), to start + delta on: 0, or
+ * -EOVERFLOW past NCB__MOVE_MAX, -errno from the maps.
+ */
+NCB_HIDDEN int ncb__handover_move(struct ncb__handover *ho, uint64_t start,
+				  uint64_t end, uint64_t to);
 /* 0 if PR_SET_MM_MAP may set the exe link here, else -errno (identity.c). */
 NCB_HIDDEN int ncb__exe_settable(void);
 
@@ -233,18 +267,34 @@ typedef unsigned int ncb__hide;
 #define NCB__HIDE_LDSO (NCB__HIDE(NCB__LDSO_SELF) | NCB__HIDE(NCB__LDSO_OPT) | \
 			NCB__HIDE(NCB__LDSO_PATH))
 
+/* arch_align_stack()'s random offset, in bytes below; 0: none. */
+#ifdef NCB_ARCH_STACK_ALIGN_RND
+#define NCB__STACK_ALIGN_RND NCB_ARCH_STACK_ALIGN_RND
+#else
+#define NCB__STACK_ALIGN_RND 0
+#endif
+
 /* Room for every entry a kernel writes today, and many more. */
 #define NCB__AUXV_MAX 64
 
 struct ncb__stack {
-	char *base;		/* the mapping */
+	char *base;		/* the mapping, where it was made */
 	size_t size;
 	char *top;		/* strings are pushed down from here */
+	/*
+	 * Where the mapping goes: base, or a range the caller's own
+	 * mappings hold, which the handover moves it to once they are
+	 * gone.  Every address written on the stack is already there.
+	 */
+	uintptr_t at;
+	uintptr_t limit;		/* RLIMIT_STACK; UINTPTR_MAX: none */
+	int growable;			/* VM_GROWSDOWN, as the kernel's */
+	int rnd;			/* randomizing, as PF_RANDOMIZE */
 	uintptr_t auxv[2 * NCB__AUXV_MAX];
 	unsigned int nauxv;
 	uintptr_t kern[2 * NCB__AUXV_MAX];	/* this process's own vector */
 	unsigned int nkern;
-	uintptr_t *auxv_at;		/* the vector on the new stack */
+	uintptr_t auxv_at;		/* the vector, where the stack goes */
 	ncb__hide hide;			/* argv not in the command line */
 	uintptr_t arg_start, arg_end;	/* the strings, as mm records them */
 	uintptr_t env_start, env_end;
@@ -252,10 +302,24 @@ struct ncb__stack {
 
 /* This process's own vector read: before the program's files are open. */
 NCB_HIDDEN void ncb__stack_init(struct ncb__stack *s, ncb__hide hide);
-/* Its size, from opts or RLIMIT_STACK. */
-NCB_HIDDEN size_t ncb__stack_size(const struct ncb_exec_opts *o);
-/* Its mapping, wherever the kernel puts it (s->size set): 0, or -errno. */
-NCB_HIDDEN int ncb__stack_map(struct ncb__stack *s, size_t size, int exec);
+/*
+ * The limit the program's stack has: opts' size, else RLIMIT_STACK;
+ * UINTPTR_MAX for none.  0, or -EINVAL for a size below a page.
+ */
+NCB_HIDDEN int ncb__stack_limit(const struct ncb_exec_opts *o,
+				uintptr_t *limit);
+/*
+ * Its mapping, where execve would put it, else where mmap does,
+ * growable where the kernel alone runs the process; room for the strings
+ * and vectors of argv, envp and execfn, which execve's limits must admit
+ * (-E2BIG).  keep: the ranges that will stay besides
+ * the kernel's own.  0, or -errno.
+ */
+NCB_HIDDEN int ncb__stack_map(struct ncb__stack *s, const struct ncb__sys *sys,
+			      char *const argv[], char *const envp[],
+			      const char *execfn, int exec,
+			      const struct ncb__range *keep,
+			      unsigned int nkeep);
 NCB_HIDDEN void ncb__stack_unmap(struct ncb__stack *s);
 /* Its contents, *sp the program's entry stack pointer: 0, or -errno. */
 NCB_HIDDEN int ncb__stack_build(struct ncb__stack *s, char *const argv[],

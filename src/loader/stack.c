@@ -47,6 +47,12 @@ static char *push(struct ncb__stack *s, const void *p, size_t n)
 	return s->top;
 }
 
+/* Where a byte of the stack will be when the program runs. */
+static uintptr_t at(const struct ncb__stack *s, const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)s->base + s->at;
+}
+
 size_t ncb__strv_len(char *const v[])
 {
 	size_t n = 0;
@@ -80,7 +86,7 @@ static int push_strings(struct ncb__stack *s, char *const v[], size_t n,
 
 		if (!p)
 			return -E2BIG;
-		out[i] = (uintptr_t)p;
+		out[i] = at(s, p);
 	}
 	out[n] = 0;
 	return 0;
@@ -189,13 +195,14 @@ static uintptr_t push_own_string(struct ncb__stack *s, uintptr_t type)
 	if (!str)
 		return 0;
 	p = push(s, str, strlen(str) + 1);
-	return p ? (uintptr_t)p : 1;
+	return p ? at(s, p) : 1;
 }
 
 /*
- * The initial stack as the kernel lays it out: strings at the top, then
- * the 16 random bytes, then (16-byte aligned) argc, argv, NULL, envp, NULL
- * and the auxiliary vector.
+ * The initial stack as the kernel lays it out: a null word at the top
+ * (bprm_mm_init), the strings, then moved down by arch_align_stack(), the
+ * platform names and the 16 random bytes, then (16-byte aligned) argc,
+ * argv, NULL, envp, NULL and the auxiliary vector.
  */
 int ncb__stack_build(struct ncb__stack *s, char *const argv[],
 		     char *const envp[], const char *execfn,
@@ -209,7 +216,8 @@ int ncb__stack_build(struct ncb__stack *s, char *const argv[],
 		.base = interp ? (uintptr_t)interp->bias : 0,
 		.entry = (uintptr_t)prog->entry,
 	};
-	uintptr_t *av, *ev, *w;
+	static const uintptr_t null;
+	uintptr_t *av, *ev, *w, base;
 	unsigned char bytes[16];
 	char *p;
 	int err = -E2BIG;
@@ -220,7 +228,9 @@ int ncb__stack_build(struct ncb__stack *s, char *const argv[],
 		err = -ENOMEM;
 		goto out;
 	}
-	p = push(s, execfn, strlen(execfn) + 1);
+	p = push(s, &null, sizeof(null));
+	if (p)
+		p = push(s, execfn, strlen(execfn) + 1);
 	/*
 	 * The interpreter's own arguments go above the environment, so that
 	 * the program's lie in one piece below it: its command line.
@@ -229,7 +239,7 @@ int ncb__stack_build(struct ncb__stack *s, char *const argv[],
 	    push_strings(s, envp, envc, ev, 0, 0) ||
 	    push_strings(s, argv, argc, av, s->hide, 0))
 		goto out;
-	o.execfn = (uintptr_t)p;
+	o.execfn = at(s, p);
 	for (i = 0; hidden(s->hide, i); i++)
 		;
 	s->arg_start = av[i];
@@ -239,6 +249,12 @@ int ncb__stack_build(struct ncb__stack *s, char *const argv[],
 	s->env_start = envc ? ev[0] : s->arg_end;
 	s->env_end = envc ? ev[envc - 1] + strlen(envp[envc - 1]) + 1
 			  : s->env_start;
+	/* Randomizing, the strings end an unpredictable way into a page. */
+#if NCB__STACK_ALIGN_RND
+	if (s->rnd)
+		s->top -= ncb__random64() % NCB__STACK_ALIGN_RND;
+#endif
+	s->top = (char *)((uintptr_t)s->top & ~(uintptr_t)15);
 	o.platform = push_own_string(s, AT_PLATFORM);
 	o.base_platform = push_own_string(s, AT_BASE_PLATFORM);
 	if (o.platform == 1 || o.base_platform == 1)
@@ -250,21 +266,21 @@ int ncb__stack_build(struct ncb__stack *s, char *const argv[],
 	p = push(s, bytes, sizeof(bytes));
 	if (!p)
 		goto out;
-	o.random = (uintptr_t)p;
+	o.random = at(s, p);
 	build_auxv(s, &o);
 	words = 1 + argc + 1 + envc + 1 + 2 * s->nauxv;
-	w = (uintptr_t *)(((uintptr_t)s->top - words * sizeof(*w)) &
-			  ~(uintptr_t)15);
-	if ((char *)w < s->base + 4096)
+	base = ((uintptr_t)s->top - words * sizeof(*w)) & ~(uintptr_t)15;
+	if (base < (uintptr_t)s->base + 4096)
 		goto out;
-	*sp = (uintptr_t)w;
+	w = (uintptr_t *)base;
+	*sp = at(s, w);
 	*w++ = argc;
 	for (i = 0; i <= argc; i++)
 		*w++ = av[i];
 	for (i = 0; i <= envc; i++)
 		*w++ = ev[i];
 	memcpy(w, s->auxv, 2 * s->nauxv * sizeof(*w));
-	s->auxv_at = w;
+	s->auxv_at = at(s, w);
 	err = 0;
 out:
 	free(av);
@@ -272,18 +288,338 @@ out:
 	return err;
 }
 
-size_t ncb__stack_size(const struct ncb_exec_opts *o)
+/*
+ * The limit the program's stack grows to: RLIMIT_STACK, as the kernel's
+ * (acct_stack_growth), or the one the caller asks for, which the
+ * program then has as its own.
+ */
+int ncb__stack_limit(const struct ncb_exec_opts *o, uintptr_t *limit)
 {
 	struct rlimit rl;
-	size_t size = o->stack_size;
 
-	if (!size && !getrlimit(RLIMIT_STACK, &rl))
-		size = rl.rlim_cur == RLIM_INFINITY ? 0 : (size_t)rl.rlim_cur;
-	if (!size || size > (64u << 20))
-		size = 8u << 20;
-	if (size < (128u << 10))
-		size = 128u << 10;
-	return ncb__page_align(size);
+	if (o->stack_size) {
+		if (o->stack_size < ncb__probe()->page_size)
+			return -EINVAL;
+		*limit = o->stack_size;
+		return 0;
+	}
+	*limit = UINTPTR_MAX;
+	if (!getrlimit(RLIMIT_STACK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < UINTPTR_MAX)
+		*limit = (uintptr_t)rl.rlim_cur;
+	return 0;
+}
+
+/* MAX_ARG_STRLEN (include/uapi/linux/binfmts.h): one string's most. */
+#define ARG_STRLEN_MAX (32 * 4096)
+/* ARG_MAX and _STK_LIM: the least and most the strings may take. */
+#define ARG_LEAST (32 * 4096)
+#define STK_LIM (8u << 20)
+/* setup_arg_pages' stack_expand: room made below the strings at once. */
+#define STACK_EXPAND (128u << 10)
+
+/*
+ * The bytes the strings of v take, or SIZE_MAX if one is longer than
+ * execve takes (valid_arg_len).
+ */
+static size_t strings_len(char *const v[])
+{
+	size_t n = 0, len, i;
+
+	for (i = 0; v && v[i]; i++) {
+		len = strlen(v[i]) + 1;
+		if (len > ARG_STRLEN_MAX)
+			return SIZE_MAX;
+		n += len;
+	}
+	return n;
+}
+
+/*
+ * What the stack must hold before the program runs, checked as execve
+ * checks it (fs/exec.c bprm_stack_limits, since 6.8; the same sum
+ * before): the strings within a quarter of the limit, at least ARG_MAX
+ * and at most three quarters of _STK_LIM, less a pointer for each
+ * string.  -E2BIG beyond.
+ */
+static int stack_need(const struct ncb__stack *s, char *const argv[],
+		      char *const envp[], const char *execfn, size_t *strs,
+		      size_t *need)
+{
+	size_t argc = ncb__strv_len(argv), envc = ncb__strv_len(envp);
+	size_t a = strings_len(argv), e = strings_len(envp);
+	size_t f = strlen(execfn) + 1, ptrs, most;
+
+	if (a == SIZE_MAX || e == SIZE_MAX || f > ARG_STRLEN_MAX)
+		return -E2BIG;
+	most = s->limit / 4;
+	if (most > STK_LIM / 4 * 3)
+		most = STK_LIM / 4 * 3;
+	if (most < ARG_LEAST)
+		most = ARG_LEAST;
+	ptrs = ((argc ? argc : 1) + envc) * sizeof(void *);
+	if (most <= ptrs || a + e + f > most - ptrs)
+		return -E2BIG;
+	/* The null word at the top, then the strings. */
+	*strs = sizeof(void *) + a + e + f;
+	/* Then the offset, two platform names, the bytes, the vectors. */
+	*need = *strs + NCB__STACK_ALIGN_RND + 2 * 256 + 16 + 64 +
+		(argc + envc + 3 + 2 * NCB__AUXV_MAX) * sizeof(void *);
+	return 0;
+}
+
+/*
+ * The top of the stack as execve draws it: STACK_TOP moved down by
+ * randomize_stack_top() (fs/exec.c; STACK_RND_MASK pages), then by
+ * arch_align_stack() and rounded up to a page in setup_arg_pages(); 0
+ * where the machine's rules are not known here.
+ */
+static uintptr_t draw_top(const struct ncb__sys *sys, uintptr_t page)
+{
+#ifdef NCB_ARCH_STACK_TOP
+	uint64_t top = NCB_ARCH_STACK_TOP(sys->kernel_64);
+
+	if (!sys->rnd)
+		return (uintptr_t)top;
+	top -= (ncb__random64() & NCB_ARCH_STACK_RND_MASK(sys->kernel_64)) *
+	       page;
+#if NCB__STACK_ALIGN_RND
+	top -= ncb__random64() % NCB__STACK_ALIGN_RND;
+#endif
+	return (uintptr_t)((top + page - 1) & ~(uint64_t)(page - 1));
+#else
+	(void)sys;
+	(void)page;
+	return 0;
+#endif
+}
+
+/*
+ * Whether this process's own stack lies where the rules above would have
+ * put it (its AT_EXECFN string sits just below its top): a kernel built
+ * otherwise (another split of a 32-bit space, a larger window) shows so,
+ * and then mmap places the stack.
+ */
+static int rules_hold(const struct ncb__stack *s, const struct ncb__sys *sys,
+		      uintptr_t page)
+{
+#ifdef NCB_ARCH_STACK_TOP
+	uint64_t top = NCB_ARCH_STACK_TOP(sys->kernel_64), span = page;
+	uintptr_t fn = 0, own;
+	unsigned int i;
+
+	for (i = 0; i < s->nkern; i++)
+		if (s->kern[2 * i] == AT_EXECFN)
+			fn = s->kern[2 * i + 1];
+	if (!fn)
+		return 0;
+	own = (fn + strlen((const char *)fn) + 1 + page - 1) & ~(page - 1);
+	if (sys->rnd)
+		span += (NCB_ARCH_STACK_RND_MASK(sys->kernel_64) + 1) * page +
+			NCB__STACK_ALIGN_RND;
+	return own <= top && own >= top - span;
+#else
+	(void)s;
+	(void)sys;
+	(void)page;
+	return 0;
+#endif
+}
+
+static int map_stack(struct ncb__stack *s, void *addr, size_t size, int prot,
+		     int flags)
+{
+	flags |= MAP_PRIVATE | MAP_ANONYMOUS;
+	/* Without an address the kernel chooses: nothing can be replaced. */
+	s->base = addr ? ncb_mmap(addr, size, prot, flags, -1, 0)
+		       : mmap(NULL, size, prot, flags, -1, 0);
+	if (s->base == MAP_FAILED) {
+		s->base = NULL;
+		return -errno;
+	}
+	s->size = size;
+	s->top = s->base + size;
+	if (!s->at)
+		s->at = (uintptr_t)s->base;
+	return 0;
+}
+
+/*
+ * Whether the stack at top can grow to its limit: nothing but the
+ * caller's own stack (which goes) below it within the limit and the
+ * guard gap.  Anything else there is the mmap area, which the program
+ * maps into again: the caller's stack limit, when it was started, set
+ * how far below the stack's range that begins (mmap_base()), and a
+ * larger limit may reach into it.  Always, for no limit: nothing can
+ * promise that.
+ */
+static int room_clear(const struct ncb__stack *s, uintptr_t top, size_t size,
+		      uintptr_t guard)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	uintptr_t lo, hi = top - size;
+	struct ncb_maps *maps;
+	int err, clear = 1;
+
+	if (s->limit == UINTPTR_MAX || s->limit <= size)
+		return 1;
+	lo = hi > s->limit - size + guard ? hi - (s->limit - size) - guard : 0;
+	if (!ncb__range_occupied(lo, hi))
+		return 1;
+	if (ncb__maps_walk(&maps, lo))
+		return 0;
+	while (clear && (err = ncb_maps_next(maps, &m)) > 0 && m.start < hi)
+		clear = m.end <= lo || !strcmp(m.path, "[stack]");
+	ncb_maps_close(maps);
+	return clear && err >= 0;
+}
+
+/*
+ * The stack where its range is: mapped there if free; held by the
+ * caller's own mappings only, made elsewhere and moved there by the
+ * handover once they are gone.
+ */
+static int map_at(struct ncb__stack *s, uintptr_t top, size_t size, int prot)
+{
+	int err;
+
+	if (!ncb__range_occupied(top - size, top))
+		return map_stack(s, (void *)(top - size), size, prot,
+				 MAP_GROWSDOWN | NCB_MAP_FIXED_NOREPLACE);
+	err = map_stack(s, NULL, size, prot, MAP_GROWSDOWN);
+	if (!err)
+		s->at = top - size;
+	return err;
+}
+
+/*
+ * Where execve would put it: the top drawn again (randomizing, as the
+ * kernel would have drawn it anyway) while what lies within the stack
+ * or the guard gap below it would stay, and, for a while, while its
+ * room to grow is not free.  1 if no draw fits.
+ */
+static int map_exact(struct ncb__stack *s, const struct ncb__sys *sys,
+		     size_t size, int prot, const struct ncb__range *keep,
+		     unsigned int nkeep)
+{
+	uintptr_t page = ncb__probe()->page_size, guard = 256 * page;
+	uintptr_t top, fits = 0;
+	unsigned int tries;
+
+	for (tries = 0; tries < 16; tries++) {
+		top = draw_top(sys, page);
+		if (!top || top < size + guard)
+			break;
+		if (!ncb__stays(top - size - guard, top, keep, nkeep)) {
+			fits = top;
+			if (room_clear(s, top, size, guard))
+				break;
+		}
+		if (!sys->rnd)
+			break;
+	}
+	return fits ? map_at(s, fits, size, prot) : 1;
+}
+
+/*
+ * Its size at the start, and how it is made (s->growable): 0, or -E2BIG
+ * for strings beyond what execve takes.
+ */
+static int stack_size(struct ncb__stack *s, const struct ncb__sys *sys,
+		      char *const argv[], char *const envp[],
+		      const char *execfn, size_t *size)
+{
+	uintptr_t page = ncb__probe()->page_size;
+	size_t strs, need;
+	int err;
+
+	err = stack_need(s, argv, envp, execfn, &strs, &need);
+	if (err)
+		return err;
+	strs = ncb__page_align(strs);
+	need = ncb__page_align(need);
+	s->rnd = sys->rnd != 0;
+	/*
+	 * A runtime that keeps its own books of the address space (qemu-user
+	 * maps a guest's stacks itself; valgrind would place its memory
+	 * where a stack had grown unknown to it; both show as emulators)
+	 * gets the stack at its full size, as those make a guest's: the
+	 * limit, or 8 MiB for none or over 64 MiB, as qemu-user does.
+	 */
+	s->growable = !sys->emulated;
+	if (!s->growable) {
+		*size = s->limit > (64u << 20) ? 8u << 20 : s->limit;
+		*size = ncb__page_align(*size > need ? *size : need);
+		return 0;
+	}
+	/*
+	 * As setup_arg_pages: the strings' pages and 128 KiB below them,
+	 * within the limit (never less than the strings); it grows on a
+	 * fault, as far as the limit and the guard gap let it.  What the
+	 * vectors need beyond, the kernel's grows to as it writes them.
+	 */
+	*size = strs + STACK_EXPAND;
+	if (*size > (s->limit & ~(page - 1)))
+		*size = strs > s->limit ? strs : s->limit & ~(page - 1);
+	if (*size < need)
+		*size = need;
+	return 0;
+}
+
+int ncb__stack_map(struct ncb__stack *s, const struct ncb__sys *sys,
+		   char *const argv[], char *const envp[], const char *execfn,
+		   int exec, const struct ncb__range *keep, unsigned int nkeep)
+{
+	uintptr_t page = ncb__probe()->page_size;
+	int prot = PROT_READ | PROT_WRITE | (exec ? PROT_EXEC : 0), err;
+	size_t size;
+
+	err = stack_size(s, sys, argv, envp, execfn, &size);
+	if (err)
+		return err;
+	if (!s->growable) {
+		err = map_stack(s, NULL, size + page, prot, MAP_NORESERVE);
+		/* Its lowest page a guard, as qemu's own. */
+		if (!err && mprotect(s->base, page, PROT_NONE)) {
+			err = -errno;
+			ncb__stack_unmap(s);
+		}
+		return err;
+	}
+	if (rules_hold(s, sys, page)) {
+		err = map_exact(s, sys, size, prot, keep, nkeep);
+		if (err <= 0)
+			return err;
+	}
+	return map_stack(s, NULL, size, prot, MAP_GROWSDOWN);
+}
+
+int ncb__stack_plan(char *const argv[], char *const envp[],
+		    const char *execfn, const struct ncb_exec_opts *o,
+		    uint64_t *start, uint64_t *end, uint64_t *limit)
+{
+	uintptr_t page = ncb__probe()->page_size;
+	struct ncb__stack s;
+	struct ncb__sys sys;
+	size_t size;
+	int err;
+
+	ncb__sys_read(&sys);
+	ncb__stack_init(&s, 0);
+	err = ncb__stack_limit(o, &s.limit);
+	if (!err)
+		err = stack_size(&s, &sys, argv, envp, execfn, &size);
+	if (err)
+		return err;
+	*start = *end = 0;
+	if (s.growable && rules_hold(&s, &sys, page)) {
+		*end = draw_top(&sys, page);
+		*start = *end ? *end - size : 0;
+	}
+	if (!*end)
+		*end = size;
+	*limit = s.limit == UINTPTR_MAX ? UINT64_MAX : s.limit;
+	return 0;
 }
 
 void ncb__stack_init(struct ncb__stack *s, ncb__hide hide)
@@ -291,21 +627,6 @@ void ncb__stack_init(struct ncb__stack *s, ncb__hide hide)
 	memset(s, 0, sizeof(*s));
 	s->hide = hide;
 	s->nkern = read_own_auxv(s->kern, NCB__AUXV_MAX);
-}
-
-int ncb__stack_map(struct ncb__stack *s, size_t size, int exec)
-{
-	/* Without an address the kernel chooses: nothing can be replaced. */
-	s->size = size;
-	s->base = mmap(NULL, size, PROT_READ | PROT_WRITE |
-		       (exec ? PROT_EXEC : 0),
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (s->base == MAP_FAILED) {
-		s->base = NULL;
-		return -errno;
-	}
-	s->top = s->base + size;
-	return 0;
 }
 
 void ncb__stack_unmap(struct ncb__stack *s)

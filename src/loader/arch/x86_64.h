@@ -11,6 +11,16 @@
  */
 #define NCB_ARCH_DYN_BASE(kernel_64) ((((1ULL << 47) - 4096) / 3) * 2)
 
+/*
+ * The stack (arch/x86/include/asm/page_64_types.h, elf.h; process.c):
+ * STACK_TOP is TASK_SIZE_LOW, 47 bits less a page, whatever the paging
+ * levels; randomize_stack_top() takes STACK_RND_MASK (0x3fffff) pages
+ * off, arch_align_stack() up to 8 KiB.
+ */
+#define NCB_ARCH_STACK_TOP(kernel_64) ((1ULL << 47) - 4096)
+#define NCB_ARCH_STACK_RND_MASK(kernel_64) 0x3fffffULL
+#define NCB_ARCH_STACK_ALIGN_RND 8192
+
 #define NCB_ARCH_RSEQ_SIG 0x53053053
 
 #define NCB_ARCH_HANDOVER 1
