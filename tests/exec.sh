@@ -158,6 +158,8 @@ if ${CC:-cc} -O1 -o "$tmp/stack" "$top/tests/progs/stack.c"; then
 	chmod +x "$tmp/lims" "$tmp/limv"
 	same "stack: size, guard gap and room as execve's" "$tmp/lims 8192" \
 		"$nc" "$st" shape
+	same "stack: its size under a 64 KiB limit" "$tmp/lims 64" "$nc" \
+		"$st" shape
 	same "a stack overflow: SIGSEGV, the heap's blocks untouched" \
 		"$tmp/lims 8192" "$nc" "$st" overflow
 	same "ulimit -s unlimited: 100 MiB of recursion" \
@@ -208,6 +210,15 @@ if ${CC:-cc} -O1 -o "$tmp/stack" "$top/tests/progs/stack.c"; then
 		"$nc" "$st" top
 	same "ulimit -v 12000: /bin/echo runs" "$tmp/limv 12000" "$nc" \
 		/bin/echo ok
+	"$nc" exec --plan --stack 100M true | grep -qx "stack-limit 104857600"
+	ok $? "--plan: the stack limit --stack gives"
+	"$tmp/lims" unlimited "$nc" exec --plan --json true |
+		grep -q '"stack":{[^}]*"limit":null'
+	ok $? "--plan --json: no stack limit is null"
+	end=$(setarch -R "$st" top)
+	setarch -R "$nc" exec --plan "$st" top |
+		grep -q "^stack  *0x[0-9a-f]*-$end\$"
+	ok $? "setarch -R: --plan puts the stack's top where execve does ($end)"
 else
 	ok 1 "build progs/stack.c"
 fi

@@ -674,7 +674,9 @@ int cmd_exec(int argc, char **argv)
 	};
 	struct ncb_exec_opts o = { .size = sizeof(o) };
 	int c, plan = 0, json = 0, err;
-	char path[PATH_MAX], why[320];
+	/* Not on the stack: the program's stack limit is this one's too. */
+	static char path[PATH_MAX];
+	char why[320];
 	uint64_t v;
 
 	/* '+': the program's own options are not ours. */

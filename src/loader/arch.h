@@ -5,6 +5,12 @@
  *
  * NCB_ARCH_EM            the ELF machine it loads.
  * NCB_ARCH_DYN_BASE(k)   ELF_ET_DYN_BASE, k: whether the kernel is 64-bit.
+ * The main stack's top, as fs/exec.c draws it (k: a 64-bit kernel; pg:
+ * the page size; own: where this process's own stack ends, for a machine
+ * whose window the kernel's configuration decides); none: mmap places it.
+ * NCB_ARCH_STACK_TOP(k, pg, own)       STACK_TOP
+ * NCB_ARCH_STACK_RND_MASK(k, pg)       STACK_RND_MASK, in pages
+ * NCB_ARCH_STACK_ALIGN_RND(k, pg)      arch_align_stack()'s range, bytes
  * NCB_ARCH_RSEQ_SIG      the signature its C library registers rseq with
  *                        (glibc's rseq.h); none: rseq is left alone.
  * ncb__arch_tp()         the thread pointer, which glibc's __rseq_offset

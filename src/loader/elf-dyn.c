@@ -95,14 +95,42 @@ static void scan_entries(const struct ncb_elf *e, const unsigned char *b,
 	}
 }
 
-int ncb_elf_uses_origin(const struct ncb_elf *e)
+/* The names the dynamic section's expanded entries give, and $ORIGIN. */
+static int names_in(const struct ncb_elf *e, const struct dyn_scan *d,
+		    char *str)
 {
-	unsigned char *buf;
-	char str[STR_MAX + 1];
-	struct dyn_scan d = { 0 };
-	const struct ncb__phdr *p = NULL;
 	uint64_t off, len;
 	unsigned int i;
+
+	if (!d->n || vaddr_offset(e, d->strtab, &off))
+		return 0;
+	for (i = 0; i < d->n; i++) {
+		if (d->strs[i] >= d->strsz)
+			continue;
+		len = d->strsz - d->strs[i] < STR_MAX ? d->strsz - d->strs[i]
+						      : STR_MAX;
+		if (off + d->strs[i] > e->size)
+			continue;
+		if (len > e->size - (off + d->strs[i]))
+			len = e->size - (off + d->strs[i]);
+		if (read_at(e, off + d->strs[i], str, (size_t)len))
+			continue;
+		str[len] = '\0';
+		if (names_origin(str))
+			return 1;
+	}
+	return 0;
+}
+
+int ncb_elf_uses_origin(const struct ncb_elf *e)
+{
+	const struct ncb__phdr *p = NULL;
+	unsigned char *buf = NULL;
+	struct dyn_scan *d = NULL;
+	char *str = NULL;
+	unsigned int i;
+	uint64_t len;
+	int found = 0;
 
 	if (!e)
 		return -EINVAL;
@@ -113,29 +141,19 @@ int ncb_elf_uses_origin(const struct ncb_elf *e)
 			p = &e->ph[i];
 	if (!p)
 		return 0;
+	/* On the heap: an exec may run under a small stack limit. */
 	len = p->p_filesz < DYN_MAX ? p->p_filesz : DYN_MAX;
 	buf = malloc(len ? (size_t)len : 1);
-	if (!buf)
-		return 0;
+	d = calloc(1, sizeof(*d));
+	str = malloc(STR_MAX + 1);
+	if (!buf || !d || !str)
+		goto out;
 	if (!read_at(e, p->p_offset, buf, (size_t)len))
-		scan_entries(e, buf, (size_t)len, &d);
+		scan_entries(e, buf, (size_t)len, d);
+	found = names_in(e, d, str);
+out:
 	free(buf);
-	if (!d.n || vaddr_offset(e, d.strtab, &off))
-		return 0;
-	for (i = 0; i < d.n; i++) {
-		if (d.strs[i] >= d.strsz)
-			continue;
-		len = d.strsz - d.strs[i] < STR_MAX ? d.strsz - d.strs[i]
-						    : STR_MAX;
-		if (off + d.strs[i] > e->size)
-			continue;
-		if (len > e->size - (off + d.strs[i]))
-			len = e->size - (off + d.strs[i]);
-		if (read_at(e, off + d.strs[i], str, (size_t)len))
-			continue;
-		str[len] = '\0';
-		if (names_origin(str))
-			return 1;
-	}
-	return 0;
+	free(d);
+	free(str);
+	return found;
 }

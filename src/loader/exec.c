@@ -527,8 +527,9 @@ static int load_program(struct ncb_elf *e, const struct ncb_exec_opts *o,
 	if (!want && !ncb__layout(e, sys, &l))
 		want = l.base;
 	if (want) {
-		err = load_at(e, e->eh.e_type == ET_EXEC ? 0 : want, img,
-			      why, wl);
+		/* An ET_EXEC one's base, if given, must be its own. */
+		err = load_at(e, e->eh.e_type == ET_EXEC ? o->base : want,
+			      img, why, wl);
 		if (err == -EEXIST && movable(want, e->hi - e->lo, sys))
 			err = load_moved(e, want, img, ho, delta, why, wl);
 		if (!err) {
@@ -651,20 +652,22 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	struct ncb__handover ho = { .id.execfn = execfn, .exe_fd = -1 };
 	struct ncb__range stays[NCB__KEEP_MAX + 1];
 	struct ncb_elf_image seen;
-	struct ncb__stack s;
+	struct ncb__stack *s = malloc(sizeof(*s));
 	struct ncb__sys sys;
 	uint64_t brk = 0, delta = 0;
 	int err, set_exe;
 
+	/* On the heap (it holds two vectors): a stack limit may be small. */
+	if (!s)
+		return ncb__why(why, wl, ENOMEM, "out of memory");
 	/* Read first: the program's descriptors may be the last allowed. */
 	ncb__sys_read(&sys);
-	ncb__stack_init(&s, hide);
-	err = stack_limit(opts, &s.limit, why, wl);
+	ncb__stack_init(s, hide);
+	err = stack_limit(opts, &s->limit, why, wl);
+	if (!err)
+		err = ncb_elf_open(&e, path, why, wl);
 	if (err)
-		return err;
-	err = ncb_elf_open(&e, path, why, wl);
-	if (err)
-		return err;
+		goto out;
 	if (!(opts->flags & NCB_EXEC_UNPRIVILEGED)) {
 		err = gains_privilege(e->fd, path, why, wl);
 		if (err)
@@ -675,8 +678,10 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		err = set_exe;
 		goto out;
 	}
-	if (by_interp(e, opts, set_exe) && e->eh.e_entry)
+	if (by_interp(e, opts, set_exe) && e->eh.e_entry) {
+		free(s);
 		return exec_interp(e, path, argv, envp, opts, execfn, why, wl);
+	}
 	if (e->interp) {
 		err = open_interp(e->interp, &ie, why, wl);
 		if (err)
@@ -712,11 +717,11 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	memcpy(stays, ho.keep, ho.nkeep * sizeof(*stays));
 	stays[ho.nkeep].start = seen.start;
 	stays[ho.nkeep].end = seen.end;
-	err = ncb__stack_map(&s, &sys, argv, envp, execfn, e->exec_stack,
+	err = ncb__stack_map(s, &sys, argv, envp, execfn, e->exec_stack,
 			     stays, ho.nkeep + 1);
 	if (err == -E2BIG) {
 		ncb__why(why, wl, E2BIG, "arguments and environment take more "
-			 "than a stack limit of %s allows", limit_str(&s));
+			 "than a stack limit of %s allows", limit_str(s));
 		goto out;
 	}
 	if (err) {
@@ -724,24 +729,24 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 			 strerror(-err));
 		goto out;
 	}
-	err = ncb__stack_build(&s, argv, envp, execfn, &seen,
+	err = ncb__stack_build(s, argv, envp, execfn, &seen,
 			       ie ? &interp : NULL, e->eh.e_phnum, &ho.sp);
 	if (err) {
 		ncb__why(why, wl, -err, "arguments and environment do not fit "
-			 "a stack of %zu bytes", s.size);
+			 "a stack of %zu bytes", s->size);
 		goto out;
 	}
-	stack_keep(&ho, &s);
+	stack_keep(&ho, s);
 	ho.entry = ie ? (uintptr_t)interp.entry : (uintptr_t)seen.entry;
 	ncb__identity_image(&ho.id, e, &seen);
 	ho.id.brk = brk;
 	ho.id.start_stack = ho.sp;
-	ho.id.arg_start = s.arg_start;
-	ho.id.arg_end = s.arg_end;
-	ho.id.env_start = s.env_start;
-	ho.id.env_end = s.env_end;
-	ho.id.auxv = (const uintptr_t *)s.auxv_at;
-	ho.id.auxv_size = 2 * s.nauxv * sizeof(uintptr_t);
+	ho.id.arg_start = s->arg_start;
+	ho.id.arg_end = s->arg_end;
+	ho.id.env_start = s->env_start;
+	ho.id.env_end = s->env_end;
+	ho.id.auxv = (const uintptr_t *)s->auxv_at;
+	ho.id.auxv_size = 2 * s->nauxv * sizeof(uintptr_t);
 	err = handover_prepare(&ho, &e, &ie, set_exe, opts);
 	if (err) {
 		ncb__why(why, wl, -err, "cannot prepare the handover to %s: "
@@ -756,7 +761,8 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	rseq_unregister();
 	ncb__handover_go(&ho);
 out:
-	ncb__stack_unmap(&s);
+	ncb__stack_unmap(s);
+	free(s);
 	if (interp.resv)
 		ncb_elf_unload(&interp);
 	if (prog.resv)

@@ -267,13 +267,6 @@ typedef unsigned int ncb__hide;
 #define NCB__HIDE_LDSO (NCB__HIDE(NCB__LDSO_SELF) | NCB__HIDE(NCB__LDSO_OPT) | \
 			NCB__HIDE(NCB__LDSO_PATH))
 
-/* arch_align_stack()'s random offset, in bytes below; 0: none. */
-#ifdef NCB_ARCH_STACK_ALIGN_RND
-#define NCB__STACK_ALIGN_RND NCB_ARCH_STACK_ALIGN_RND
-#else
-#define NCB__STACK_ALIGN_RND 0
-#endif
-
 /* Room for every entry a kernel writes today, and many more. */
 #define NCB__AUXV_MAX 64
 
@@ -290,6 +283,7 @@ struct ncb__stack {
 	uintptr_t limit;		/* RLIMIT_STACK; UINTPTR_MAX: none */
 	int growable;			/* VM_GROWSDOWN, as the kernel's */
 	int rnd;			/* randomizing, as PF_RANDOMIZE */
+	uintptr_t align_rnd;		/* arch_align_stack()'s range */
 	uintptr_t auxv[2 * NCB__AUXV_MAX];
 	unsigned int nauxv;
 	uintptr_t kern[2 * NCB__AUXV_MAX];	/* this process's own vector */

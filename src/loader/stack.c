@@ -250,10 +250,8 @@ int ncb__stack_build(struct ncb__stack *s, char *const argv[],
 	s->env_end = envc ? ev[envc - 1] + strlen(envp[envc - 1]) + 1
 			  : s->env_start;
 	/* Randomizing, the strings end an unpredictable way into a page. */
-#if NCB__STACK_ALIGN_RND
-	if (s->rnd)
-		s->top -= ncb__random64() % NCB__STACK_ALIGN_RND;
-#endif
+	if (s->rnd && s->align_rnd)
+		s->top -= ncb__random64() % s->align_rnd;
 	s->top = (char *)((uintptr_t)s->top & ~(uintptr_t)15);
 	o.platform = push_own_string(s, AT_PLATFORM);
 	o.base_platform = push_own_string(s, AT_BASE_PLATFORM);
@@ -343,8 +341,8 @@ static size_t strings_len(char *const v[])
  * string.  -E2BIG beyond.
  */
 static int stack_need(const struct ncb__stack *s, char *const argv[],
-		      char *const envp[], const char *execfn, size_t *strs,
-		      size_t *need)
+		      char *const envp[], const char *execfn, uintptr_t align,
+		      size_t *strs, size_t *need)
 {
 	size_t argc = ncb__strv_len(argv), envc = ncb__strv_len(envp);
 	size_t a = strings_len(argv), e = strings_len(envp);
@@ -363,49 +361,31 @@ static int stack_need(const struct ncb__stack *s, char *const argv[],
 	/* The null word at the top, then the strings. */
 	*strs = sizeof(void *) + a + e + f;
 	/* Then the offset, two platform names, the bytes, the vectors. */
-	*need = *strs + NCB__STACK_ALIGN_RND + 2 * 256 + 16 + 64 +
+	*need = *strs + align + 2 * 256 + 16 + 16 +
 		(argc + envc + 3 + 2 * NCB__AUXV_MAX) * sizeof(void *);
 	return 0;
 }
 
-/*
- * The top of the stack as execve draws it: STACK_TOP moved down by
- * randomize_stack_top() (fs/exec.c; STACK_RND_MASK pages), then by
- * arch_align_stack() and rounded up to a page in setup_arg_pages(); 0
- * where the machine's rules are not known here.
- */
-static uintptr_t draw_top(const struct ncb__sys *sys, uintptr_t page)
-{
-#ifdef NCB_ARCH_STACK_TOP
-	uint64_t top = NCB_ARCH_STACK_TOP(sys->kernel_64);
-
-	if (!sys->rnd)
-		return (uintptr_t)top;
-	top -= (ncb__random64() & NCB_ARCH_STACK_RND_MASK(sys->kernel_64)) *
-	       page;
-#if NCB__STACK_ALIGN_RND
-	top -= ncb__random64() % NCB__STACK_ALIGN_RND;
-#endif
-	return (uintptr_t)((top + page - 1) & ~(uint64_t)(page - 1));
-#else
-	(void)sys;
-	(void)page;
-	return 0;
-#endif
-}
+/* The machine's rules for the stack's top (arch/). */
+struct top_rules {
+	uint64_t top;		/* STACK_TOP */
+	uint64_t rnd_mask;	/* STACK_RND_MASK, in pages */
+	uintptr_t align_rnd;	/* arch_align_stack()'s range, in bytes */
+};
 
 /*
- * Whether this process's own stack lies where the rules above would have
- * put it (its AT_EXECFN string sits just below its top): a kernel built
- * otherwise (another split of a 32-bit space, a larger window) shows so,
- * and then mmap places the stack.
+ * The rules for this machine, if they are known here and this process's
+ * own stack lies where they would have put it (its AT_EXECFN string sits
+ * just below its top): a kernel built otherwise (another split of a
+ * 32-bit space, a larger window) shows so, and then mmap places the
+ * stack.  1 if they hold, else 0.
  */
-static int rules_hold(const struct ncb__stack *s, const struct ncb__sys *sys,
-		      uintptr_t page)
+static int top_rules(const struct ncb__stack *s, const struct ncb__sys *sys,
+		     uintptr_t page, struct top_rules *r)
 {
 #ifdef NCB_ARCH_STACK_TOP
-	uint64_t top = NCB_ARCH_STACK_TOP(sys->kernel_64), span = page;
 	uintptr_t fn = 0, own;
+	uint64_t span = page;
 	unsigned int i;
 
 	for (i = 0; i < s->nkern; i++)
@@ -414,16 +394,37 @@ static int rules_hold(const struct ncb__stack *s, const struct ncb__sys *sys,
 	if (!fn)
 		return 0;
 	own = (fn + strlen((const char *)fn) + 1 + page - 1) & ~(page - 1);
+	r->top = NCB_ARCH_STACK_TOP(sys->kernel_64, page, own);
+	r->rnd_mask = NCB_ARCH_STACK_RND_MASK(sys->kernel_64, page);
+	r->align_rnd = NCB_ARCH_STACK_ALIGN_RND(sys->kernel_64, page);
 	if (sys->rnd)
-		span += (NCB_ARCH_STACK_RND_MASK(sys->kernel_64) + 1) * page +
-			NCB__STACK_ALIGN_RND;
-	return own <= top && own >= top - span;
+		span += (r->rnd_mask + 1) * page + r->align_rnd;
+	return own <= r->top && own >= r->top - span;
 #else
 	(void)s;
 	(void)sys;
 	(void)page;
+	(void)r;
 	return 0;
 #endif
+}
+
+/*
+ * The top of the stack as execve draws it: STACK_TOP moved down by
+ * randomize_stack_top() (fs/exec.c; STACK_RND_MASK pages), then by
+ * arch_align_stack() and rounded up to a page in setup_arg_pages().
+ */
+static uintptr_t draw_top(const struct ncb__sys *sys,
+			  const struct top_rules *r, uintptr_t page)
+{
+	uint64_t top = r->top;
+
+	if (!sys->rnd)
+		return (uintptr_t)top;
+	top -= (ncb__random64() & r->rnd_mask) * page;
+	if (r->align_rnd)
+		top -= ncb__random64() % r->align_rnd;
+	return (uintptr_t)((top + page - 1) & ~(uint64_t)(page - 1));
 }
 
 static int map_stack(struct ncb__stack *s, void *addr, size_t size, int prot,
@@ -499,15 +500,15 @@ static int map_at(struct ncb__stack *s, uintptr_t top, size_t size, int prot)
  * room to grow is not free.  1 if no draw fits.
  */
 static int map_exact(struct ncb__stack *s, const struct ncb__sys *sys,
-		     size_t size, int prot, const struct ncb__range *keep,
-		     unsigned int nkeep)
+		     const struct top_rules *r, size_t size, int prot,
+		     const struct ncb__range *keep, unsigned int nkeep)
 {
 	uintptr_t page = ncb__probe()->page_size, guard = 256 * page;
 	uintptr_t top, fits = 0;
 	unsigned int tries;
 
 	for (tries = 0; tries < 16; tries++) {
-		top = draw_top(sys, page);
+		top = draw_top(sys, r, page);
 		if (!top || top < size + guard)
 			break;
 		if (!ncb__stays(top - size - guard, top, keep, nkeep)) {
@@ -529,15 +530,24 @@ static int stack_size(struct ncb__stack *s, const struct ncb__sys *sys,
 		      char *const argv[], char *const envp[],
 		      const char *execfn, size_t *size)
 {
-	uintptr_t page = ncb__probe()->page_size;
+	uintptr_t page = ncb__probe()->page_size, align = 0;
 	size_t strs, need;
 	int err;
 
-	err = stack_need(s, argv, envp, execfn, &strs, &need);
+#ifdef NCB_ARCH_STACK_ALIGN_RND
+	align = NCB_ARCH_STACK_ALIGN_RND(sys->kernel_64, page);
+#endif
+	err = stack_need(s, argv, envp, execfn, align, &strs, &need);
 	if (err)
 		return err;
 	strs = ncb__page_align(strs);
 	need = ncb__page_align(need);
+	/*
+	 * Past their first page the strings' pages must lie within the
+	 * limit (get_arg_page grows the stack for them).
+	 */
+	if (strs > page && strs > s->limit)
+		return -E2BIG;
 	s->rnd = sys->rnd != 0;
 	/*
 	 * A runtime that keeps its own books of the address space (qemu-user
@@ -560,7 +570,7 @@ static int stack_size(struct ncb__stack *s, const struct ncb__sys *sys,
 	 */
 	*size = strs + STACK_EXPAND;
 	if (*size > (s->limit & ~(page - 1)))
-		*size = strs > s->limit ? strs : s->limit & ~(page - 1);
+		*size = s->limit & ~(page - 1);
 	if (*size < need)
 		*size = need;
 	return 0;
@@ -572,6 +582,7 @@ int ncb__stack_map(struct ncb__stack *s, const struct ncb__sys *sys,
 {
 	uintptr_t page = ncb__probe()->page_size;
 	int prot = PROT_READ | PROT_WRITE | (exec ? PROT_EXEC : 0), err;
+	struct top_rules r;
 	size_t size;
 
 	err = stack_size(s, sys, argv, envp, execfn, &size);
@@ -586,8 +597,9 @@ int ncb__stack_map(struct ncb__stack *s, const struct ncb__sys *sys,
 		}
 		return err;
 	}
-	if (rules_hold(s, sys, page)) {
-		err = map_exact(s, sys, size, prot, keep, nkeep);
+	if (top_rules(s, sys, page, &r)) {
+		s->align_rnd = r.align_rnd;
+		err = map_exact(s, sys, &r, size, prot, keep, nkeep);
 		if (err <= 0)
 			return err;
 	}
@@ -599,6 +611,7 @@ int ncb__stack_plan(char *const argv[], char *const envp[],
 		    uint64_t *start, uint64_t *end, uint64_t *limit)
 {
 	uintptr_t page = ncb__probe()->page_size;
+	struct top_rules r;
 	struct ncb__stack s;
 	struct ncb__sys sys;
 	size_t size;
@@ -612,8 +625,8 @@ int ncb__stack_plan(char *const argv[], char *const envp[],
 	if (err)
 		return err;
 	*start = *end = 0;
-	if (s.growable && rules_hold(&s, &sys, page)) {
-		*end = draw_top(&sys, page);
+	if (s.growable && top_rules(&s, &sys, page, &r)) {
+		*end = draw_top(&sys, &r, page);
 		*start = *end ? *end - size : 0;
 	}
 	if (!*end)

@@ -11,6 +11,17 @@
  */
 #define NCB_ARCH_DYN_BASE(kernel_64) ((2 * (1ULL << 48)) / 3)
 
+/*
+ * The stack (arch/arm64/include/asm/processor.h, elf.h; process.c):
+ * STACK_TOP is DEFAULT_MAP_WINDOW_64, 48 bits with 4 and 64 KiB pages
+ * (47 with 16 KiB pages and 52-bit addresses: own shows which);
+ * STACK_RND_MASK is 1 GiB of pages, arch_align_stack() up to a page.
+ */
+#define NCB_ARCH_STACK_TOP(k, pg, own) \
+	((own) > (1ULL << 47) ? 1ULL << 48 : 1ULL << 47)
+#define NCB_ARCH_STACK_RND_MASK(k, pg) ((0x40000ULL << 12) / (pg) - 1)
+#define NCB_ARCH_STACK_ALIGN_RND(k, pg) (pg)
+
 #define NCB_ARCH_RSEQ_SIG 0xd428bc00
 
 #define NCB_ARCH_HANDOVER 1

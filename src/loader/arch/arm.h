@@ -17,6 +17,18 @@
 	((kernel_64) ? (2 * ((1ULL << 32) - 4096)) / 3 : 0xbf000000ULL / 3 * 2)
 
 #if !defined(__ARMEB__)
+/*
+ * The stack: on a 64-bit kernel (arch/arm64, compat) STACK_TOP is
+ * AARCH32_VECTORS_BASE, STACK_RND_MASK 8 MiB of pages and
+ * arch_align_stack() up to a page; on a 32-bit one (arch/arm) TASK_SIZE,
+ * 16 MiB below PAGE_OFFSET (0xbf000000 with the default split: another
+ * shows in own), 0x7ff pages and no offset (asm-generic).
+ */
+#define NCB_ARCH_STACK_TOP(k, pg, own) ((k) ? 0xffff0000ULL : 0xbf000000ULL)
+#define NCB_ARCH_STACK_RND_MASK(k, pg) \
+	((k) ? (0x800ULL << 12) / (pg) - 1 : 0x7ffULL)
+#define NCB_ARCH_STACK_ALIGN_RND(k, pg) ((k) ? (pg) : 0u)
+
 #define NCB_ARCH_RSEQ_SIG 0xe7f5def3
 #endif
 

@@ -17,14 +17,13 @@
  * The stack (arch/x86/include/asm/page_32_types.h, page_64_types.h,
  * elf.h; process.c): STACK_TOP is TASK_SIZE, on a 64-bit kernel
  * IA32_PAGE_OFFSET (4 GiB less two pages), on a 32-bit one PAGE_OFFSET
- * (3 GiB with the default split: rules_hold() sees another);
+ * (3 GiB with the default split: top_rules() sees another);
  * randomize_stack_top() takes STACK_RND_MASK (0x7ff) pages off,
  * arch_align_stack() up to 8 KiB.
  */
-#define NCB_ARCH_STACK_TOP(kernel_64) \
-	((kernel_64) ? 0xffffe000ULL : 0xc0000000ULL)
-#define NCB_ARCH_STACK_RND_MASK(kernel_64) 0x7ffULL
-#define NCB_ARCH_STACK_ALIGN_RND 8192
+#define NCB_ARCH_STACK_TOP(k, pg, own) ((k) ? 0xffffe000ULL : 0xc0000000ULL)
+#define NCB_ARCH_STACK_RND_MASK(k, pg) 0x7ffULL
+#define NCB_ARCH_STACK_ALIGN_RND(k, pg) 8192u
 
 #define NCB_ARCH_RSEQ_SIG 0x53053053
 

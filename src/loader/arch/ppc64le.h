@@ -8,6 +8,17 @@
 /* ELF_ET_DYN_BASE as a process of this ABI sees it (asm/elf.h). */
 #define NCB_ARCH_DYN_BASE(kernel_64) 0x100000000ULL
 
+/*
+ * The stack (arch/powerpc/include/asm/task_size_64.h, elf.h; process.c):
+ * STACK_TOP is DEFAULT_MAP_WINDOW_USER64, 64 TiB with 4 KiB pages and
+ * 128 TiB with 64 KiB ones; STACK_RND_MASK 1 GiB of pages;
+ * arch_align_stack() up to a page.
+ */
+#define NCB_ARCH_STACK_TOP(k, pg, own) \
+	((pg) >= 65536 ? 1ULL << 47 : 1ULL << 46)
+#define NCB_ARCH_STACK_RND_MASK(k, pg) ((0x40000ULL << 12) / (pg) - 1)
+#define NCB_ARCH_STACK_ALIGN_RND(k, pg) (pg)
+
 #define NCB_ARCH_RSEQ_SIG 0x0fe5000b
 
 /* gcc 12 has no __builtin_thread_pointer here. */

@@ -12,6 +12,17 @@
 #define NCB_ARCH_DYN_BASE(kernel_64) (((1ULL << 38) / 3) * 2)
 
 #if __riscv_xlen == 64
+/*
+ * The stack (arch/riscv/include/asm/processor.h, elf.h): STACK_TOP is
+ * DEFAULT_MAP_WINDOW, 38 bits under sv39 and 47 under sv48 and sv57 (own
+ * shows which); STACK_RND_MASK 0x3ffff pages; arch_align_stack() up to a
+ * page since 6.12 (048e2906d4ca), none before: drawn as the newer.
+ */
+#define NCB_ARCH_STACK_TOP(k, pg, own) \
+	((own) > (1ULL << 38) ? 1ULL << 47 : 1ULL << 38)
+#define NCB_ARCH_STACK_RND_MASK(k, pg) 0x3ffffULL
+#define NCB_ARCH_STACK_ALIGN_RND(k, pg) (pg)
+
 #define NCB_ARCH_RSEQ_SIG 0xf1401073
 #define NCB_ARCH_HANDOVER 1
 #endif

@@ -17,9 +17,9 @@
  * levels; randomize_stack_top() takes STACK_RND_MASK (0x3fffff) pages
  * off, arch_align_stack() up to 8 KiB.
  */
-#define NCB_ARCH_STACK_TOP(kernel_64) ((1ULL << 47) - 4096)
-#define NCB_ARCH_STACK_RND_MASK(kernel_64) 0x3fffffULL
-#define NCB_ARCH_STACK_ALIGN_RND 8192
+#define NCB_ARCH_STACK_TOP(k, pg, own) ((1ULL << 47) - 4096)
+#define NCB_ARCH_STACK_RND_MASK(k, pg) 0x3fffffULL
+#define NCB_ARCH_STACK_ALIGN_RND(k, pg) 8192u
 
 #define NCB_ARCH_RSEQ_SIG 0x53053053
 
