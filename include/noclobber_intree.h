@@ -27,6 +27,13 @@ int ncb__elf_symbol(const struct ncb_elf *e, const char *name,
 int ncb__script_interp(const char *path, char *out, size_t len);
 
 /*
+ * A name for a message, its control characters shown as C escapes (a
+ * "#!" line with CRLF ends names "/bin/sh\r"): buf, cut to len bytes
+ * (src/loader/script.c).
+ */
+const char *ncb__visible(const char *s, char *buf, size_t len);
+
+/*
  * Whether a mapping belongs to the process rather than to its program
  * (the vDSO and its data, [vsyscall], ARM's [vectors] and [sigpage]), by
  * its name: an in-process exec leaves those (src/loader/handover.c).

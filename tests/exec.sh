@@ -98,6 +98,30 @@ printf '#!/%0300d\n' 0 >"$tmp/sc/long"
 printf '#! /bin/echo  one  two \t \n' >"$tmp/sc/arg"
 chmod +x "$tmp"/sc/*
 same "five nested scripts" "" "$nc" "$tmp/sc/s5" a b
+# A file with neither "#!" nor ELF runs through /bin/sh, as env(1) and
+# execvp run it; --plan says so.  A "#!" interpreter that is not there is
+# named by a run and by --plan, a CRLF line's name with its "\r" shown.
+printf 'echo "no #! line: $0 $#"\nexit 4\n' >"$tmp/sc/plain"
+printf '#!/nonexistent/interp\necho\n' >"$tmp/sc/gone"
+printf '#!/bin/sh\r\necho\r\n' >"$tmp/sc/crlf"
+chmod +x "$tmp/sc/plain" "$tmp/sc/gone" "$tmp/sc/crlf"
+env "$tmp/sc/plain" a b >"$tmp/o1" 2>&1
+s1=$?
+"$nc" exec "$tmp/sc/plain" a b >"$tmp/o2" 2>&1
+s2=$?
+[ $s1 -eq 4 ] && [ $s2 -eq 4 ] && cmp -s "$tmp/o1" "$tmp/o2"
+ok $? "no \"#!\" line: /bin/sh runs it, as under env (status $s2)"
+"$nc" exec --plan "$tmp/sc/plain" | grep -q "^script .*plain: run by /bin/sh"
+ok $? "--plan: /bin/sh runs a file without \"#!\""
+for f in gone crlf; do
+	[ $f = gone ] && name=/nonexistent/interp || name='/bin/sh\\r'
+	for plan in "" --plan; do
+		"$nc" exec $plan "$tmp/sc/$f" >/dev/null 2>"$tmp/e"
+		s=$?
+		[ $s -eq 127 ] && grep -q "exec: $name: No such file" "$tmp/e"
+		ok $? "$f${plan:+ $plan}: the interpreter named (status $s)"
+	done
+done
 same "a script's one argument, blanks trimmed" "" "$nc" "$tmp/sc/arg" x
 "$nc" exec "$tmp/sc/s6" 2>"$tmp/e"
 s=$?
@@ -342,7 +366,7 @@ for who in self userns user; do
 		ok $? "$w: /proc/self/exe still names the tool"
 		$r "$nc" exec --exe=set true 2>"$tmp/e"
 		s=$?
-		[ $s -eq 126 ] && grep -q "CAP_SYS_ADMIN" "$tmp/e"
+		[ $s -eq 125 ] && grep -q "CAP_SYS_ADMIN" "$tmp/e"
 		ok $? "$w: --exe=set refused (status $s)"
 	fi
 	same "$w: the files mapped are the program's alone" "$r" "$nc" \
@@ -425,7 +449,10 @@ sh -c "$cmd" a b >"$tmp/o1" 2>&1
 "$nc" exec --exe=interp sh -c "$cmd" a b >"$tmp/o2" 2>&1
 cmp -s "$tmp/o1" "$tmp/o2"
 ok $? "--exe=interp: a program run by its interpreter, as run directly"
-status 125 "--exe with a bad mode" "$nc" exec --exe=bad true
+"$nc" exec --exe=bad true 2>"$tmp/e"
+s=$?
+[ $s -eq 125 ] && grep -q "auto, set, interp or off" "$tmp/e"
+ok $? "--exe with a bad mode: refused, every value named (status $s)"
 # Runtimes that find their libraries through $ORIGIN or their own path.
 if have java; then
 	same "java -version" "" "$nc" java -version

@@ -337,7 +337,8 @@ static void summary_text(void)
 	int k;
 
 	/* After everything on standard output, where both go together. */
-	fflush(stdout);
+	if (fflush(stdout))
+		print_error("check", -errno);
 	fprintf(stderr, "%lu file%s checked, %lu failed", g.checked,
 		g.checked == 1 ? "" : "s", g.failed);
 	if (g.noted)
@@ -432,14 +433,7 @@ int cmd_check(int argc, char **argv)
 	ret = parse_options(argc, argv);
 	if (ret >= 0)
 		return ret;
-	/* Every argument must exist before any output. */
-	for (i = optind; i < argc; i++) {
-		if (stat(argv[i], &st)) {
-			fail("check", g.json, errno, "%s: %s", argv[i],
-			     strerror(errno));
-			return EXIT_USAGE;
-		}
-	}
+	/* One that is not there is named and counted; the rest go on. */
 	for (i = optind; i < argc; i++) {
 		if (stat(argv[i], &st))
 			unreadable(argv[i], errno);

@@ -373,6 +373,23 @@ static int exe_mode(const char *s)
 	return -1;
 }
 
+/* Whether --exe=set can be had here; if not, says why. */
+static int exe_settable(void)
+{
+	struct ncb_exec_identity id = { .size = sizeof(id) };
+	int err = ncb_exec_identity(&id);
+
+	if (!err)
+		err = id.exe;
+	if (!err)
+		return 1;
+	fprintf(stderr, "noclobber exec: --exe=set: this process cannot "
+		"point /proc/PID/exe at the program: %s\n", err == -EPERM ?
+		"that needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE" :
+		strerror(-err));
+	return 0;
+}
+
 struct ident {
 	struct ncb_exec_identity id;
 	int origin;		/* its paths use $ORIGIN */
@@ -523,6 +540,23 @@ static void plan_rest(struct plan *pl, const char *path,
 /* A "#!" chain as exec_binprm follows it: five scripts at most. */
 #define SCRIPTS 5
 
+/* The shell execvp runs a file with when execve cannot (_PATH_BSHELL). */
+#define SHELL "/bin/sh"
+
+/*
+ * Whether execvp would hand the file to the shell: execve refused it
+ * (ENOEXEC) and it is neither an ELF file nor a "#!" script.  An ELF file
+ * keeps the loader's own reason: the shell would only say it cannot run
+ * a binary file.
+ */
+static int shell_script(const char *path)
+{
+	char interp[8];
+
+	return ncb_elf_kind(path) == NCB_ELF_NOT_ELF &&
+	       ncb__script_interp(path, interp, sizeof(interp)) == 0;
+}
+
 struct scripts {
 	int n;				/* path[n] is the program */
 	char path[SCRIPTS + 1][PATH_MAX];
@@ -539,6 +573,8 @@ static int follow_scripts(const char *prog, struct scripts *sc)
 
 	snprintf(sc->path[0], PATH_MAX, "%s", prog);
 	for (i = 0;; i++) {
+		/* A failure names the file that failed: an interpreter. */
+		sc->n = i;
 		if (access(sc->path[i], X_OK))
 			return -errno;
 		/* The last may be no script: looked at, not kept. */
@@ -547,10 +583,16 @@ static int follow_scripts(const char *prog, struct scripts *sc)
 					 PATH_MAX);
 		if (ret > 0 && i == SCRIPTS)
 			ret = -ELOOP;
-		if (ret <= 0) {
-			sc->n = i;
+		if (ret < 0)
 			return ret;
-		}
+		if (ret)
+			continue;
+		/* No "#!" and no ELF: the shell runs it, as execvp's. */
+		if (i == SCRIPTS || !shell_script(sc->path[i]))
+			return 0;
+		snprintf(sc->path[i + 1], PATH_MAX, "%s", SHELL);
+		sc->n = i + 1;
+		return access(SHELL, X_OK) ? -errno : 0;
 	}
 }
 
@@ -591,9 +633,11 @@ static int do_plan(const char *prog, char **argv,
 
 	err = follow_scripts(prog, &sc);
 	if (err) {
-		fail("exec", json, -err, "%s: %s", sc.path[sc.n],
-		     err == -ENOEXEC ? "its \"#!\" line names no interpreter"
-		     : strerror(-err));
+		char name[256];
+
+		fail("exec", json, -err, "%s: %s", ncb__visible(sc.path[sc.n],
+		     name, sizeof(name)), err == -ENOEXEC ? "its \"#!\" line "
+		     "names no interpreter" : strerror(-err));
 		return exec_status(err);
 	}
 	path = sc.path[sc.n];
@@ -635,6 +679,31 @@ static int do_plan(const char *prog, char **argv,
 	ncb_elf_close(im.ie);
 	ncb_as_free(pl.as);
 	return ret ? ret : pl.collisions ? 1 : 0;
+}
+
+/*
+ * As env(1) and execvp do: "/bin/sh PATH ARGS", the script's own argv[0]
+ * given up for its path.
+ */
+static int exec_shell(const char *path, char **argv,
+		      const struct ncb_exec_opts *o, char *why, size_t wl)
+{
+	size_t n = 0, i;
+	char **nv;
+	int err;
+
+	while (argv[n])
+		n++;
+	nv = calloc(n + 2, sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	nv[0] = SHELL;
+	nv[1] = (char *)path;
+	for (i = 1; i < n; i++)
+		nv[i + 1] = argv[i];
+	err = ncb_exec(SHELL, nv, environ, o, why, wl);
+	free(nv);
+	return err;
 }
 
 /*
@@ -712,7 +781,7 @@ int cmd_exec(int argc, char **argv)
 			o.exe = exe_mode(optarg);
 			if (o.exe < 0) {
 				fprintf(stderr, "noclobber exec: --exe takes "
-					"auto, interp or off, not '%s'\n",
+					"auto, set, interp or off, not '%s'\n",
 					optarg);
 				return EXIT_CANNOT;
 			}
@@ -737,7 +806,12 @@ int cmd_exec(int argc, char **argv)
 	}
 	if (plan)
 		return do_plan(path, argv + optind, &o, json);
+	/* What was asked of noclobber, not of the program: 125. */
+	if (o.exe == NCB_EXE_SET && !exe_settable())
+		return EXIT_CANNOT;
 	err = ncb_exec(path, argv + optind, environ, &o, why, sizeof(why));
+	if (err == -ENOEXEC && shell_script(path))
+		err = exec_shell(path, argv + optind, &o, why, sizeof(why));
 	fprintf(stderr, "noclobber exec: %s\n", why);
 	return exec_status(err);
 }

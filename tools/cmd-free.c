@@ -594,7 +594,15 @@ static int answer(const struct args *a, const struct anchor *an)
 	struct occs *c;
 	int ret;
 
-	ret = ncb_find_near(a->pid, an->lo, an->hi, a->within,
+	/*
+	 * A window past 2^64 (an anchor as high as [vsyscall]) reaches as
+	 * far as one to 2^64: beyond the address space either way, which
+	 * the answer's reason says.
+	 */
+	uint64_t within = a->within > UINT64_MAX - an->lo ? UINT64_MAX - an->lo
+							  : a->within;
+
+	ret = ncb_find_near(a->pid, an->lo, an->hi, within ? within : 1,
 			    (size_t)a->size, &o, &r);
 	if (ret == -EINVAL)
 		return free_fail(a, EINVAL, "the anchor's start plus WITHIN "

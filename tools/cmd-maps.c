@@ -305,16 +305,15 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *bad_pid = NULL;
 	int c, pid_given = 0;
 
 	while ((c = getopt_long(argc, argv, "p:o:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (parse_pid(optarg, &o->pid)) {
-				fprintf(stderr, "noclobber maps: -p '%s': not "
-					"a PID (decimal)\n", optarg);
-				goto bad;
-			}
+			/* Said once every option is read: --json may follow. */
+			if (parse_pid(optarg, &o->pid))
+				bad_pid = optarg;
 			pid_given = 1;
 			break;
 		case 'o':
@@ -335,11 +334,19 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		}
 	}
 	/* A PID after the options as well, as pmap takes it. */
-	if (argc - optind > 1 || (argc - optind == 1 &&
-	    (pid_given || parse_pid(argv[optind], &o->pid))))
+	if (argc - optind > 1 || (argc - optind == 1 && pid_given))
 		goto bad;
+	if (argc - optind == 1 && parse_pid(argv[optind], &o->pid))
+		bad_pid = argv[optind];
+	if (bad_pid) {
+		fail("maps", o->json, EINVAL, "'%s': not a PID (decimal)",
+		     bad_pid);
+		return EXIT_USAGE;
+	}
 	return -1;
 bad:
+	if (o->json)
+		jw_fail(stdout, EINVAL, "bad usage (noclobber maps --help)");
 	usage(stderr);
 	return EXIT_USAGE;
 }

@@ -53,13 +53,23 @@ static void usage(FILE *f)
  */
 static int close_stdout(const char *cmd, int status)
 {
-	int bad = ferror(stdout);
+	int bad, err = 0;
 
+	/*
+	 * The flush's own error first: an earlier failed write left only
+	 * the flag, and a full device says ENOSPC, not EIO.
+	 */
+	errno = 0;
+	if (fflush(stdout))
+		err = errno;
+	bad = ferror(stdout);
 	errno = 0;
 	bad |= fclose(stdout) != 0;
-	if (!bad && !print_failed)
+	if (!err)
+		err = errno;
+	if (!bad && !err && !print_failed)
 		return status;
-	print_error(cmd, errno ? -errno : -EIO);
+	print_error(cmd, err ? -err : -EIO);
 	if (cmd && (!strcmp(cmd, "exec") || !strcmp(cmd, "watch")))
 		return status > 125 ? status : 125;
 	return status > EXIT_USAGE ? status : EXIT_USAGE;

@@ -121,6 +121,9 @@ int parse_target(const char *s, pid_t pid, uint64_t *addr)
 
 	if (!parse_u64(s, addr))
 		return 0;
+	/* An empty name would be in every path. */
+	if (!*s)
+		return 1;
 	ret = ncb_maps_open(&maps, pid);
 	if (ret)
 		return ret;

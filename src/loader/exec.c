@@ -306,7 +306,10 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 	for (depth = 0; depth <= NCB__SCRIPT_DEPTH; depth++) {
 		/* As execve: the file must be executable by us. */
 		if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS)) {
-			err = ncb__why(why, wl, errno, "%s: %s", path,
+			char name[256];
+
+			err = ncb__why(why, wl, errno, "%s: %s", ncb__visible(
+				       path, name, sizeof(name)),
 				       strerror(errno));
 			break;
 		}

@@ -91,6 +91,32 @@ static int read_script(const char *path, char *buf, char **name,
 	return parse_script(buf, name, arg) ? -ENOEXEC : 1;
 }
 
+const char *ncb__visible(const char *s, char *buf, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i = 0;
+
+	for (; *s && i + 5 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c >= 0x20 && c != 0x7f) {
+			buf[i++] = (char)c;
+			continue;
+		}
+		buf[i++] = '\\';
+		if (c == '\r' || c == '\t' || c == '\n') {
+			buf[i++] = c == '\r' ? 'r' : c == '\t' ? 't' : 'n';
+			continue;
+		}
+		buf[i++] = 'x';
+		buf[i++] = hex[c >> 4];
+		buf[i++] = hex[c & 15];
+	}
+	if (len)
+		buf[i < len ? i : len - 1] = '\0';
+	return buf;
+}
+
 /*
  * The interpreter a "#!" script names (for the tool's plan): 1 and its
  * path in out, 0 if path is no script, -ENOEXEC, -ENAMETOOLONG.
