@@ -21,6 +21,34 @@ status 2 "no file" "$nc" check
 status 2 "unknown option" "$nc" check --frobnicate "$t/good"
 status 2 "a file that is not there" "$nc" check "$t/good" "$tmp/nothing"
 
+# A program's interpreter, as the loader takes it: there, a shared object,
+# with no interpreter of its own; another machine's program keeps its note.
+printf 'int main(void) { return 0; }\n' >"$tmp/m.c"
+if ${CC:-cc} -o "$tmp/gone" "$tmp/m.c" \
+	-Wl,--dynamic-linker=/nonexistent/ld.so &&
+	${CC:-cc} -o "$tmp/nested" "$tmp/m.c" -Wl,--dynamic-linker=/bin/true &&
+	${CC:-cc} -static -o "$tmp/static" "$tmp/m.c" 2>/dev/null &&
+	${CC:-cc} -o "$tmp/exec" "$tmp/m.c" \
+		-Wl,--dynamic-linker="$tmp/static"; then
+	for c in "gone:/nonexistent/ld.so: No such file or directory" \
+		 "nested:/bin/true: has an interpreter of its own" \
+		 "exec:$tmp/static: not a shared object (ET_DYN)"; do
+		f=${c%%:*}
+		"$nc" check "$tmp/$f" >"$tmp/o" 2>/dev/null
+		s=$?
+		w="$tmp/$f: error: its interpreter ${c#*:}"
+		[ $s -eq 1 ] && grep -qxF "$w" "$tmp/o"
+		ok $? "$f: its interpreter refused (status $s)"
+		sed 's/^/# /' "$tmp/o"
+	done
+	status 0 "a program whose interpreter is sound passes" \
+		"$nc" check "$tmp/static" /bin/true
+else
+	for i in 1 2 3 4; do
+		skip "${CC:-cc} cannot link these programs"
+	done
+fi
+
 # A directory: each program checked, everything else skipped and counted.
 status 0 "programs and libraries of every machine pass" "$nc" check "$t/good"
 "$nc" check "$t/good" "$t/skip" >"$tmp/o" 2>"$tmp/e"

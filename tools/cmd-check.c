@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -205,6 +206,46 @@ static void print_foreign(const char *path, const struct ncb_elf_arch *a)
 }
 
 /* A program or library: every check, then the notes. */
+/*
+ * A program's interpreter as the loader takes it before mapping anything
+ * (ncb_exec): there, an ELF shared object (ET_DYN) for the same machine
+ * and class, with no interpreter of its own.  0, or -errno and why.
+ */
+static int check_interp(const struct ncb_elf_info *prog, char *why,
+			size_t wl)
+{
+	struct ncb_elf_info in = NCB_INIT(ncb_elf_info);
+	/* A walk meets the same interpreter again and again: the last. */
+	static char last[PATH_MAX], last_why[256];
+	static int last_err;
+	struct ncb_elf *ie = NULL;
+	char inner[200];
+	int err;
+
+	if (!strcmp(last, prog->interp)) {
+		snprintf(why, wl, "%s", last_why);
+		return last_err;
+	}
+	err = ncb_elf_open(&ie, prog->interp, inner, sizeof(inner));
+	if (err) {
+		snprintf(why, wl, "its interpreter %s", inner);
+	} else {
+		ncb_elf_info(ie, &in);
+		ncb_elf_close(ie);
+		if (in.type != ET_DYN || in.interp) {
+			err = -ELIBBAD;
+			snprintf(why, wl, "its interpreter %s: %s",
+				 prog->interp, in.interp ? "has an "
+				 "interpreter of its own" : "not a shared "
+				 "object (ET_DYN)");
+		}
+	}
+	snprintf(last, sizeof(last), "%s", prog->interp);
+	snprintf(last_why, sizeof(last_why), "%s", err ? why : "");
+	last_err = err;
+	return err;
+}
+
 static void check_program(const char *path)
 {
 	struct ncb_elf_arch a = { .size = sizeof(a) };
@@ -223,6 +264,9 @@ static void check_program(const char *path)
 		library = in.type == ET_DYN && !in.entry;
 		g.noted += !!*notes;
 		g.foreign += !a.native;
+		/* Another machine's interpreter is that machine's to find. */
+		if (a.native && in.interp)
+			err = check_interp(&in, why, sizeof(why));
 	}
 	fail = err || (g.strict && *notes);
 	g.failed += fail;
