@@ -247,6 +247,59 @@ else
 	ok 1 "build progs/stack.c"
 fi
 
+# binfmt_misc, asked before any other format as the kernel asks it: by
+# magic (flag P keeps argv[0]), by extension, and with flags OC the file
+# open as AT_EXECFD, AT_FLAGS and the vector's order as execve gives them.
+# In a user namespace of its own, where the kernel (6.7 and later) gives
+# binfmt_misc an instance of its own: nothing of the machine's changes.
+printf '%s\n' '#include <stdio.h>' '#include <sys/auxv.h>' \
+	'#include <unistd.h>' 'int main(int c, char **v) {' \
+	'	long fd = (long)getauxval(AT_EXECFD); char b[8];' \
+	'	ssize_t n = fd ? pread((int)fd, b, sizeof(b), 0) : -1;' \
+	'	printf("flags %lu execfd %zd:", getauxval(AT_FLAGS), n);' \
+	'	for (int i = 0; i < c; i++) printf(" %s", v[i]);' \
+	'	return !puts(""); }' >"$tmp/misc.c"
+cat >"$tmp/misc.sh" <<MISC
+set -e
+m=/proc/sys/fs/binfmt_misc
+mount -t binfmt_misc none \$m 2>/dev/null || { echo skip; exit 0; }
+d=$tmp/misc
+echo ":ncbP:M::NCBMAGIC::\$d/interp:P" >\$m/register
+echo ":ncbE:E::ncbx::\$d/interp:" >\$m/register
+echo ":ncbO:M:2:OPEN::\$d/aux:OC" >\$m/register
+for f in magic:"a b" file.ncbx:c open:"x y"; do
+	\$d/\${f%%:*} \${f#*:} >\$d/o1 2>&1; s1=\$?
+	"$nc" exec \$d/\${f%%:*} \${f#*:} >\$d/o2 2>&1; s2=\$?
+	cmp -s \$d/o1 \$d/o2 && [ \$s1 = \$s2 ] && echo "same \${f%%:*}" ||
+		{ echo "differ \${f%%:*}"; cat \$d/o1 \$d/o2; }
+done
+LD_SHOW_AUXV=1 \$d/open | sed "$norm" >\$d/a1
+LD_SHOW_AUXV=1 "$nc" exec \$d/open | tail -n \$(wc -l <\$d/a1) |
+	sed "$norm" >\$d/a2
+cmp -s \$d/a1 \$d/a2 && echo "same auxv" || diff \$d/a1 \$d/a2
+MISC
+mkdir -p "$tmp/misc"
+printf '#!/bin/sh\necho "$# args: $*"\n' >"$tmp/misc/interp"
+printf 'NCBMAGIC\n' >"$tmp/misc/magic"
+printf 'text\n' >"$tmp/misc/file.ncbx"
+printf 'xxOPEN\n' >"$tmp/misc/open"
+chmod -R a+rx "$tmp/misc"
+if ! ${CC:-cc} -o "$tmp/misc/aux" "$tmp/misc.c"; then
+	ok 1 "binfmt_misc: build the interpreter"
+elif ! have unshare || ! unshare -Urm true 2>/dev/null ||
+	[ "$(unshare -Urm sh "$tmp/misc.sh")" = skip ]; then
+	for w in magic file.ncbx open auxv; do
+		skip "binfmt_misc of a user namespace's own (Linux 6.7)"
+	done
+else
+	unshare -Urm sh "$tmp/misc.sh" >"$tmp/o" 2>&1
+	for w in magic file.ncbx open auxv; do
+		grep -qx "same $w" "$tmp/o"
+		ok $? "binfmt_misc: $w as execve runs it"
+	done
+	grep -v "^same" "$tmp/o" | sed 's/^/# /'
+fi
+
 # A program execve would run with privilege is refused (EPERM, 126), as
 # an in-process exec cannot give it; --unprivileged runs it without, as
 # the kernel does under no_new_privs, and so does no_new_privs itself.

@@ -262,16 +262,48 @@ out:
 static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		    const struct ncb_exec_opts *opts, const char *execfn,
 		    ncb__hide hide, const struct ncb_elf_image *held,
-		    char *why, size_t wl);
+		    const struct ncb__misc_run *misc, char *why, size_t wl);
+static int gains_privilege(int fd, const char *path, char *why, size_t wl);
+
+/*
+ * What a binfmt_misc entry's flags ask of the run: argv[0] kept (P) is
+ * told in AT_FLAGS; the file open for the interpreter (O, or C), and
+ * not run with privilege it would gain (C), as ncb_exec refuses that.
+ */
+static int misc_run(const char *path, unsigned int flags,
+		    const struct ncb_exec_opts *o, struct ncb__misc_run *run,
+		    char *why, size_t wl)
+{
+	int fd, err = 0;
+
+	if (flags & NCB__MISC_ARGV0)
+		run->at_flags |= 1;	/* AT_FLAGS_PRESERVE_ARGV0 */
+	if (!(flags & (NCB__MISC_OPEN | NCB__MISC_CREDS)))
+		return 0;
+	/* Not close-on-exec: the program is to have it. */
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return ncb__why(why, wl, errno, "%s: %s", path,
+				strerror(errno));
+	if ((flags & NCB__MISC_CREDS) && !(o->flags & NCB_EXEC_UNPRIVILEGED))
+		err = gains_privilege(fd, path, why, wl);
+	if (err || run->execfd >= 0) {
+		close(fd);
+		return err;
+	}
+	run->execfd = fd;
+	return 0;
+}
 
 int ncb_exec(const char *path, char *const argv[], char *const envp[],
 	     const struct ncb_exec_opts *opts, char *why, size_t wl)
 {
 	char *lines[NCB__SCRIPT_DEPTH + 1] = { NULL }, *const *av = argv;
 	static char *const empty[] = { "", NULL };
+	struct ncb__misc_run run = { .execfd = -1 };
 	struct ncb_exec_opts o;
+	unsigned int threads, flags;
 	const char *execfn;
-	unsigned int threads;
 	int depth, err;
 
 	if (!path || !argv)
@@ -313,7 +345,12 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 				       strerror(errno));
 			break;
 		}
-		err = ncb__script(path, &av, &lines[depth], why, wl);
+		/* binfmt_misc first, as the kernel asks it first. */
+		err = ncb__binfmt(path, &av, &lines[depth], &flags, why, wl);
+		if (err > 0)
+			err = misc_run(path, flags, &o, &run, why, wl) ?: 1;
+		else if (!err)
+			err = ncb__script(path, &av, &lines[depth], why, wl);
 		if (err <= 0)
 			break;
 		path = av[0];
@@ -323,7 +360,10 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 		err = ncb__why(why, wl, ELOOP, "%s: scripts nested more than "
 			       "%d deep", execfn, NCB__SCRIPT_DEPTH);
 	if (!err)
-		err = exec_elf(path, av, envp, &o, execfn, 0, NULL, why, wl);
+		err = exec_elf(path, av, envp, &o, execfn, 0, NULL, &run, why,
+			       wl);
+	if (run.execfd >= 0)
+		close(run.execfd);
 	for (depth = 0; depth <= NCB__SCRIPT_DEPTH; depth++)
 		free(lines[depth]);
 	return err;
@@ -379,7 +419,7 @@ static int gains_privilege(int fd, const char *path, char *why, size_t wl)
 static int exec_interp(struct ncb_elf *e, const char *path,
 		       char *const argv[], char *const envp[],
 		       const struct ncb_exec_opts *opts, const char *execfn,
-		       char *why, size_t wl)
+		       const struct ncb__misc_run *misc, char *why, size_t wl)
 {
 	struct ncb_exec_opts o = *opts;
 	struct ncb_elf_image img = NCB_INIT(ncb_elf_image);
@@ -410,7 +450,7 @@ static int exec_interp(struct ncb_elf *e, const char *path,
 	o.exe = NCB_EXE_OFF;
 	/* The command line is argv0 and the arguments, as execve's. */
 	err = exec_elf(interp, nv, envp, &o, execfn, NCB__HIDE_LDSO,
-		       img.resv ? &img : NULL, why, wl);
+		       img.resv ? &img : NULL, misc, why, wl);
 	if (img.resv)
 		ncb_elf_unload(&img);
 out:
@@ -647,7 +687,7 @@ static const char *limit_str(const struct ncb__stack *s)
 static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		    const struct ncb_exec_opts *opts, const char *execfn,
 		    ncb__hide hide, const struct ncb_elf_image *held,
-		    char *why, size_t wl)
+		    const struct ncb__misc_run *misc, char *why, size_t wl)
 {
 	struct ncb_elf_image prog = NCB_INIT(ncb_elf_image);
 	struct ncb_elf_image interp = NCB_INIT(ncb_elf_image);
@@ -666,6 +706,8 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	/* Read first: the program's descriptors may be the last allowed. */
 	ncb__sys_read(&sys);
 	ncb__stack_init(s, hide);
+	if (misc)
+		s->misc = *misc;
 	err = stack_limit(opts, &s->limit, why, wl);
 	if (!err)
 		err = ncb_elf_open(&e, path, why, wl);
@@ -683,7 +725,8 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	}
 	if (by_interp(e, opts, set_exe) && e->eh.e_entry) {
 		free(s);
-		return exec_interp(e, path, argv, envp, opts, execfn, why, wl);
+		return exec_interp(e, path, argv, envp, opts, execfn, misc,
+				   why, wl);
 	}
 	if (e->interp) {
 		err = open_interp(e->interp, &ie, why, wl);

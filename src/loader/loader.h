@@ -132,6 +132,23 @@ static inline int ncb__elf_prot(uint32_t flags)
  * A script's interpreter run in its place: 1 with *argvp the interpreter's
  * arguments (the caller frees *line), 0 if path is no script, -errno.
  */
+/*
+ * binfmt_misc (binfmt.c): 1 if an entry runs path, *argvp the vector its
+ * interpreter gets (*line the caller's to free) and *flags its flags; 0
+ * if none; -errno.
+ */
+#define NCB__MISC_ARGV0	0x1	/* P: argv[0] kept */
+#define NCB__MISC_OPEN	0x2	/* O: the file open as AT_EXECFD */
+#define NCB__MISC_CREDS	0x4	/* C: the file's credentials */
+NCB_HIDDEN int ncb__binfmt(const char *path, char *const **argvp,
+			   char **line, unsigned int *flags, char *why,
+			   size_t wl);
+/* What a binfmt_misc entry gives the program's auxiliary vector. */
+struct ncb__misc_run {
+	int execfd;		/* AT_EXECFD; -1: none */
+	unsigned int at_flags;	/* AT_FLAGS */
+};
+
 NCB_HIDDEN int ncb__script(const char *path, char *const **argvp,
 			   char **line, char *why, size_t wl);
 
@@ -284,6 +301,7 @@ struct ncb__stack {
 	int growable;			/* VM_GROWSDOWN, as the kernel's */
 	int rnd;			/* randomizing, as PF_RANDOMIZE */
 	uintptr_t align_rnd;		/* arch_align_stack()'s range */
+	struct ncb__misc_run misc;	/* AT_EXECFD and AT_FLAGS */
 	uintptr_t auxv[2 * NCB__AUXV_MAX];
 	unsigned int nauxv;
 	uintptr_t kern[2 * NCB__AUXV_MAX];	/* this process's own vector */

@@ -23,11 +23,14 @@
 #ifndef AT_EXECFD
 #define AT_EXECFD 2
 #endif
+#ifndef AT_RSEQ_FEATURE_SIZE
+#define AT_RSEQ_FEATURE_SIZE 27
+#endif
 
 /* The per-program entries: the rest of the vector is the kernel's. */
 struct aux_own {
 	uintptr_t phdr, phnum, base, entry, random, platform, base_platform;
-	uintptr_t execfn;
+	uintptr_t execfn, flags;
 };
 
 static void aux(struct ncb__stack *s, uintptr_t type, uintptr_t val)
@@ -125,7 +128,7 @@ static int aux_value(uintptr_t type, uintptr_t *val, const struct aux_own *o)
 	case AT_PHENT:	*val = sizeof(ncb_phdr); break;
 	case AT_PHNUM:	*val = o->phnum;	break;
 	case AT_BASE:	*val = o->base;		break;
-	case AT_FLAGS:	*val = 0;		break;
+	case AT_FLAGS:	*val = o->flags;	break;
 	/* The program's entry, not the interpreter's: ld.so looks. */
 	case AT_ENTRY:	*val = o->entry;	break;
 	case AT_UID:	*val = getuid();	break;
@@ -136,10 +139,22 @@ static int aux_value(uintptr_t type, uintptr_t *val, const struct aux_own *o)
 	case AT_EXECFN:	*val = o->execfn;	break;
 	case AT_PLATFORM:	*val = o->platform;	return !!*val;
 	case AT_BASE_PLATFORM:	*val = o->base_platform; return !!*val;
-	/* No descriptor of ours is the program's. */
+	/* No descriptor of ours is the program's: its own goes in later. */
 	case AT_EXECFD:	return 0;
 	}
 	return 1;
+}
+
+/*
+ * AT_EXECFD, once, for a program binfmt_misc's flag O runs: after the
+ * platforms, before the rseq entries (create_elf_tables).
+ */
+static void aux_execfd(struct ncb__stack *s)
+{
+	if (s->misc.execfd < 0)
+		return;
+	aux(s, AT_EXECFD, (uintptr_t)s->misc.execfd);
+	s->misc.execfd = -1;
 }
 
 /*
@@ -158,7 +173,10 @@ static void build_auxv(struct ncb__stack *s, const struct aux_own *o)
 	unsigned int i;
 	uintptr_t v;
 
-	for (i = 0; i < s->nkern && s->nauxv < NCB__AUXV_MAX - 1; i++) {
+	for (i = 0; i < s->nkern && s->nauxv < NCB__AUXV_MAX - 2; i++) {
+		/* binfmt_misc's descriptor, where the kernel puts it. */
+		if (s->kern[2 * i] == AT_RSEQ_FEATURE_SIZE)
+			aux_execfd(s);
 		v = s->kern[2 * i + 1];
 		if (aux_value(s->kern[2 * i], &v, o))
 			aux(s, s->kern[2 * i], v);
@@ -172,6 +190,7 @@ static void build_auxv(struct ncb__stack *s, const struct aux_own *o)
 		if (aux_value(needed[i], &v, o))
 			aux(s, needed[i], v);
 	}
+	aux_execfd(s);
 	aux(s, AT_NULL, 0);
 }
 
@@ -214,7 +233,7 @@ int ncb__stack_build(struct ncb__stack *s, char *const argv[],
 	struct aux_own o = {
 		.phdr = (uintptr_t)prog->phdr, .phnum = phnum,
 		.base = interp ? (uintptr_t)interp->bias : 0,
-		.entry = (uintptr_t)prog->entry,
+		.entry = (uintptr_t)prog->entry, .flags = s->misc.at_flags,
 	};
 	static const uintptr_t null;
 	uintptr_t *av, *ev, *w, base;
@@ -639,6 +658,7 @@ void ncb__stack_init(struct ncb__stack *s, ncb__hide hide)
 {
 	memset(s, 0, sizeof(*s));
 	s->hide = hide;
+	s->misc.execfd = -1;
 	s->nkern = read_own_auxv(s->kern, NCB__AUXV_MAX);
 }
 
