@@ -375,8 +375,13 @@ e=$(printf %d 0x$end)
 	heap='x=$(seq 1 30000); grep -c "\[heap\]" /proc/$$/maps'
 	same "the break grows: a [heap] as under execve" "" "$nc" \
 		sh -c "$heap"
+	# The program's own mappings, the data page the file's as well.
+	img='awk -v p="$(readlink -f /bin/sh)" \
+"\$6 == p { print \$2, \$3, \$6 }" /proc/$$/maps'
+	same "the program's mappings: perms, offsets, file" "" "$nc" \
+		sh -c "$img"
 else
-	for i in 1 2 3 4 5 6 7 8; do
+	for i in 1 2 3 4 5 6 7 8 9; do
 		skip "this kernel refuses PR_SET_MM_MAP or PR_SET_NAME"
 	done
 fi

@@ -22,8 +22,7 @@
 #include "loader.h"
 
 #define MISC "/proc/sys/fs/binfmt_misc"
-/* The kernel's buffer for a file's first bytes (BINPRM_BUF_SIZE). */
-#define HEAD 256
+#define HEAD NCB__HEAD
 
 /* One entry, as entry_status() prints it. */
 struct entry {
@@ -157,8 +156,6 @@ static int find_entry(const unsigned char *head, const char *path,
 	int found = 0;
 	DIR *d;
 
-	if (!misc_enabled())
-		return 0;
 	d = opendir(MISC);
 	text = malloc(2 * PATH_MAX + 4 * HEAD);
 	while (d && text && !found && (de = readdir(d))) {
@@ -176,31 +173,17 @@ static int find_entry(const unsigned char *head, const char *path,
 	return found;
 }
 
-/* The file's first bytes, zero past its end, as the kernel reads them. */
-static int read_head(const char *path, unsigned char *head)
+int ncb__binfmt(const char *path, const unsigned char *head,
+		char *const **argvp, char **line, unsigned int *flags,
+		char *why, size_t wl)
 {
-	ssize_t r;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	memset(head, 0, HEAD);
-	r = read(fd, head, HEAD);
-	close(fd);
-	return r < 0 ? -errno : 0;
-}
-
-int ncb__binfmt(const char *path, char *const **argvp, char **line,
-		unsigned int *flags, char *why, size_t wl)
-{
-	unsigned char head[HEAD];
 	char *const *argv = *argvp;
 	struct entry *e;
 	size_t n = 0, i;
 	char **nv;
 	int ret;
 
-	if (read_head(path, head))
+	if (!misc_enabled())
 		return 0;
 	e = malloc(sizeof(*e));
 	if (!e)

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "loader.h"
 
@@ -43,37 +44,27 @@ struct seg_ctx {
 };
 
 /*
- * File bytes then bss in one page: the full pages map from the file, the
- * last one is anonymous with the file's bytes read into it.  The rest of
- * that page is then zero to its end, as the kernel's padzero leaves it
- * (ld.so's first allocations live there and expect zeroes), and a file
- * cut short since it was checked gives an error, not a SIGBUS.
+ * File bytes then bss in one page: the pages map from the file, and the
+ * rest of the last one is zeroed, as the kernel's padzero leaves it (ld.so's
+ * first allocations live there and expect zeroes): a private copy of that
+ * page, still the file's mapping in /proc/PID/maps, as under execve.  A
+ * file cut short since it was checked gives an error, not a SIGBUS.
  */
 static int map_with_tail(const struct ncb_elf *e, const struct ncb__phdr *p,
 			 uint64_t start, uint64_t fend, int prot, uint64_t pg)
 {
-	uint64_t full = fend & ~(pg - 1), off = p->p_offset & ~(pg - 1);
-	size_t n = (size_t)(fend - full), done = 0;
-	char *tail = (char *)(uintptr_t)full;
-	ssize_t r;
+	uint64_t end = (fend + pg - 1) & ~(pg - 1);
+	uint64_t off = p->p_offset & ~(pg - 1);
+	struct stat st;
 
-	if (full > start &&
-	    mmap((void *)(uintptr_t)start, full - start, prot,
+	if (fstat(e->fd, &st))
+		return -errno;
+	if ((uint64_t)st.st_size < off + (fend - start))
+		return -EIO;
+	if (mmap((void *)(uintptr_t)start, end - start, prot,
 		 MAP_PRIVATE | MAP_FIXED, e->fd, (off_t)off) == MAP_FAILED)
 		return -errno;
-	if (mmap(tail, pg, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
-		return -errno;
-	while (done < n) {
-		r = pread(e->fd, tail + done, n - done,
-			  (off_t)(off + (full - start) + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EIO;
-		done += (size_t)r;
-	}
-	return mprotect(tail, pg, prot) ? -errno : 0;
+	return zero_in_page(fend, end, prot, pg);
 }
 
 static int map_segment(const struct ncb_elf *e, const struct ncb__phdr *p,

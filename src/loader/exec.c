@@ -301,6 +301,7 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 	char *lines[NCB__SCRIPT_DEPTH + 1] = { NULL }, *const *av = argv;
 	static char *const empty[] = { "", NULL };
 	struct ncb__misc_run run = { .execfd = -1 };
+	unsigned char head[NCB__HEAD];
 	struct ncb_exec_opts o;
 	unsigned int threads, flags;
 	const char *execfn;
@@ -345,12 +346,20 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 				       strerror(errno));
 			break;
 		}
-		/* binfmt_misc first, as the kernel asks it first. */
-		err = ncb__binfmt(path, &av, &lines[depth], &flags, why, wl);
+		/*
+		 * binfmt_misc first, as the kernel asks it first; a file
+		 * that cannot be read goes to the loader, which says why.
+		 */
+		err = 0;
+		if (ncb__read_head(path, head))
+			break;
+		err = ncb__binfmt(path, head, &av, &lines[depth], &flags, why,
+				  wl);
 		if (err > 0)
 			err = misc_run(path, flags, &o, &run, why, wl) ?: 1;
 		else if (!err)
-			err = ncb__script(path, &av, &lines[depth], why, wl);
+			err = ncb__script(path, head, &av, &lines[depth], why,
+					  wl);
 		if (err <= 0)
 			break;
 		path = av[0];

@@ -140,17 +140,24 @@ static inline int ncb__elf_prot(uint32_t flags)
 #define NCB__MISC_ARGV0	0x1	/* P: argv[0] kept */
 #define NCB__MISC_OPEN	0x2	/* O: the file open as AT_EXECFD */
 #define NCB__MISC_CREDS	0x4	/* C: the file's credentials */
-NCB_HIDDEN int ncb__binfmt(const char *path, char *const **argvp,
-			   char **line, unsigned int *flags, char *why,
-			   size_t wl);
+NCB_HIDDEN int ncb__binfmt(const char *path, const unsigned char *head,
+			   char *const **argvp, char **line,
+			   unsigned int *flags, char *why, size_t wl);
 /* What a binfmt_misc entry gives the program's auxiliary vector. */
 struct ncb__misc_run {
 	int execfd;		/* AT_EXECFD; -1: none */
 	unsigned int at_flags;	/* AT_FLAGS */
 };
 
-NCB_HIDDEN int ncb__script(const char *path, char *const **argvp,
-			   char **line, char *why, size_t wl);
+/*
+ * A file's first bytes as the kernel reads them for its formats
+ * (BINPRM_BUF_SIZE), zero past its end: 0, or -errno (script.c).
+ */
+#define NCB__HEAD 256
+NCB_HIDDEN int ncb__read_head(const char *path, unsigned char *head);
+NCB_HIDDEN int ncb__script(const char *path, const unsigned char *head,
+			   char *const **argvp, char **line, char *why,
+			   size_t wl);
 
 /* Refuse an image of another class, byte order or machine. */
 /*

@@ -11,8 +11,7 @@
 #include <unistd.h>
 #include "loader.h"
 
-/* The kernel's buffer for a file's first bytes (BINPRM_BUF_SIZE). */
-#define SCRIPT_BUF 256
+#define SCRIPT_BUF NCB__HEAD
 
 static int blank(char c)
 {
@@ -70,23 +69,28 @@ static int parse_script(char *buf, char **name, char **arg)
 	return 0;
 }
 
-/*
- * The "#!" line of path, parsed in buf: 1, 0 if path is no script (or
- * cannot be read: the loader then says why), -ENOEXEC for a line that
- * names no interpreter.
- */
-static int read_script(const char *path, char *buf, char **name,
-		       char **arg)
+int ncb__read_head(const char *path, unsigned char *head)
 {
 	ssize_t r;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return 0;
-	memset(buf, 0, SCRIPT_BUF);
-	r = read(fd, buf, SCRIPT_BUF);
+		return -errno;
+	memset(head, 0, NCB__HEAD);
+	r = read(fd, head, NCB__HEAD);
 	close(fd);
-	if (r < 2 || buf[0] != '#' || buf[1] != '!')
+	return r < 0 ? -errno : 0;
+}
+
+/*
+ * The "#!" line of a file's first bytes, parsed in buf: 1, 0 if it is no
+ * script, -ENOEXEC for a line that names no interpreter.
+ */
+static int script_line(const unsigned char *head, char *buf, char **name,
+		       char **arg)
+{
+	memcpy(buf, head, SCRIPT_BUF);
+	if (buf[0] != '#' || buf[1] != '!')
 		return 0;
 	return parse_script(buf, name, arg) ? -ENOEXEC : 1;
 }
@@ -123,9 +127,14 @@ const char *ncb__visible(const char *s, char *buf, size_t len)
  */
 int ncb__script_interp(const char *path, char *out, size_t len)
 {
+	unsigned char head[SCRIPT_BUF];
 	char buf[SCRIPT_BUF], *name, *arg;
-	int ret = read_script(path, buf, &name, &arg);
+	int ret;
 
+	/* One that cannot be read: the loader then says why. */
+	if (ncb__read_head(path, head))
+		return 0;
+	ret = script_line(head, buf, &name, &arg);
 	if (ret <= 0)
 		return ret;
 	if (strlen(name) >= len)
@@ -140,13 +149,13 @@ int ncb__script_interp(const char *path, char *out, size_t len)
  * 1 if path is a script (*argvp and *line are then the caller's to free),
  * 0 if not, or -errno.
  */
-int ncb__script(const char *path, char *const **argvp, char **line,
-		char *why, size_t wl)
+int ncb__script(const char *path, const unsigned char *head,
+		char *const **argvp, char **line, char *why, size_t wl)
 {
 	char buf[SCRIPT_BUF], *name, *arg, **nv;
 	char *const *argv = *argvp;
 	size_t n = 0, i;
-	int ret = read_script(path, buf, &name, &arg);
+	int ret = script_line(head, buf, &name, &arg);
 
 	if (!ret)
 		return 0;
