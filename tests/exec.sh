@@ -432,6 +432,20 @@ for who in self userns user; do
 done
 [ -n "$userns" ] || skip "user namespaces are not allowed here"
 [ -n "$user" ] || skip "no ordinary user to run as (needs root, setpriv)"
+# --userns: an ordinary user's program gets the exe link in a namespace
+# of its own, so one that runs itself again through /proc/self/exe (node's
+# process.execPath, perl's $^X) runs itself, not noclobber.
+if [ -n "$user" ] && [ -n "$userns" ]; then
+	out=$($user "$nc" exec --userns readlink /proc/self/exe)
+	[ "$out" = "$(readlink -f "$(command -v readlink)")" ]
+	ok $? "--userns: an ordinary user's program has the exe link ($out)"
+	out=$($user "$nc" exec --userns perl -e 'print "$^X\n"')
+	[ "$out" = "$(readlink -f "$(command -v perl)")" ]
+	ok $? "--userns: perl's \$^X is perl ($out)"
+else
+	skip "--userns needs an ordinary user and user namespaces"
+	skip "--userns needs an ordinary user and user namespaces"
+fi
 
 # $ORIGIN: a relocatable bundle, its library found through the program's
 # own directory: through the exe link where it can be set, else through

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -20,7 +21,9 @@ static void usage(FILE *f)
 	fprintf(f, "usage: noclobber exec [--base ADDR] [--stack SIZE] "
 		   "[--unprivileged]\n"
 		   "                      [--exe=auto|set|interp|off] "
-		   "[--plan [--json]] PROG [ARGS...]\n\n"
+		   "[--userns]\n"
+		   "                      [--plan [--json]] PROG "
+		   "[ARGS...]\n\n"
 		   "Loads PROG (searched in PATH when it has no '/') and its "
 		   "interpreter into\nthis process with every mapping "
 		   "no-clobber, builds the stack and auxiliary\nvector the "
@@ -43,7 +46,11 @@ static void usage(FILE *f)
 		   "$ORIGIN runs through its interpreter (\"ld.so --argv0 "
 		   "ARGV0 PROG\"), which\ntakes the origin from the path.  "
 		   "--exe=set sets the link or fails,\n--exe=interp always "
-		   "runs the interpreter, --exe=off does neither.\n");
+		   "runs the interpreter, --exe=off does neither.\n"
+		   "--userns runs PROG in a user namespace of its own (this "
+		   "user and group\nmapped to themselves), where the link "
+		   "can be set: files of other users\nthen show as owned by "
+		   "nobody, and set-user-ID programs gain nothing.\n");
 }
 
 /*
@@ -706,6 +713,55 @@ static int exec_shell(const char *path, char **argv,
 	return err;
 }
 
+/* One line into a file of /proc/self. */
+static int write_proc(const char *name, const char *text)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	return n < 0 ? (int)n : 0;
+}
+
+/*
+ * --userns: a user namespace of this process's own, this user and group
+ * mapped to themselves, where it holds CAP_SYS_ADMIN and so may point
+ * /proc/PID/exe at the program.  0, or an exit status.
+ */
+static int enter_userns(void)
+{
+	char map[64];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	int err = unshare(CLONE_NEWUSER) ? -errno : 0;
+
+	if (!err)
+		err = write_proc("setgroups", "deny");
+	if (!err) {
+		snprintf(map, sizeof(map), "%u %u 1", (unsigned int)uid,
+			 (unsigned int)uid);
+		err = write_proc("uid_map", map);
+	}
+	if (!err) {
+		snprintf(map, sizeof(map), "%u %u 1", (unsigned int)gid,
+			 (unsigned int)gid);
+		err = write_proc("gid_map", map);
+	}
+	if (!err)
+		return 0;
+	fprintf(stderr, "noclobber exec: --userns: cannot enter a user "
+		"namespace of its own: %s\n", strerror(-err));
+	return EXIT_CANNOT;
+}
+
 /*
  * --stack: the program's RLIMIT_STACK, as "ulimit -s" would set it for
  * it: at least a page, within this process's hard limit.
@@ -738,11 +794,12 @@ int cmd_exec(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "unprivileged", no_argument, NULL, 'U' },
 		{ "exe", required_argument, NULL, 'E' },
+		{ "userns", no_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ncb_exec_opts o = { .size = sizeof(o) };
-	int c, plan = 0, json = 0, err;
+	int c, plan = 0, json = 0, userns = 0, err;
 	/* Not on the stack: the program's stack limit is this one's too. */
 	static char path[PATH_MAX];
 	char why[320];
@@ -777,6 +834,9 @@ int cmd_exec(int argc, char **argv)
 		case 'U':
 			o.flags |= NCB_EXEC_UNPRIVILEGED;
 			break;
+		case 'u':
+			userns = 1;
+			break;
 		case 'E':
 			o.exe = exe_mode(optarg);
 			if (o.exe < 0) {
@@ -806,6 +866,8 @@ int cmd_exec(int argc, char **argv)
 	}
 	if (plan)
 		return do_plan(path, argv + optind, &o, json);
+	if (userns && (err = enter_userns()))
+		return err;
 	/* What was asked of noclobber, not of the program: 125. */
 	if (o.exe == NCB_EXE_SET && !exe_settable())
 		return EXIT_CANNOT;
