@@ -87,19 +87,27 @@ static int brk_moves(unsigned int v)
  */
 int ncb__emulated(void)
 {
-	char task[64], *self = malloc(2 * PATH_MAX), *real = self + PATH_MAX;
+	/* Asked once: a forked child runs under the same emulator. */
+	static int known = -1;
+	char task[64], *self, *real;
 	ssize_t a, b;
 	int differ;
 
+	if (known >= 0)
+		return known;
 	/* Not on the stack: this runs at load, under any stack limit. */
+	self = malloc(2 * PATH_MAX);
 	if (!self)
 		return 0;
+	real = self + PATH_MAX;
 	snprintf(task, sizeof(task), "/proc/self/task/%ld/exe",
 		 (long)syscall(SYS_gettid));
 	a = readlink("/proc/self/exe", self, PATH_MAX);
 	b = readlink(task, real, PATH_MAX);
 	differ = a > 0 && b > 0 && (a != b || memcmp(self, real, (size_t)a));
 	free(self);
+	if (a > 0 && b > 0)
+		known = differ;
 	return differ;
 }
 

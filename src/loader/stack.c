@@ -495,6 +495,49 @@ static int room_clear(const struct ncb__stack *s, uintptr_t top, size_t size,
 }
 
 /*
+ * The stack at top when nothing is mapped, nor kept, from the bottom of
+ * its room to grow (its limit, or its start for none) and the guard gap
+ * below that, to its top, which is mostly so: the whole range taken
+ * no-clobber at once answers that without reading the maps (the first
+ * look at /proc costs a fresh process more than the rest of this), then
+ * the stack made over its top and the rest given back.  0 if so, 1 if
+ * the range is not all free (or too large to take), else -errno.
+ */
+static int map_if_free(struct ncb__stack *s, const struct ncb__range *keep,
+		       unsigned int nkeep, uintptr_t top, size_t size,
+		       uintptr_t guard, int prot)
+{
+	uintptr_t room = s->limit == UINTPTR_MAX || s->limit < size ? size
+								   : s->limit;
+	uintptr_t lo = top > room + guard ? top - room - guard : 0;
+	unsigned int i;
+	void *p;
+
+	for (i = 0; i < nkeep; i++)
+		if (keep[i].start < top && keep[i].end > lo)
+			return 1;
+	p = ncb_mmap((void *)lo, top - lo, PROT_NONE, MAP_PRIVATE |
+		     MAP_ANONYMOUS | MAP_NORESERVE | NCB_MAP_FIXED_NOREPLACE,
+		     -1, 0);
+	if (p == MAP_FAILED)
+		return 1;
+	/* Over a placeholder of its own: nothing else can be there. */
+	if (mmap((void *)(top - size), size, prot, MAP_PRIVATE |
+		 MAP_ANONYMOUS | MAP_FIXED | MAP_GROWSDOWN, -1, 0) ==
+	    MAP_FAILED) {
+		munmap(p, top - lo);
+		return -errno;
+	}
+	if (top - size > lo)
+		munmap(p, top - size - lo);
+	s->base = (char *)(top - size);
+	s->size = size;
+	s->top = s->base + size;
+	s->at = (uintptr_t)s->base;
+	return 0;
+}
+
+/*
  * The stack where its range is: mapped there if free; held by the
  * caller's own mappings only, made elsewhere and moved there by the
  * handover once they are gone.
@@ -525,11 +568,15 @@ static int map_exact(struct ncb__stack *s, const struct ncb__sys *sys,
 	uintptr_t page = ncb__probe()->page_size, guard = 256 * page;
 	uintptr_t top, fits = 0;
 	unsigned int tries;
+	int err;
 
 	for (tries = 0; tries < 16; tries++) {
 		top = draw_top(sys, r, page);
 		if (!top || top < size + guard)
 			break;
+		err = map_if_free(s, keep, nkeep, top, size, guard, prot);
+		if (err <= 0)
+			return err;
 		if (!ncb__stays(top - size - guard, top, keep, nkeep)) {
 			fits = top;
 			if (room_clear(s, top, size, guard))
