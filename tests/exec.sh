@@ -616,7 +616,7 @@ other() {
 	arch=$1 tool=$top/build/$1/noclobber
 	target_how "$top" "$arch"
 	if [ "$t_how" = skip ]; then
-		for i in 1 2 3 4 5 6 7 8 9 10; do
+		for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
 			skip "$arch: $t_why"
 		done
 		return
@@ -656,6 +656,21 @@ other() {
 			"$tool" "$tmp/$arch-identpie" heap
 	else
 		skip "$arch: $t_gcc cannot link static-pie (no rcrt1.o)"
+	fi
+	# Its stack where execve puts it with ASLR off (moved there: the
+	# tool's own holds the place), and growing as far with no limit.
+	if [ "$t_how" != native ]; then
+		skip "$arch: qemu-user keeps the guest's stack its own way"
+		skip "$arch: qemu-user keeps the guest's stack its own way"
+	elif $gcc -static -O1 -o "$tmp/$arch-stack" \
+		"$top/tests/progs/stack.c"; then
+		same "$arch: setarch -R, the stack's top" "setarch -R" \
+			"$tool" "$tmp/$arch-stack" top
+		same "$arch: setarch -R, no stack limit, 1 GiB deep" \
+			"setarch -R $tmp/lims unlimited" "$tool" \
+			"$tmp/$arch-stack" grow 1024
+	else
+		ok 1 "$arch: build progs/stack.c"
 	fi
 	# A caller with mappings far apart: each unmapped alone (progs/far.c).
 	if $gcc -static -O1 -pthread -I"$top/include" -o "$tmp/$arch-far" \

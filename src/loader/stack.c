@@ -483,7 +483,9 @@ static int room_clear(const struct ncb__stack *s, uintptr_t top, size_t size,
 
 	if (s->limit == UINTPTR_MAX || s->limit <= size)
 		return 1;
-	lo = hi > s->limit - size + guard ? hi - (s->limit - size) - guard : 0;
+	/* Without wrapping, whatever the limit. */
+	lo = hi - (s->limit - size) < hi && hi - (s->limit - size) > guard ?
+	     hi - (s->limit - size) - guard : 0;
 	if (!ncb__range_occupied(lo, hi))
 		return 1;
 	if (ncb__maps_walk(&maps, lo))
@@ -509,7 +511,8 @@ static int map_if_free(struct ncb__stack *s, const struct ncb__range *keep,
 {
 	uintptr_t room = s->limit == UINTPTR_MAX || s->limit < size ? size
 								   : s->limit;
-	uintptr_t lo = top > room + guard ? top - room - guard : 0;
+	uintptr_t lo = top > room && top - room > guard ? top - room - guard
+							 : 0;
 	unsigned int i;
 	void *p;
 
@@ -538,21 +541,60 @@ static int map_if_free(struct ncb__stack *s, const struct ncb__range *keep,
 }
 
 /*
+ * Where a mapping of size could go just below the lowest mapping in
+ * [lo, hi), a guard gap apart; 0 if nowhere.
+ */
+static uintptr_t below_holder(uintptr_t lo, uintptr_t hi, size_t size)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	uintptr_t gap = 256 * ncb__probe()->page_size, at = 0;
+	struct ncb_maps *maps;
+
+	if (ncb__maps_walk(&maps, lo))
+		return 0;
+	if (ncb_maps_next(maps, &m) > 0 && m.start < hi &&
+	    m.start > size + gap)
+		at = (uintptr_t)m.start - gap - size;
+	ncb_maps_close(maps);
+	return at;
+}
+
+/*
  * The stack where its range is: mapped there if free; held by the
  * caller's own mappings only, made elsewhere and moved there by the
  * handover once they are gone.
  */
 static int map_at(struct ncb__stack *s, uintptr_t top, size_t size, int prot)
 {
+	uintptr_t need, page = ncb__probe()->page_size;
 	int err;
 
 	if (!ncb__range_occupied(top - size, top))
 		return map_stack(s, (void *)(top - size), size, prot,
 				 MAP_GROWSDOWN | NCB_MAP_FIXED_NOREPLACE);
-	err = map_stack(s, NULL, size, prot, MAP_GROWSDOWN);
-	if (!err)
-		s->at = top - size;
-	return err;
+	/* As high as it goes: just below what holds its range. */
+	err = map_stack(s, (void *)below_holder(top - size, top, size),
+			size, prot, MAP_GROWSDOWN | NCB_MAP_FIXED_NOREPLACE);
+	if (err)
+		err = map_stack(s, NULL, size, prot, MAP_GROWSDOWN);
+	if (err)
+		return err;
+	/*
+	 * A moved mapping keeps its page offset, the address it was made
+	 * at in pages, and a stack grows by no more pages than that
+	 * (expand_downwards): made too low (a 32-bit space), it could not
+	 * grow to its limit, or without one through half the space below
+	 * it (the mmap area starts higher).  Then not here.
+	 */
+	need = s->limit <= size ? 0 : s->limit - size < (top - size) / 2 ?
+	       s->limit - size : (top - size) / 2;
+	if ((uintptr_t)s->base / page < need / page) {
+		ncb__stack_unmap(s);
+		s->at = 0;
+		return 1;
+	}
+	s->at = top - size;
+	return 0;
 }
 
 /*

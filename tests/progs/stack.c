@@ -29,19 +29,18 @@ struct stack {
 static int find_stack(struct stack *s)
 {
 	char line[512];
-	uintptr_t a, b, prev = 0;
+	uintmax_t a, b, prev = 0;
 	FILE *f = fopen("/proc/self/maps", "r");
 
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%jx-%jx", (uintmax_t *)&a,
-			   (uintmax_t *)&b) != 2)
+		if (sscanf(line, "%jx-%jx", &a, &b) != 2)
 			continue;
 		if (strstr(line, "[stack]")) {
-			s->start = a;
-			s->end = b;
-			s->below = prev;
+			s->start = (uintptr_t)a;
+			s->end = (uintptr_t)b;
+			s->below = (uintptr_t)prev;
 			fclose(f);
 			return 0;
 		}
