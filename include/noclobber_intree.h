@@ -34,6 +34,14 @@ int ncb__script_interp(const char *path, char *out, size_t len);
 const char *ncb__visible(const char *s, char *buf, size_t len);
 
 /*
+ * A program's interpreter opened as the loader takes it: an ELF shared
+ * object of this machine with no interpreter of its own.  0, or -errno
+ * and why ("interpreter PATH: ...") (src/loader/exec.c).
+ */
+int ncb__interp_open(const char *path, struct ncb_elf **ie, char *why,
+		     size_t wl);
+
+/*
  * Whether a mapping belongs to the process rather than to its program
  * (the vDSO and its data, [vsyscall], ARM's [vectors] and [sigpage]), by
  * its name: an in-process exec leaves those (src/loader/handover.c).

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cli.h"
+#include "noclobber_intree.h"
 
 static void usage(FILE *f)
 {
@@ -214,32 +215,21 @@ static void print_foreign(const char *path, const struct ncb_elf_arch *a)
 static int check_interp(const struct ncb_elf_info *prog, char *why,
 			size_t wl)
 {
-	struct ncb_elf_info in = NCB_INIT(ncb_elf_info);
 	/* A walk meets the same interpreter again and again: the last. */
 	static char last[PATH_MAX], last_why[256];
 	static int last_err;
 	struct ncb_elf *ie = NULL;
-	char inner[200];
+	char inner[240];
 	int err;
 
 	if (!strcmp(last, prog->interp)) {
 		snprintf(why, wl, "%s", last_why);
 		return last_err;
 	}
-	err = ncb_elf_open(&ie, prog->interp, inner, sizeof(inner));
-	if (err) {
-		snprintf(why, wl, "its interpreter %s", inner);
-	} else {
-		ncb_elf_info(ie, &in);
-		ncb_elf_close(ie);
-		if (in.type != ET_DYN || in.interp) {
-			err = -ELIBBAD;
-			snprintf(why, wl, "its interpreter %s: %s",
-				 prog->interp, in.interp ? "has an "
-				 "interpreter of its own" : "not a shared "
-				 "object (ET_DYN)");
-		}
-	}
+	err = ncb__interp_open(prog->interp, &ie, inner, sizeof(inner));
+	if (err)
+		snprintf(why, wl, "its %s", inner);
+	ncb_elf_close(ie);
 	snprintf(last, sizeof(last), "%s", prog->interp);
 	snprintf(last_why, sizeof(last_why), "%s", err ? why : "");
 	last_err = err;

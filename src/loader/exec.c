@@ -206,8 +206,8 @@ static void rseq_unregister(void)
 }
 
 /* The interpreter must be a shared object with none of its own. */
-static int open_interp(const char *path, struct ncb_elf **ie, char *why,
-		       size_t wl)
+int ncb__interp_open(const char *path, struct ncb_elf **ie, char *why,
+		     size_t wl)
 {
 	char inner[160];
 	int err = ncb_elf_open(ie, path, inner, sizeof(inner));
@@ -219,7 +219,7 @@ static int open_interp(const char *path, struct ncb_elf **ie, char *why,
 		err = ncb__why(why, wl, ELIBBAD, "interpreter %s: not a shared "
 			       "object (ET_DYN)", path);
 	else if ((*ie)->interp)
-		err = ncb__why(why, wl, ELIBBAD, "interpreter %s has an "
+		err = ncb__why(why, wl, ELIBBAD, "interpreter %s: has an "
 			       "interpreter of its own", path);
 	if (err) {
 		ncb_elf_close(*ie);
@@ -738,7 +738,7 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 				   why, wl);
 	}
 	if (e->interp) {
-		err = open_interp(e->interp, &ie, why, wl);
+		err = ncb__interp_open(e->interp, &ie, why, wl);
 		if (err)
 			goto out;
 	}
