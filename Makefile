@@ -12,6 +12,7 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DOCDIR ?= $(PREFIX)/share/doc/noclobber
@@ -108,14 +109,23 @@ ifeq ($(WATCH)$(wildcard $(WATCH_REGS))$(filter clean,$(MAKECMDGOALS)),1)
 $(error WATCH=1: the watcher has no registers for $(WATCH_ARCH) \
 	($(WATCH_REGS)))
 endif
+# The watchers live in a program of their own, noclobber-watch (the
+# tool with every command), that `noclobber watch` runs in its place:
+# the libraries they load would cost every other command's start.
+HELPER := $(O)/noclobber-watch
+HELPER_PATH := $(LIBEXECDIR)/noclobber/noclobber-watch
+LITE_SRC := $(filter-out tools/cmd-watch.c,$(TOOL_SRC))
 ifeq ($(WATCH),1)
 TOOL_SRC += $(WATCH_REGS) $(filter-out \
 	tools/watch/arch-% tools/watch/system% $(WATCH_LIB_SRC), \
 	$(wildcard tools/watch/*.c))
 TOOL_LIBS := -lseccomp
+LITE_DEFS := -DNCB_WATCH_HELPER='"$(HELPER_PATH)"'
+all: $(HELPER)
 else
-TOOL_SRC := $(filter-out tools/cmd-watch.c,$(TOOL_SRC))
+TOOL_SRC := $(LITE_SRC)
 TOOL_DEFS := -DNCB_NO_WATCH
+LITE_DEFS := -DNCB_NO_WATCH
 endif
 
 # noclobber watch --system: BPF programs compiled by clang (CO-RE: the
@@ -154,11 +164,16 @@ $(WATCH_LIB): $(WATCH_LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-# The tool links the static libraries: it runs from the build tree as is.
-$(TOOL): $(TOOL_SRC) tools/cli.h $(WATCH_H) include/noclobber_intree.h \
+# The tools link the static libraries: they run from the build tree as
+# they are.
+$(HELPER): $(TOOL_SRC) tools/cli.h $(WATCH_H) include/noclobber_intree.h \
 		$(STLIB) $(WATCH_LIB) $(SKEL)
 	$(CC) $(CFLAGS) $(TOOL_CFLAGS) $(TOOL_DEFS) $(LDFLAGS) -o $@ \
 		$(TOOL_SRC) $(WATCH_LIB) $(STLIB) $(TOOL_LIBS) $(LDLIBS_NCB)
+
+$(TOOL): $(LITE_SRC) tools/cli.h include/noclobber_intree.h $(STLIB)
+	$(CC) $(CFLAGS) $(TOOL_CFLAGS) $(LITE_DEFS) $(LDFLAGS) -o $@ \
+		$(LITE_SRC) $(STLIB) $(LDLIBS_NCB)
 
 # Tests and benchmarks link the static libraries to reach internal paths.
 $(O)/tests/t-%: tests/t-%.c tests/harness.h tests/ncbtest.h tests/elfgen.h \
@@ -262,6 +277,8 @@ install: all
 	install -m 644 include/noclobber.h include/noclobber_core.h \
 		$(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(TOOL) $(DESTDIR)$(BINDIR)/
+	$(if $(filter 1,$(WATCH)),install -D -m 755 $(HELPER) \
+		$(DESTDIR)$(HELPER_PATH))
 	install -m 644 man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 man/man7/*.7 $(DESTDIR)$(MANDIR)/man7/

@@ -32,7 +32,7 @@
 
 enum { DIRECT, SYSTEM, PTRACE, WAYS };
 
-static char tool[PATH_MAX + 16], churn[PATH_MAX + 16], top[PATH_MAX + 16];
+static char tool[PATH_MAX + 32], churn[PATH_MAX + 16], top[PATH_MAX + 16];
 static char tmpdir[PATH_MAX], report[PATH_MAX + 16], out_dir[PATH_MAX + 16];
 
 /* argv run to its end, its standard output in out (if given). */
@@ -204,7 +204,7 @@ static int find_paths(void)
 
 	if (bench_dir(self))
 		return -1;
-	snprintf(tool, sizeof(tool), "%s/../noclobber", self);
+	snprintf(tool, sizeof(tool), "%s/../noclobber-watch", self);
 	snprintf(churn, sizeof(churn), "%s/mmap-churn", self);
 	snprintf(top, sizeof(top), "%s/../../..", self);
 	snprintf(tmpdir, sizeof(tmpdir), "%s/b-system.XXXXXX",

@@ -53,7 +53,7 @@ struct run {
 
 /* Paths: a directory's, and a name in it. */
 static char tmpdir[PATH_MAX], small_c[PATH_MAX + 16], small_o[PATH_MAX + 16];
-static char tool[PATH_MAX + 16], churn[PATH_MAX + 16], report[PATH_MAX + 16];
+static char tool[PATH_MAX + 32], churn[PATH_MAX + 16], report[PATH_MAX + 16];
 static char bare[PATH_MAX + 16];
 static int have_strace;
 
@@ -278,8 +278,8 @@ static int write_small(void)
 }
 
 /*
- * tool, mmap-churn and bare-trace: beside this program's directory and
- * in it.
+ * The watchers' program (noclobber-watch, as `noclobber watch` runs it),
+ * mmap-churn and bare-trace: beside this program's directory and in it.
  */
 static int find_helpers(void)
 {
@@ -287,7 +287,7 @@ static int find_helpers(void)
 
 	if (bench_dir(self))
 		return -1;
-	snprintf(tool, sizeof(tool), "%s/../noclobber", self);
+	snprintf(tool, sizeof(tool), "%s/../noclobber-watch", self);
 	snprintf(churn, sizeof(churn), "%s/mmap-churn", self);
 	snprintf(bare, sizeof(bare), "%s/bare-trace", self);
 	return access(tool, X_OK) || access(bare, X_OK) ? -1 : 0;

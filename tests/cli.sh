@@ -561,6 +561,25 @@ for args in "--json -p abc" "-p abc --json" "--json abc"; do
 	ok $? "maps $args: a JSON error (status $s)"
 done
 
+# watch runs the watchers' program beside the tool, else the installed
+# one; with neither, it says which it wanted and fails as env(1) does.
+if [ -x "${nc%/*}/noclobber-watch" ]; then
+	! ldd "$nc" 2>/dev/null | grep -Eq 'libseccomp|libbpf|libelf'
+	ok $? "the tool loads no watcher's library"
+	mkdir "$tmp/alone"
+	cp "$nc" "$tmp/alone/noclobber"
+	want=$(strings "$nc" | grep -m1 '/noclobber/noclobber-watch$')
+	if [ -n "$want" ] && [ ! -e "$want" ]; then
+		"$tmp/alone/noclobber" watch -- true 2>"$tmp/e"
+		s=$?
+		[ $s -eq 125 ] && grep -qF "cannot run the watcher $want" \
+			"$tmp/e"
+		ok $? "watch without its program: names $want, 125 ($s)"
+	else
+		skip "the watcher is installed at ${want:-?}"
+	fi
+fi
+
 status 0 "demo" "$nc" demo
 "$nc" demo | grep -q 'data is gone'
 ok $? "demo shows MAP_FIXED clobbering"

@@ -20,6 +20,18 @@ for f in usr/include/noclobber.h usr/include/noclobber_core.h \
 	[ -e "$t/root/$f" ]
 	ok $? "installed $f"
 done
+# The watchers' program, where this build has them, installed and run.
+if [ -x "$b/noclobber-watch" ]; then
+	w=$t/root/usr/libexec/noclobber/noclobber-watch
+	[ -x "$w" ]
+	ok $? "installed usr/libexec/noclobber/noclobber-watch"
+	"$w" watch -- /bin/true 2>"$t/watch.err"
+	ok $? "the installed watcher runs"
+	grep -q "0 clobbers" "$t/watch.err"
+	ok $? "and reports"
+	! ldd "$t/root/usr/bin/noclobber" | grep -Eq 'libseccomp|libbpf'
+	ok $? "the tool itself loads neither libseccomp nor libbpf"
+fi
 export PKG_CONFIG_SYSROOT_DIR="$t/root"
 export PKG_CONFIG_LIBDIR="$t/root/usr/lib/pkgconfig"
 check "pkg-config knows noclobber" pkg-config --exists noclobber

@@ -609,6 +609,40 @@ TEST(exec_threads_seen_past_long_status)
 		  -EBUSY);
 }
 
+static int exec_shared(void *arg)
+{
+	char *argv[] = { "false", NULL }, *why = arg;
+
+	return ncb_exec("/bin/false", argv, NULL, NULL, why, 256) == -EBUSY ?
+	       0 : 2;
+}
+
+/*
+ * A vfork child sharing its parent's memory: in-process the parent would
+ * wake in the program's address space.  Refused; the parent is intact.
+ */
+TEST(exec_in_vfork_child_refused)
+{
+	size_t size = 256 * 1024;
+	char *stack, why[256] = "";
+	int st;
+	pid_t pid;
+
+	if (test_qemu())
+		SKIP("qemu-user runs a vfork as a fork: no memory is shared");
+	stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(stack, MAP_FAILED);
+	pid = clone(exec_shared, stack + size, CLONE_VM | CLONE_VFORK |
+		    SIGCHLD, why);
+	ASSERT_NE(pid, -1);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT_EQ(st, 0);
+	if (!strstr(why, "another process shares this one's memory"))
+		FAIL("%s", why);
+	munmap(stack, size);
+}
+
 /* A status line of this process ("SigCgt:"), or "" */
 static void status_line(const char *name, char *buf, size_t len)
 {
@@ -1586,7 +1620,8 @@ TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(span_over_the_stack), T(failure_after_mapping_began),
 	  T(file_cut_short_after_check), T(exec_refusals),
 	  T(exec_with_threads_refused),
-	  T(exec_threads_seen_past_long_status), T(exec_signals_reset),
+	  T(exec_threads_seen_past_long_status), T(exec_in_vfork_child_refused),
+	  T(exec_signals_reset),
 	  T(segments_sharing_a_page), T(load_every_program),
 	  T(load_a_real_program), T(other_machines_checked),
 	  T(page_sizes_per_machine), T(impossible_and_unknown_machines),

@@ -1,9 +1,43 @@
 /* SPDX-License-Identifier: MIT */
 /* noclobber: command-line front end of libnoclobber. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
+
+#ifdef NCB_WATCH_HELPER
+/*
+ * The watchers need libseccomp, libbpf and libelf, whose loading would
+ * cost every other command's start (half a millisecond here): they live
+ * in a program of their own, this tool with every command, run in this
+ * one's place with the same arguments (argv is main's, past its first).
+ * Beside this program first (the build tree), else where it is
+ * installed.
+ */
+int cmd_watch(int argc, char **argv)
+{
+	static const char name[] = "noclobber-watch";
+	char path[PATH_MAX], *slash;
+	ssize_t n;
+
+	(void)argc;
+	n = readlink("/proc/self/exe", path, sizeof(path) - sizeof(name));
+	if (n > 0) {
+		path[n] = '\0';
+		slash = strrchr(path, '/');
+		if (slash) {
+			memcpy(slash + 1, name, sizeof(name));
+			execv(path, argv - 1);
+		}
+	}
+	execv(NCB_WATCH_HELPER, argv - 1);
+	fprintf(stderr, "noclobber watch: cannot run the watcher %s: %s\n",
+		NCB_WATCH_HELPER, strerror(errno));
+	return 125;
+}
+#endif
 
 #ifdef NCB_NO_WATCH
 int cmd_watch(int argc, char **argv)

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,16 +161,39 @@ __attribute__((constructor)) static void note_emulator_threads(void)
 }
 
 /*
+ * Whether the caller is alone in its address space, in one call: unshare
+ * with CLONE_VM changes nothing and fails with EINVAL while another thread
+ * of the process, or another process (a vfork parent, a CLONE_VM child),
+ * uses the memory (kernel/fork.c check_unshare_flags, which asks
+ * current_is_single_threaded; a passing reader of /proc/PID/mem is not
+ * counted).  1 alone, 0 not, -1 no answer (a sandbox refusing unshare).
+ */
+static int alone(void)
+{
+	if (!syscall(SYS_unshare, CLONE_VM))
+		return 1;
+	return errno == EINVAL ? 0 : -1;
+}
+
+/*
  * The program's threads besides the caller, decided at the call:
  * natively every other thread is the program's, whenever it started
  * (a library loaded late must not take the threads there were then as
- * allowed); under an emulator, those past its own.
+ * allowed); under an emulator, those past its own.  *shared: the
+ * threads are the caller's alone, but another process uses its memory.
  */
-static unsigned int other_threads(void)
+static unsigned int other_threads(int *shared)
 {
-	unsigned int all = count_threads();
-	unsigned int own = emulator_threads > 1 ? emulator_threads : 1;
+	unsigned int all, own = emulator_threads > 1 ? emulator_threads : 1;
+	int a = emulator_threads > 1 ? -1 : alone();
 
+	*shared = 0;
+	if (a == 1)
+		return 0;
+	all = count_threads();
+	/* Natively, a refusal with no other thread is another process. */
+	if (a == 0 && all <= own)
+		*shared = alone() == 0;
 	return all > own ? all - own : 0;
 }
 
@@ -305,7 +329,7 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 	struct ncb_exec_opts o;
 	unsigned int threads, flags;
 	const char *execfn;
-	int depth, err;
+	int depth, err, shared;
 
 	if (!path || !argv)
 		return ncb__why(why, wl, EINVAL, "no program given");
@@ -331,11 +355,16 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 	 * execve ends the other threads; in-process they would run on in
 	 * the new program's address space.
 	 */
-	threads = other_threads();
+	threads = other_threads(&shared);
 	if (threads)
 		return ncb__why(why, wl, EBUSY, "this process has %u threads: "
 				"the caller must be the only one",
 				threads + 1);
+	/* A vfork parent would wake in the program's address space. */
+	if (shared)
+		return ncb__why(why, wl, EBUSY, "another process shares this "
+				"one's memory (a vfork parent, or a CLONE_VM "
+				"child): execve would leave it its own");
 	for (depth = 0; depth <= NCB__SCRIPT_DEPTH; depth++) {
 		/* As execve: the file must be executable by us. */
 		if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS)) {
