@@ -128,6 +128,11 @@ TOOL_DEFS := -DNCB_NO_WATCH
 LITE_DEFS := -DNCB_NO_WATCH
 endif
 
+# An i386 build's tool is also the loader an x86_64 tool hands i386
+# programs to (tools/cmd-exec.c), installed in the library's directory,
+# which multiarch keeps apart for each architecture.
+COMPAT_LOADER := $(filter i386 i486 i586 i686,$(WATCH_ARCH))
+
 # noclobber watch --system: BPF programs compiled by clang (CO-RE: the
 # kernel's types are relocated at load, tools/watch/kernel.h), their
 # skeleton made by bpftool, loaded with libbpf; for an x86_64 tool.  A
@@ -279,6 +284,8 @@ install: all
 	install -m 755 $(TOOL) $(DESTDIR)$(BINDIR)/
 	$(if $(filter 1,$(WATCH)),install -D -m 755 $(HELPER) \
 		$(DESTDIR)$(HELPER_PATH))
+	$(if $(COMPAT_LOADER),install -D -m 755 $(TOOL) \
+		$(DESTDIR)$(LIBDIR)/noclobber/noclobber)
 	install -m 644 man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 man/man7/*.7 $(DESTDIR)$(MANDIR)/man7/

@@ -139,7 +139,6 @@ static const struct gen_case gen_cases[] = {
 	{ "filesz-over-memsz", -ENOEXEC, "exceeds memory size" },
 	{ "offset-past-end", -ENOEXEC, "file bytes" },
 	{ "filesz-wraps", -ENOEXEC, "file bytes" },
-	{ "align-not-power", -ENOEXEC, "not a power of two" },
 	{ "incongruent", -ENOEXEC, "differ modulo the page size" },
 	{ "vaddr-wraps", -ENOEXEC, "wraps around" },
 	{ "out-of-order", -ENOEXEC, "must ascend" },
@@ -192,37 +191,36 @@ static inline void gen_case(struct gen *g, unsigned int k)
 	case 17: d->p_offset = g->len + GEN_P; break;
 	case 18: d->p_filesz = (__typeof__(d->p_filesz))-GEN_P;
 		 d->p_memsz = d->p_filesz; break;
-	case 19: d->p_align = 3 * GEN_P; break;
-	case 20: d->p_offset += 0x10; break;
-	case 21: d->p_memsz = (__typeof__(d->p_memsz))-0x1000; break;
-	case 22: t->p_vaddr = GEN_VA + 4 * GEN_P;
+	case 19: d->p_offset += 0x10; break;
+	case 20: d->p_memsz = (__typeof__(d->p_memsz))-0x1000; break;
+	case 21: t->p_vaddr = GEN_VA + 4 * GEN_P;
 		 h->e_entry = t->p_vaddr + 0x1000; break;
-	case 23: d->p_vaddr = GEN_VA + 0x1000; d->p_offset = GEN_P + 0x1000;
+	case 22: d->p_vaddr = GEN_VA + 0x1000; d->p_offset = GEN_P + 0x1000;
 		 break;
-	case 24: d->p_vaddr = GEN_VA + (UINTPTR_MAX > 0xffffffffu ?
+	case 23: d->p_vaddr = GEN_VA + (UINTPTR_MAX > 0xffffffffu ?
 					 (1ULL << 41) : (1ULL << 31)); break;
-	case 25: t->p_vaddr = (__typeof__(t->p_vaddr))(UINTPTR_MAX -
+	case 24: t->p_vaddr = (__typeof__(t->p_vaddr))(UINTPTR_MAX -
 							 2 * GEN_P + 1);
 		 d->p_vaddr = t->p_vaddr + GEN_P;
 		 d->p_memsz = 0xf000;
 		 h->e_entry = t->p_vaddr + 0x1000; break;
-	case 26: t->p_vaddr = 0; d->p_vaddr = GEN_P;
+	case 25: t->p_vaddr = 0; d->p_vaddr = GEN_P;
 		 h->e_entry = 0x1000; break;
-	case 27: h->e_entry = GEN_VA + 8 * GEN_P; break;
-	case 28: h->e_entry = GEN_VA + GEN_P + 0x10; break;
-	case 29: gen_interp(g, 3, "/lib/ld.so", 11);
+	case 26: h->e_entry = GEN_VA + 8 * GEN_P; break;
+	case 27: h->e_entry = GEN_VA + GEN_P + 0x10; break;
+	case 28: gen_interp(g, 3, "/lib/ld.so", 11);
 		 gen_interp(g, 4, "/lib/ld.so", 11); break;
-	case 30: gen_interp(g, 3, "", 1); break;
-	case 31: gen_interp(g, 3, "/x", 3);
+	case 29: gen_interp(g, 3, "", 1); break;
+	case 30: gen_interp(g, 3, "/x", 3);
 		 gen_ph(g, 3)->p_filesz = PATH_MAX + 1; break;
-	case 32: gen_interp(g, 3, "/x", 3);
+	case 31: gen_interp(g, 3, "/x", 3);
 		 gen_ph(g, 3)->p_offset = g->len - 1; break;
-	case 33: gen_interp(g, 3, "/lib/ld.so", 10); break;
-	case 34: gen_interp(g, 3, "\0\0", 2); break;
-	case 35: gen_interp(g, 3, "/lib\0ld.so", 11); break;
-	case 36: gen_ph(g, 3)->p_type = PT_PHDR;
+	case 32: gen_interp(g, 3, "/lib/ld.so", 10); break;
+	case 33: gen_interp(g, 3, "\0\0", 2); break;
+	case 34: gen_interp(g, 3, "/lib\0ld.so", 11); break;
+	case 35: gen_ph(g, 3)->p_type = PT_PHDR;
 		 gen_ph(g, 3)->p_vaddr = GEN_VA + 6 * GEN_P; break;
-	case 37: t->p_filesz = t->p_memsz = 0; d->p_type = PT_NULL;
+	case 36: t->p_filesz = t->p_memsz = 0; d->p_type = PT_NULL;
 		 h->e_type = ET_DYN; h->e_entry = 0; break;
 	}
 }

@@ -239,6 +239,22 @@ if ${CC:-cc} -O1 -o "$tmp/stack" "$top/tests/progs/stack.c"; then
 	"$tmp/lims" unlimited "$nc" exec --plan --json true |
 		grep -q '"stack":{[^}]*"limit":null'
 	ok $? "--plan --json: no stack limit is null"
+	# A script's stack holds its interpreter's arguments: the plan's is
+	# the run's, whatever the arguments' length, across a page's end.
+	printf '#!%s shape\n' "$st" >"$tmp/stk.sh"
+	chmod +x "$tmp/stk.sh"
+	pad= bad=
+	while [ ${#pad} -lt 4160 ]; do
+		run=$("$nc" exec "$tmp/stk.sh" $args "$pad" | sed -n \
+			's/^stack \([0-9]*\) KiB$/\1/p')
+		r=$("$nc" exec --plan "$tmp/stk.sh" $args "$pad" | sed -n \
+			's/^stack  *\(0x[0-9a-f]*\)-\(0x[0-9a-f]*\)$/\2 - \1/p')
+		plan=$(((${r:-0}) / 1024))
+		[ "$run" = "$plan" ] || bad="$bad ${#pad}:$run/$plan"
+		pad=$pad-------------------------------
+	done
+	[ -z "$bad" ]
+	ok $? "a script's plan: its stack's size the run's${bad:+ (not$bad)}"
 	end=$(setarch -R "$st" top)
 	setarch -R "$nc" exec --plan "$st" top |
 		grep -q "^stack  *0x[0-9a-f]*-$end\$"
@@ -712,6 +728,17 @@ other() {
 		skip "$arch: dynamic programs run only under qemu with $libc"
 		skip "$arch: dynamic programs run only under qemu with $libc"
 	fi
+	# The host's tool runs an i386 program through this build, beside
+	# it as noclobber-i386 (else where libnoclobber0:i386 puts it); with
+	# neither, it names what to install.
+	if [ "$arch" = i386 ] && [ "$t_how" = native ] &&
+		[ "$(uname -m)" = x86_64 ]; then
+		compat "$tool" "$tmp/$arch-static" "$gcc"
+	elif [ "$arch" = i386 ]; then
+		for i in 1 2 3 4; do
+			skip "$arch: the host's tool runs only what it runs"
+		done
+	fi
 	# Natively the tool's own mappings go at the handover: the program
 	# is loaded elsewhere and moved to its address then.  Under qemu-user
 	# they stay: refused, the tool named.
@@ -737,6 +764,40 @@ other() {
 	ok $? "$arch: --plan of a program over the tool's place (status $s)"
 	grep -q "^collision: program 0x[0-9a-f]*-.*noclobber" "$tmp/o"
 	ok $? "$arch: --plan names the collision"
+}
+# compat TOOL STATIC GCC: the host's tool with an i386 build beside it.
+compat() {
+	mkdir -p "$tmp/pair"
+	cp "$nc" "$tmp/pair/noclobber"
+	installed=/usr/lib/i386-linux-gnu/noclobber/noclobber
+	if [ -e "$installed" ]; then
+		skip "i386: $installed is installed"
+	else
+		"$tmp/pair/noclobber" exec "$2" c 6 >"$tmp/o" 2>"$tmp/e"
+		s=$?
+		[ $s -eq 126 ] && grep -q "is an i386 program: its loader is \
+the i386 build of noclobber, which is not installed ($installed, from \
+libnoclobber0:i386)" "$tmp/e"
+		ok $? "i386 program, no i386 build: what to install (status $s)"
+	fi
+	cp "$1" "$tmp/pair/noclobber-i386"
+	same "i386 static program through the host's tool" "" \
+		"$tmp/pair/noclobber" "$2" c 6
+	# Its options go along (--userns entered here already).
+	NCB_HELLO=yes "$2" c 6 >"$tmp/o1" 2>&1 </dev/null
+	NCB_HELLO=yes "$tmp/pair/noclobber" exec --stack 1M --userns "$2" c 6 \
+		>"$tmp/o2" 2>&1 </dev/null
+	s=$?
+	[ $s -eq 6 ] && cmp -s "$tmp/o1" "$tmp/o2"
+	ok $? "i386, the host's tool with --stack and --userns (status $s)"
+	# shellcheck disable=SC2086
+	if [ -e /lib/ld-linux.so.2 ] &&
+		$3 -O1 -pthread -o "$tmp/i386-dyn" "$src" 2>/dev/null; then
+		same "i386 dynamic program through the host's tool" "" \
+			"$tmp/pair/noclobber" "$tmp/i386-dyn" d 7
+	else
+		skip "i386: no i386 libc here to run a dynamic program"
+	fi
 }
 . "$top/tests/targets.sh"
 for arch in $(echo "$ncb_targets" | awk '{ print $1 }'); do

@@ -108,6 +108,72 @@ static int exec_status(int err)
 	return EXIT_NOEXEC;
 }
 
+/*
+ * A program of another architecture that this kernel runs itself
+ * (x86_64's IA-32 emulation): its loader is that architecture's build
+ * of this tool, beside this one as noclobber-ARCH, else where that
+ * architecture's libnoclobber0 installs it (Debian's multiarch path).
+ */
+struct compat {
+	int machine, elf_class;
+	const char *arch, *dir;
+};
+
+static const struct compat compats[] = {
+#if defined(__x86_64__) && !defined(__ILP32__)
+	{ EM_386, ELFCLASS32, "i386", "/usr/lib/i386-linux-gnu/noclobber" },
+#endif
+	{ 0, 0, NULL, NULL },
+};
+
+static const struct compat *compat_of(const char *path)
+{
+	struct ncb_elf_arch a = { .size = sizeof(a) };
+	const struct compat *c;
+	struct ncb_elf *e;
+
+	if (ncb_elf_open_flags(&e, path, NCB_ELF_ANY_ARCH, NULL, 0))
+		return NULL;
+	if (ncb_elf_arch(e, &a))
+		a.machine = 0;
+	ncb_elf_close(e);
+	for (c = compats; c->arch; c++)
+		if (a.machine == c->machine && a.elf_class == c->elf_class)
+			return c;
+	return NULL;
+}
+
+/*
+ * The other build runs in this one's place with the same arguments
+ * (argv is exec's, main's past its first): only if neither is there,
+ * the reason.  126, as for any program that cannot be run.
+ */
+static int exec_compat(const struct compat *c, const char *prog,
+		       char **argv)
+{
+	char self[PATH_MAX], other[PATH_MAX + 32], *slash;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(other, sizeof(other), "%s/noclobber-%s", self,
+				 c->arch);
+			argv[-1] = other;
+			execv(other, argv - 1);
+		}
+	}
+	snprintf(other, sizeof(other), "%s/noclobber", c->dir);
+	argv[-1] = other;
+	execv(other, argv - 1);
+	fprintf(stderr, "noclobber exec: %s is an %s program: its loader is "
+		"the %s build of noclobber, which is not installed (%s, from "
+		"libnoclobber0:%s)\n", prog, c->arch, c->arch, other, c->arch);
+	return EXIT_NOEXEC;
+}
+
 struct plan {
 	struct ncb_as *as;
 	struct jw *w;		/* the JSON document, or NULL for text */
@@ -566,6 +632,7 @@ static int shell_script(const char *path)
 
 struct scripts {
 	int n;				/* path[n] is the program */
+	int shell;			/* execvp's shell runs path[n - 1] */
 	char path[SCRIPTS + 1][PATH_MAX];
 	char last[PATH_MAX];
 };
@@ -578,6 +645,7 @@ static int follow_scripts(const char *prog, struct scripts *sc)
 {
 	int i, ret;
 
+	sc->shell = 0;
 	snprintf(sc->path[0], PATH_MAX, "%s", prog);
 	for (i = 0;; i++) {
 		/* A failure names the file that failed: an interpreter. */
@@ -599,6 +667,7 @@ static int follow_scripts(const char *prog, struct scripts *sc)
 			return 0;
 		snprintf(sc->path[i + 1], PATH_MAX, "%s", SHELL);
 		sc->n = i + 1;
+		sc->shell = 1;
 		return access(SHELL, X_OK) ? -errno : 0;
 	}
 }
@@ -622,6 +691,50 @@ static void print_scripts(struct jw *w, const struct scripts *sc)
 	}
 	if (w)
 		jw_close(w, ']');
+}
+
+/*
+ * As env(1) and execvp do: "/bin/sh PATH ARGS", the script's own argv[0]
+ * given up for its path.
+ */
+static char **shell_argv(const char *path, char **argv)
+{
+	size_t n = 0, i;
+	char **nv;
+
+	while (argv[n])
+		n++;
+	nv = calloc(n + 2, sizeof(*nv));
+	if (!nv)
+		return NULL;
+	nv[0] = SHELL;
+	nv[1] = (char *)path;
+	for (i = 1; i < n; i++)
+		nv[i + 1] = argv[i];
+	return nv;
+}
+
+/*
+ * The stack a run would have: sized for the arguments execve's handlers
+ * make ("#!" lines, binfmt_misc), or execvp's shell.
+ */
+static int plan_stack(struct plan *pl, const struct scripts *sc,
+		      const char *prog, char **argv,
+		      const struct ncb_exec_opts *o)
+{
+	char **nv = NULL;
+	int err;
+
+	if (sc->shell) {
+		nv = shell_argv(sc->path[sc->n - 1], argv);
+		if (!nv)
+			return -ENOMEM;
+	}
+	err = ncb__stack_plan(nv ? nv : argv, environ, nv ? SHELL : prog, o,
+			      &pl->stack_start, &pl->stack_end,
+			      &pl->stack_limit);
+	free(nv);
+	return err;
 }
 
 static int do_plan(const char *prog, char **argv,
@@ -648,8 +761,7 @@ static int do_plan(const char *prog, char **argv,
 		return exec_status(err);
 	}
 	path = sc.path[sc.n];
-	err = ncb__stack_plan(argv, environ, prog, o, &pl.stack_start,
-			      &pl.stack_end, &pl.stack_limit);
+	err = plan_stack(&pl, &sc, prog, argv, o);
 	if (err) {
 		fail("exec", json, -err, "%s", err == -E2BIG ? "arguments and "
 		     "environment take more than the stack limit allows" :
@@ -688,26 +800,14 @@ static int do_plan(const char *prog, char **argv,
 	return ret ? ret : pl.collisions ? 1 : 0;
 }
 
-/*
- * As env(1) and execvp do: "/bin/sh PATH ARGS", the script's own argv[0]
- * given up for its path.
- */
 static int exec_shell(const char *path, char **argv,
 		      const struct ncb_exec_opts *o, char *why, size_t wl)
 {
-	size_t n = 0, i;
-	char **nv;
+	char **nv = shell_argv(path, argv);
 	int err;
 
-	while (argv[n])
-		n++;
-	nv = calloc(n + 2, sizeof(*nv));
 	if (!nv)
 		return -ENOMEM;
-	nv[0] = SHELL;
-	nv[1] = (char *)path;
-	for (i = 1; i < n; i++)
-		nv[i + 1] = argv[i];
 	err = ncb_exec(SHELL, nv, environ, o, why, wl);
 	free(nv);
 	return err;
@@ -799,6 +899,7 @@ int cmd_exec(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ncb_exec_opts o = { .size = sizeof(o) };
+	const struct compat *compat;
 	int c, plan = 0, json = 0, userns = 0, err;
 	/* Not on the stack: the program's stack limit is this one's too. */
 	static char path[PATH_MAX];
@@ -874,6 +975,8 @@ int cmd_exec(int argc, char **argv)
 	err = ncb_exec(path, argv + optind, environ, &o, why, sizeof(why));
 	if (err == -ENOEXEC && shell_script(path))
 		err = exec_shell(path, argv + optind, &o, why, sizeof(why));
+	else if (err == -ENOEXEC && (compat = compat_of(path)))
+		return exec_compat(compat, argv[optind], argv);
 	fprintf(stderr, "noclobber exec: %s\n", why);
 	return exec_status(err);
 }

@@ -527,6 +527,16 @@ static int is_debug(const struct ncb_elf *e, const struct src *s)
 	return ret >= 0 ? ret : debug_segments(e);
 }
 
+/*
+ * An alignment the kernel honours: a power of two (0 and 1 are none).
+ * Any other is skipped, as maximum_alignment() in fs/binfmt_elf.c skips
+ * it ("skip non-power of two alignments as invalid"), not refused.
+ */
+static int power_of_two(uint64_t a)
+{
+	return !(a & (a - 1));
+}
+
 /* One PT_LOAD on its own, and against the one before it. */
 static int check_load(struct ncb_elf *e, const struct src *s, unsigned int i,
 		      const struct ncb__phdr *prev, unsigned int pi,
@@ -545,10 +555,6 @@ static int check_load(struct ncb_elf *e, const struct src *s, unsigned int i,
 				"%#llx+%#llx run past the end of the file "
 				"(%llu bytes)", i, (ull)p->p_offset,
 				(ull)p->p_filesz, (ull)s->size);
-	if (p->p_align > 1 && (p->p_align & (p->p_align - 1)))
-		return ncb__why(why, wl, ENOEXEC, "segment %u: alignment "
-				"%#llx is not a power of two", i,
-				(ull)p->p_align);
 	if ((p->p_vaddr - p->p_offset) & (pg - 1))
 		return ncb__why(why, wl, ENOEXEC, "segment %u: address %#llx "
 				"and offset %#llx differ modulo the page size "
@@ -632,7 +638,7 @@ static int check_segments(struct ncb_elf *e, const struct src *s,
 		p = &e->ph[i];
 		if (p->p_type == PT_LOAD) {
 			err = check_load(e, s, i, prev, pi, why, wl);
-			if (p->p_align > e->align)
+			if (p->p_align > e->align && power_of_two(p->p_align))
 				e->align = p->p_align;
 			e->load[e->nload++] = i;
 			prev = p;
@@ -777,8 +783,12 @@ static void lint(struct ncb_elf *e)
 
 	for (i = 0; i < e->nload; i++) {
 		p = &e->ph[e->load[i]];
-		if (p->p_align > pg &&
-		    (p->p_vaddr - p->p_offset) & (p->p_align - 1))
+		if (!power_of_two(p->p_align))
+			note(e, "segment %u: alignment %#llx is not a power of "
+			     "two: ignored, as execve ignores it", e->load[i],
+			     (ull)p->p_align);
+		else if (p->p_align > pg &&
+			 (p->p_vaddr - p->p_offset) & (p->p_align - 1))
 			note(e, "segment %u: address and offset differ modulo "
 			     "its alignment %#llx", e->load[i],
 			     (ull)p->p_align);

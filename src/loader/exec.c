@@ -319,15 +319,62 @@ static int misc_run(const char *path, unsigned int flags,
 	return 0;
 }
 
+/*
+ * What execve's handlers make of path and argv before an ELF program:
+ * binfmt_misc's interpreters, then "#!" lines, nested up to
+ * NCB__SCRIPT_DEPTH deep.  *path and *av become the program's and its
+ * arguments, whose strings lines[] hold (the caller frees them).  With
+ * run, binfmt_misc's flags are carried out (the descriptor AT_EXECFD
+ * passes); without, the arguments alone are found (a plan).  0, or
+ * -errno and why.
+ */
+int ncb__exec_resolve(const char **path, char *const **av, char **lines,
+		      const struct ncb_exec_opts *o, struct ncb__misc_run *run,
+		      char *why, size_t wl)
+{
+	const char *first = o->execfn ? o->execfn : *path;
+	unsigned char head[NCB__HEAD];
+	unsigned int flags;
+	int depth, err = 0;
+
+	for (depth = 0; depth <= NCB__SCRIPT_DEPTH; depth++) {
+		/* As execve: the file must be executable by us. */
+		if (faccessat(AT_FDCWD, *path, X_OK, AT_EACCESS)) {
+			char name[256];
+
+			return ncb__why(why, wl, errno, "%s: %s", ncb__visible(
+					*path, name, sizeof(name)),
+					strerror(errno));
+		}
+		/*
+		 * binfmt_misc first, as the kernel asks it first; a file
+		 * that cannot be read goes to the loader, which says why.
+		 */
+		if (ncb__read_head(*path, head))
+			return 0;
+		err = ncb__binfmt(*path, head, av, &lines[depth], &flags, why,
+				  wl);
+		if (err > 0 && run)
+			err = misc_run(*path, flags, o, run, why, wl) ?: 1;
+		else if (!err)
+			err = ncb__script(*path, head, av, &lines[depth], why,
+					  wl);
+		if (err <= 0)
+			return err;
+		*path = (*av)[0];
+	}
+	return ncb__why(why, wl, ELOOP, "%s: scripts nested more than %d "
+			"deep", first, NCB__SCRIPT_DEPTH);
+}
+
 int ncb_exec(const char *path, char *const argv[], char *const envp[],
 	     const struct ncb_exec_opts *opts, char *why, size_t wl)
 {
 	char *lines[NCB__SCRIPT_DEPTH + 1] = { NULL }, *const *av = argv;
 	static char *const empty[] = { "", NULL };
 	struct ncb__misc_run run = { .execfd = -1 };
-	unsigned char head[NCB__HEAD];
 	struct ncb_exec_opts o;
-	unsigned int threads, flags;
+	unsigned int threads;
 	const char *execfn;
 	int depth, err, shared;
 
@@ -365,38 +412,7 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 		return ncb__why(why, wl, EBUSY, "another process shares this "
 				"one's memory (a vfork parent, or a CLONE_VM "
 				"child): execve would leave it its own");
-	for (depth = 0; depth <= NCB__SCRIPT_DEPTH; depth++) {
-		/* As execve: the file must be executable by us. */
-		if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS)) {
-			char name[256];
-
-			err = ncb__why(why, wl, errno, "%s: %s", ncb__visible(
-				       path, name, sizeof(name)),
-				       strerror(errno));
-			break;
-		}
-		/*
-		 * binfmt_misc first, as the kernel asks it first; a file
-		 * that cannot be read goes to the loader, which says why.
-		 */
-		err = 0;
-		if (ncb__read_head(path, head))
-			break;
-		err = ncb__binfmt(path, head, &av, &lines[depth], &flags, why,
-				  wl);
-		if (err > 0)
-			err = misc_run(path, flags, &o, &run, why, wl) ?: 1;
-		else if (!err)
-			err = ncb__script(path, head, &av, &lines[depth], why,
-					  wl);
-		if (err <= 0)
-			break;
-		path = av[0];
-		err = 0;
-	}
-	if (depth > NCB__SCRIPT_DEPTH)
-		err = ncb__why(why, wl, ELOOP, "%s: scripts nested more than "
-			       "%d deep", execfn, NCB__SCRIPT_DEPTH);
+	err = ncb__exec_resolve(&path, &av, lines, &o, &run, why, wl);
 	if (!err)
 		err = exec_elf(path, av, envp, &o, execfn, 0, NULL, &run, why,
 			       wl);

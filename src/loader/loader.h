@@ -149,6 +149,11 @@ struct ncb__misc_run {
 	unsigned int at_flags;	/* AT_FLAGS */
 };
 
+/* binfmt_misc's and "#!"'s arguments before the ELF program (exec.c). */
+int ncb__exec_resolve(const char **path, char *const **av, char **lines,
+		      const struct ncb_exec_opts *o, struct ncb__misc_run *run,
+		      char *why, size_t wl);
+
 /*
  * A file's first bytes as the kernel reads them for its formats
  * (BINPRM_BUF_SIZE), zero past its end: 0, or -errno (script.c).

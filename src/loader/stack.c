@@ -718,18 +718,25 @@ int ncb__stack_plan(char *const argv[], char *const envp[],
 		    const char *execfn, const struct ncb_exec_opts *o,
 		    uint64_t *start, uint64_t *end, uint64_t *limit)
 {
+	char *lines[NCB__SCRIPT_DEPTH + 1] = { NULL }, *const *av = argv;
 	uintptr_t page = ncb__probe()->page_size;
+	const char *path = execfn;
 	struct top_rules r;
 	struct ncb__stack s;
 	struct ncb__sys sys;
 	size_t size;
-	int err;
+	int err, i;
 
 	ncb__sys_read(&sys);
 	ncb__stack_init(&s, 0);
-	err = ncb__stack_limit(o, &s.limit);
+	/* The arguments the program gets: a script's interpreter's. */
+	err = ncb__exec_resolve(&path, &av, lines, o, NULL, NULL, 0);
 	if (!err)
-		err = stack_size(&s, &sys, argv, envp, execfn, &size);
+		err = ncb__stack_limit(o, &s.limit);
+	if (!err)
+		err = stack_size(&s, &sys, av, envp, execfn, &size);
+	for (i = 0; i <= NCB__SCRIPT_DEPTH; i++)
+		free(lines[i]);
 	if (err)
 		return err;
 	*start = *end = 0;
