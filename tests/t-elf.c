@@ -641,10 +641,13 @@ TEST(exec_threads_seen_past_long_status)
 		  -EBUSY);
 }
 
+static volatile int vfork_child_ran;
+
 static int exec_shared(void *arg)
 {
 	char *argv[] = { "false", NULL }, *why = arg;
 
+	vfork_child_ran = 1;
 	return ncb_exec("/bin/false", argv, NULL, NULL, why, 256) == -EBUSY ?
 	       0 : 2;
 }
@@ -652,6 +655,8 @@ static int exec_shared(void *arg)
 /*
  * A vfork child sharing its parent's memory: in-process the parent would
  * wake in the program's address space.  Refused; the parent is intact.
+ * Where a vfork is run as a fork (qemu-user, valgrind), the child's
+ * write is not seen here: nothing was shared to test.
  */
 TEST(exec_in_vfork_child_refused)
 {
@@ -660,8 +665,6 @@ TEST(exec_in_vfork_child_refused)
 	int st;
 	pid_t pid;
 
-	if (test_qemu())
-		SKIP("qemu-user runs a vfork as a fork: no memory is shared");
 	stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(stack != MAP_FAILED);
@@ -669,10 +672,13 @@ TEST(exec_in_vfork_child_refused)
 		    SIGCHLD, why);
 	ASSERT_NE(pid, -1);
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	munmap(stack, size);
+	if (!vfork_child_ran)
+		SKIP("this environment runs a vfork as a fork: no memory "
+		     "is shared");
 	ASSERT_EQ(st, 0);
 	if (!strstr(why, "another process shares this one's memory"))
 		FAIL("%s", why);
-	munmap(stack, size);
 }
 
 /* A status line of this process ("SigCgt:"), or "" */

@@ -151,8 +151,10 @@ static const struct compat *compat_of(const char *path)
 static int exec_compat(const struct compat *c, const char *prog,
 		       char **argv)
 {
-	char self[PATH_MAX], other[PATH_MAX + 32], *slash;
+	/* Not on the stack: the program's stack limit is this one's too. */
+	static char self[PATH_MAX], other[PATH_MAX + 32];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
 
 	if (n > 0) {
 		self[n] = '\0';

@@ -19,7 +19,8 @@
 int cmd_watch(int argc, char **argv)
 {
 	static const char name[] = "noclobber-watch";
-	char path[PATH_MAX], *slash;
+	static char path[PATH_MAX];
+	char *slash;
 	ssize_t n;
 
 	(void)argc;

@@ -283,6 +283,12 @@ out:
 	return err;
 }
 
+/* exec_elf's biggest locals, on the heap. */
+struct exec_state {
+	struct ncb__stack s;
+	struct ncb__handover ho;
+};
+
 static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		    const struct ncb_exec_opts *opts, const char *execfn,
 		    ncb__hide hide, const struct ncb_elf_image *held,
@@ -746,17 +752,20 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	struct ncb_elf_image prog = NCB_INIT(ncb_elf_image);
 	struct ncb_elf_image interp = NCB_INIT(ncb_elf_image);
 	struct ncb_elf *e = NULL, *ie = NULL;
-	struct ncb__handover ho = { .id.execfn = execfn, .exe_fd = -1 };
 	struct ncb__range stays[NCB__KEEP_MAX + 1];
 	struct ncb_elf_image seen;
-	struct ncb__stack *s = malloc(sizeof(*s));
+	struct exec_state *x = calloc(1, sizeof(*x));
+	struct ncb__stack *s = x ? &x->s : NULL;
+	struct ncb__handover *ho = x ? &x->ho : NULL;
 	struct ncb__sys sys;
 	uint64_t brk = 0, delta = 0;
 	int err, set_exe;
 
-	/* On the heap (it holds two vectors): a stack limit may be small. */
-	if (!s)
+	/* On the heap: a stack limit may be small. */
+	if (!x)
 		return ncb__why(why, wl, ENOMEM, "out of memory");
+	ho->id.execfn = execfn;
+	ho->exe_fd = -1;
 	/* Read first: the program's descriptors may be the last allowed. */
 	ncb__sys_read(&sys);
 	ncb__stack_init(s, hide);
@@ -778,7 +787,7 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		goto out;
 	}
 	if (by_interp(e, opts, set_exe) && e->eh.e_entry) {
-		free(s);
+		free(x);
 		return exec_interp(e, path, argv, envp, opts, execfn, misc,
 				   why, wl);
 	}
@@ -806,19 +815,19 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 			       "in no segment", path);
 		goto out;
 	}
-	err = load_program(e, opts, &sys, &prog, &brk, &ho, &delta, why, wl);
+	err = load_program(e, opts, &sys, &prog, &brk, ho, &delta, why, wl);
 	if (!err && ie)
 		err = load_at(ie, 0, &interp, why, wl);
 	if (err)
 		goto out;
 	seen = moved(&prog, delta);
-	handover_keep(&ho, &prog, &interp, held);
+	handover_keep(ho, &prog, &interp, held);
 	/* Nor where the program goes. */
-	memcpy(stays, ho.keep, ho.nkeep * sizeof(*stays));
-	stays[ho.nkeep].start = seen.start;
-	stays[ho.nkeep].end = seen.end;
+	memcpy(stays, ho->keep, ho->nkeep * sizeof(*stays));
+	stays[ho->nkeep].start = seen.start;
+	stays[ho->nkeep].end = seen.end;
 	err = ncb__stack_map(s, &sys, argv, envp, execfn, e->exec_stack,
-			     stays, ho.nkeep + 1);
+			     stays, ho->nkeep + 1);
 	if (err == -E2BIG) {
 		ncb__why(why, wl, E2BIG, "arguments and environment take more "
 			 "than a stack limit of %s allows", limit_str(s));
@@ -830,24 +839,24 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		goto out;
 	}
 	err = ncb__stack_build(s, argv, envp, execfn, &seen,
-			       ie ? &interp : NULL, e->eh.e_phnum, &ho.sp);
+			       ie ? &interp : NULL, e->eh.e_phnum, &ho->sp);
 	if (err) {
 		ncb__why(why, wl, -err, "arguments and environment do not fit "
 			 "a stack of %zu bytes", s->size);
 		goto out;
 	}
-	stack_keep(&ho, s);
-	ho.entry = ie ? (uintptr_t)interp.entry : (uintptr_t)seen.entry;
-	ncb__identity_image(&ho.id, e, &seen);
-	ho.id.brk = brk;
-	ho.id.start_stack = ho.sp;
-	ho.id.arg_start = s->arg_start;
-	ho.id.arg_end = s->arg_end;
-	ho.id.env_start = s->env_start;
-	ho.id.env_end = s->env_end;
-	ho.id.auxv = (const uintptr_t *)s->auxv_at;
-	ho.id.auxv_size = 2 * s->nauxv * sizeof(uintptr_t);
-	err = handover_prepare(&ho, &e, &ie, set_exe, opts);
+	stack_keep(ho, s);
+	ho->entry = ie ? (uintptr_t)interp.entry : (uintptr_t)seen.entry;
+	ncb__identity_image(&ho->id, e, &seen);
+	ho->id.brk = brk;
+	ho->id.start_stack = ho->sp;
+	ho->id.arg_start = s->arg_start;
+	ho->id.arg_end = s->arg_end;
+	ho->id.env_start = s->env_start;
+	ho->id.env_end = s->env_end;
+	ho->id.auxv = (const uintptr_t *)s->auxv_at;
+	ho->id.auxv_size = 2 * s->nauxv * sizeof(uintptr_t);
+	err = handover_prepare(ho, &e, &ie, set_exe, opts);
 	if (err) {
 		ncb__why(why, wl, -err, "cannot prepare the handover to %s: "
 			 "%s", path, strerror(-err));
@@ -857,12 +866,12 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	reset_signals();
 	close_on_exec();
 	set_stack_limit(opts);
-	(void)ncb__identity_comm(&ho.id);
+	(void)ncb__identity_comm(&ho->id);
 	rseq_unregister();
-	ncb__handover_go(&ho);
+	ncb__handover_go(ho);
 out:
 	ncb__stack_unmap(s);
-	free(s);
+	free(x);
 	if (interp.resv)
 		ncb_elf_unload(&interp);
 	if (prog.resv)

@@ -40,10 +40,17 @@ static void aux(struct ncb__stack *s, uintptr_t type, uintptr_t val)
 	s->nauxv++;
 }
 
+/*
+ * Room left below what is pushed: the handover stub writes the entry's
+ * address just below the stack pointer (arch/).  No more: under a stack
+ * limit of a few pages the kernel's vectors fit where this would not.
+ */
+#define STUB_ROOM 256
+
 /* Copy bytes to the top of the stack; NULL if it would not fit. */
 static char *push(struct ncb__stack *s, const void *p, size_t n)
 {
-	if ((size_t)(s->top - s->base) < n + 4096)
+	if ((size_t)(s->top - s->base) < n + STUB_ROOM)
 		return NULL;
 	s->top -= n;
 	memcpy(s->top, p, n);
@@ -287,7 +294,7 @@ int ncb__stack_build(struct ncb__stack *s, char *const argv[],
 	build_auxv(s, &o);
 	words = 1 + argc + 1 + envc + 1 + 2 * s->nauxv;
 	base = ((uintptr_t)s->top - words * sizeof(*w)) & ~(uintptr_t)15;
-	if (base < (uintptr_t)s->base + 4096)
+	if (base < (uintptr_t)s->base + STUB_ROOM)
 		goto out;
 	w = (uintptr_t *)base;
 	*sp = at(s, w);
