@@ -745,6 +745,21 @@ other() {
 	if [ "$t_how" = native ]; then
 		same "$arch: an ET_EXEC where the tool lives runs there" "" \
 			"$tool" "$tmp/$arch-clash" c 6
+		# Through its interpreter too: its place held elsewhere and
+		# moved there for the interpreter to map it.
+		if $gcc -no-pie -O1 -o "$tmp/$arch-dynclash" "$src" \
+			2>/dev/null && "$tmp/$arch-dynclash" >/dev/null 2>&1
+		then
+			NCB_HELLO=yes "$tmp/$arch-dynclash" c 6 >"$tmp/o1" 2>&1
+			NCB_HELLO=yes "$tool" exec --exe=interp \
+				"$tmp/$arch-dynclash" c 6 >"$tmp/o2" 2>&1
+			s=$?
+			[ $s -eq 6 ] && cmp -s "$tmp/o1" "$tmp/o2"
+			ok $? "$arch: --exe=interp, a dynamic ET_EXEC where the \
+tool lives (status $s)"
+		else
+			skip "$arch: no dynamic program runs here (its libc)"
+		fi
 		"$tool" exec --plan "$tmp/$arch-clash" >"$tmp/o" 2>&1
 		s=$?
 		[ $s -eq 0 ] && ! grep -q "^collision" "$tmp/o"

@@ -292,7 +292,8 @@ struct exec_state {
 static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		    const struct ncb_exec_opts *opts, const char *execfn,
 		    ncb__hide hide, const struct ncb_elf_image *held,
-		    const struct ncb__misc_run *misc, char *why, size_t wl);
+		    uint64_t held_to, const struct ncb__misc_run *misc,
+		    char *why, size_t wl);
 static int gains_privilege(int fd, const char *path, char *why, size_t wl);
 
 /*
@@ -420,7 +421,7 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 				"child): execve would leave it its own");
 	err = ncb__exec_resolve(&path, &av, lines, &o, &run, why, wl);
 	if (!err)
-		err = exec_elf(path, av, envp, &o, execfn, 0, NULL, &run, why,
+		err = exec_elf(path, av, envp, &o, execfn, 0, NULL, 0, &run, why,
 			       wl);
 	if (run.execfd >= 0)
 		close(run.execfd);
@@ -470,6 +471,17 @@ static int gains_privilege(int fd, const char *path, char *why, size_t wl)
 }
 
 /*
+ * Whether a range that is taken will be free once the handover has
+ * unmapped the caller: nothing of the kernel's there.  Never under an
+ * emulator, where the caller's mappings stay.
+ */
+static int movable(uint64_t start, uint64_t len, const struct ncb__sys *sys)
+{
+	return !sys->emulated && start + len > start &&
+	       !ncb__stays(start, start + len, NULL, 0);
+}
+
+/*
  * Run the program's interpreter as the program ("ld.so --argv0 ARGV0
  * /real/path ARGS"): both glibc's and musl's take $ORIGIN from the path
  * they are given.  An ET_EXEC image's span is first loaded here, so that
@@ -485,6 +497,8 @@ static int exec_interp(struct ncb_elf *e, const char *path,
 	struct ncb_elf_image img = NCB_INIT(ncb_elf_image);
 	char *real = realpath(path, NULL), *interp = NULL, **nv = NULL;
 	size_t n = ncb__strv_len(argv), i;
+	struct ncb__sys sys;
+	uint64_t to = 0;
 	int err = -ENOMEM;
 
 	interp = strdup(e->interp);
@@ -500,8 +514,18 @@ static int exec_interp(struct ncb_elf *e, const char *path,
 	nv[NCB__LDSO_PATH] = real;
 	for (i = 1; i < n; i++)
 		nv[NCB__LDSO_PATH + i] = argv[i];
+	/*
+	 * An ET_EXEC program's place is held for the interpreter to map it
+	 * there; where only the caller's own mappings are in the way, held
+	 * elsewhere and moved there by the handover.
+	 */
 	if (e->eh.e_type == ET_EXEC) {
+		ncb__sys_read(&sys);
 		err = load_at(e, 0, &img, why, wl);
+		if (err == -EEXIST && movable(e->lo, e->hi - e->lo, &sys)) {
+			err = ncb__elf_load_elsewhere(e, &img, why, wl);
+			to = e->lo;
+		}
 		if (err)
 			goto out;
 	}
@@ -510,7 +534,7 @@ static int exec_interp(struct ncb_elf *e, const char *path,
 	o.exe = NCB_EXE_OFF;
 	/* The command line is argv0 and the arguments, as execve's. */
 	err = exec_elf(interp, nv, envp, &o, execfn, NCB__HIDE_LDSO,
-		       img.resv ? &img : NULL, misc, why, wl);
+		       img.resv ? &img : NULL, to, misc, why, wl);
 	if (img.resv)
 		ncb_elf_unload(&img);
 out:
@@ -569,17 +593,6 @@ static int by_interp(const struct ncb_elf *e, const struct ncb_exec_opts *o,
 	    o->exe == NCB_EXE_SET)
 		return 0;
 	return o->exe == NCB_EXE_INTERP || ncb_elf_uses_origin(e) == 1;
-}
-
-/*
- * Whether a range that is taken will be free once the handover has
- * unmapped the caller: nothing of the kernel's there.  Never under an
- * emulator, where the caller's mappings stay.
- */
-static int movable(uint64_t start, uint64_t len, const struct ncb__sys *sys)
-{
-	return !sys->emulated && start + len > start &&
-	       !ncb__stays(start, start + len, NULL, 0);
 }
 
 /*
@@ -747,18 +760,20 @@ static const char *limit_str(const struct ncb__stack *s)
 static int exec_elf(const char *path, char *const argv[], char *const envp[],
 		    const struct ncb_exec_opts *opts, const char *execfn,
 		    ncb__hide hide, const struct ncb_elf_image *held,
-		    const struct ncb__misc_run *misc, char *why, size_t wl)
+		    uint64_t held_to, const struct ncb__misc_run *misc,
+		    char *why, size_t wl)
 {
 	struct ncb_elf_image prog = NCB_INIT(ncb_elf_image);
 	struct ncb_elf_image interp = NCB_INIT(ncb_elf_image);
 	struct ncb_elf *e = NULL, *ie = NULL;
-	struct ncb__range stays[NCB__KEEP_MAX + 1];
+	struct ncb__range stays[NCB__KEEP_MAX + 2];
 	struct ncb_elf_image seen;
 	struct exec_state *x = calloc(1, sizeof(*x));
 	struct ncb__stack *s = x ? &x->s : NULL;
 	struct ncb__handover *ho = x ? &x->ho : NULL;
 	struct ncb__sys sys;
 	uint64_t brk = 0, delta = 0;
+	unsigned int nstays;
 	int err, set_exe;
 
 	/* On the heap: a stack limit may be small. */
@@ -818,6 +833,12 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	err = load_program(e, opts, &sys, &prog, &brk, ho, &delta, why, wl);
 	if (!err && ie)
 		err = load_at(ie, 0, &interp, why, wl);
+	if (!err && held_to) {
+		err = ncb__handover_move(ho, held->start, held->end, held_to);
+		if (err)
+			ncb__why(why, wl, -err, "cannot list the held image's "
+				 "mappings to move: %s", strerror(-err));
+	}
 	if (err)
 		goto out;
 	seen = moved(&prog, delta);
@@ -826,8 +847,13 @@ static int exec_elf(const char *path, char *const argv[], char *const envp[],
 	memcpy(stays, ho->keep, ho->nkeep * sizeof(*stays));
 	stays[ho->nkeep].start = seen.start;
 	stays[ho->nkeep].end = seen.end;
+	nstays = ho->nkeep + 1;
+	if (held_to) {
+		stays[nstays].start = held_to;
+		stays[nstays++].end = held_to + (held->end - held->start);
+	}
 	err = ncb__stack_map(s, &sys, argv, envp, execfn, e->exec_stack,
-			     stays, ho->nkeep + 1);
+			     stays, nstays);
 	if (err == -E2BIG) {
 		ncb__why(why, wl, E2BIG, "arguments and environment take more "
 			 "than a stack limit of %s allows", limit_str(s));
