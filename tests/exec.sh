@@ -265,7 +265,9 @@ fi
 
 # binfmt_misc, asked before any other format as the kernel asks it: by
 # magic (flag P keeps argv[0]), by extension, and with flags OC the file
-# open as AT_EXECFD, AT_FLAGS and the vector's order as execve gives them.
+# open as AT_EXECFD, AT_FLAGS and the vector's order as execve gives them;
+# with O, an interpreter that is a script refused (ENOEXEC: the shell
+# then runs the file itself, both ways).
 # In a user namespace of its own, where the kernel (6.7 and later) gives
 # binfmt_misc an instance of its own: nothing of the machine's changes.
 printf '%s\n' '#include <stdio.h>' '#include <sys/auxv.h>' \
@@ -283,9 +285,11 @@ d=$tmp/misc
 echo ":ncbP:M::NCBMAGIC::\$d/interp:P" >\$m/register
 echo ":ncbE:E::ncbx::\$d/interp:" >\$m/register
 echo ":ncbO:M:2:OPEN::\$d/aux:OC" >\$m/register
-for f in magic:"a b" file.ncbx:c open:"x y"; do
-	\$d/\${f%%:*} \${f#*:} >\$d/o1 2>&1; s1=\$?
-	"$nc" exec \$d/\${f%%:*} \${f#*:} >\$d/o2 2>&1; s2=\$?
+echo ":ncbS:M:2:SCRPT::\$d/interp:O" >\$m/register
+for f in magic:"a b" file.ncbx:c open:"x y" scrpt:z; do
+	s1=0 s2=0
+	\$d/\${f%%:*} \${f#*:} >\$d/o1 2>&1 || s1=\$?
+	"$nc" exec \$d/\${f%%:*} \${f#*:} >\$d/o2 2>&1 || s2=\$?
 	cmp -s \$d/o1 \$d/o2 && [ \$s1 = \$s2 ] && echo "same \${f%%:*}" ||
 		{ echo "differ \${f%%:*}"; cat \$d/o1 \$d/o2; }
 done
@@ -299,17 +303,18 @@ printf '#!/bin/sh\necho "$# args: $*"\n' >"$tmp/misc/interp"
 printf 'NCBMAGIC\n' >"$tmp/misc/magic"
 printf 'text\n' >"$tmp/misc/file.ncbx"
 printf 'xxOPEN\n' >"$tmp/misc/open"
+printf 'xxSCRPT\n' >"$tmp/misc/scrpt"
 chmod -R a+rx "$tmp/misc"
 if ! ${CC:-cc} -o "$tmp/misc/aux" "$tmp/misc.c"; then
 	ok 1 "binfmt_misc: build the interpreter"
 elif ! have unshare || ! unshare -Urm true 2>/dev/null ||
 	[ "$(unshare -Urm sh "$tmp/misc.sh")" = skip ]; then
-	for w in magic file.ncbx open auxv; do
+	for w in magic file.ncbx open scrpt auxv; do
 		skip "binfmt_misc of a user namespace's own (Linux 6.7)"
 	done
 else
 	unshare -Urm sh "$tmp/misc.sh" >"$tmp/o" 2>&1
-	for w in magic file.ncbx open auxv; do
+	for w in magic file.ncbx open scrpt auxv; do
 		grep -qx "same $w" "$tmp/o"
 		ok $? "binfmt_misc: $w as execve runs it"
 	done

@@ -339,10 +339,10 @@ int ncb__exec_resolve(const char **path, char *const **av, char **lines,
 		      const struct ncb_exec_opts *o, struct ncb__misc_run *run,
 		      char *why, size_t wl)
 {
-	const char *first = o->execfn ? o->execfn : *path;
+	const char *first = o->execfn ? o->execfn : *path, *opened = NULL;
 	unsigned char head[NCB__HEAD];
-	unsigned int flags;
-	int depth, err = 0;
+	unsigned int flags = 0;
+	int depth, err = 0, misc;
 
 	for (depth = 0; depth <= NCB__SCRIPT_DEPTH; depth++) {
 		/* As execve: the file must be executable by us. */
@@ -359,14 +359,26 @@ int ncb__exec_resolve(const char **path, char *const **av, char **lines,
 		 */
 		if (ncb__read_head(*path, head))
 			return 0;
-		err = ncb__binfmt(*path, head, av, &lines[depth], &flags, why,
-				  wl);
-		if (err > 0 && run)
-			err = misc_run(*path, flags, o, run, why, wl) ?: 1;
-		else if (!err)
-			err = ncb__script(*path, head, av, &lines[depth], why,
-					  wl);
+		misc = ncb__binfmt(*path, head, av, &lines[depth], &flags,
+				   why, wl);
+		err = misc ? misc : ncb__script(*path, head, av,
+						&lines[depth], why, wl);
 		if (err <= 0)
+			return err;
+		/*
+		 * Given the file open (O, C), the interpreter must be a
+		 * program: one more handler and the kernel refuses
+		 * (exec_binprm, have_execfd).
+		 */
+		if (opened)
+			return ncb__why(why, wl, ENOEXEC, "%s: binfmt_misc "
+					"gives %s the file open, and then it "
+					"must be a program, not a script",
+					opened, *path);
+		if (misc && (flags & (NCB__MISC_OPEN | NCB__MISC_CREDS)))
+			opened = *path;
+		if (misc && run && (err = misc_run(*path, flags, o, run, why,
+						   wl)))
 			return err;
 		*path = (*av)[0];
 	}
