@@ -433,8 +433,8 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 				"child): execve would leave it its own");
 	err = ncb__exec_resolve(&path, &av, lines, &o, &run, why, wl);
 	if (!err)
-		err = exec_elf(path, av, envp, &o, execfn, 0, NULL, 0, &run, why,
-			       wl);
+		err = exec_elf(path, av, envp, &o, execfn, 0, NULL, 0, &run,
+			       why, wl);
 	if (run.execfd >= 0)
 		close(run.execfd);
 	for (depth = 0; depth <= NCB__SCRIPT_DEPTH; depth++)
