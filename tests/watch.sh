@@ -296,4 +296,11 @@ else
 fi
 real "valgrind running a program" valgrind -q /bin/echo valgrind
 
+# An in-process exec (noclobber exec) is an exec to the watcher too: the
+# summary names the new program, not the tool it replaced.
+"$nc" watch --json -O "$tmp/e" "$nc" exec /bin/true >"$tmp/o" 2>&1
+events "$tmp/e" "len(sums) == 1 and sums[0]['program'] == 'true'" \
+	"sums[0]['clobbers'] == 0"
+ok $? "an in-process exec: the summary names the program run"
+
 done_testing

@@ -91,6 +91,9 @@ static inline const char *wcall_name(enum wcall c, int compat)
 #define WC_NR32_MMAP2		192
 #define WC_NR32_SHMAT		397
 #define WC_NR_CLONE3		435	/* both ABIs */
+#define WC_NR_PRCTL		157
+#define WC_NR32_PRCTL		172
+#define WC_PR_SET_MM		35	/* prctl's: an address space's fields */
 
 /* The call a system call number is in an ABI, or WC_NONE. */
 static inline enum wcall wcall_of(int compat, wc_u64 nr)

@@ -513,6 +513,9 @@ void trace_syscall_exit_fix(struct tracer *t, struct task *k,
 	if (k->refused)
 		warch_set_result(k->tid, -EEXIST);
 	k->refused = 0;
+	if (k->set_mm && !si->exit.rval)
+		trace_exec_in_place(t, k);
+	k->set_mm = 0;
 	if (e) {
 		e->have_result = 1;
 		e->result = si->exit.rval;
@@ -611,8 +614,16 @@ void trace_syscall_stop(struct tracer *t, struct task *k, int seccomp)
 		on_syscall_exit(t, k, &si);
 		return;
 	}
-	if ((seccomp && si.op == INFO_SECCOMP) ||
-	    (si.op == INFO_ENTRY && trace_wanted(&si))) {
+	if (((seccomp && si.op == INFO_SECCOMP) || si.op == INFO_ENTRY) &&
+	    trace_set_mm(&si)) {
+		/* Its exit says whether a new program is in place. */
+		k->set_mm = 1;
+		if (!t->attached) {
+			ptrace(PTRACE_SYSCALL, k->tid, 0, 0);
+			return;
+		}
+	} else if ((seccomp && si.op == INFO_SECCOMP) ||
+		   (si.op == INFO_ENTRY && trace_wanted(&si))) {
 		on_call(t, k, &si);
 		return;
 	}

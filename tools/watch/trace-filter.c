@@ -48,7 +48,23 @@ int trace_wanted(const struct syscall_info *si)
 	int compat;
 	enum wcall c = trace_call_of(si, &compat);
 
-	return c == WC_OLD_MMAP || wcall_fixed(c, si->seccomp.args);
+	return c == WC_OLD_MMAP || wcall_fixed(c, si->seccomp.args) ||
+	       trace_set_mm(si);
+}
+
+/*
+ * prctl(PR_SET_MM): an in-process exec (ncb_exec's handover, a checkpoint
+ * restored) gives the process a new program, whose exe link is set
+ * there; with no execve to say so, the watcher sees it at this call.
+ */
+int trace_set_mm(const struct syscall_info *si)
+{
+	int compat = warch.audit_compat && si->arch == warch.audit_compat;
+
+	if (!compat && si->arch != warch.audit)
+		return 0;
+	return si->seccomp.nr == (compat ? WC_NR32_PRCTL : WC_NR_PRCTL) &&
+	       (si->seccomp.args[0] & 0xffffffff) == WC_PR_SET_MM;
 }
 
 static int rule(scmp_filter_ctx f, enum wcall tag, int nr, unsigned int argc,
@@ -85,6 +101,8 @@ scmp_filter_ctx trace_filter_build(void)
 					     WC_MREMAP_FIXED);
 	struct scmp_arg_cmp remap = SCMP_A2(SCMP_CMP_MASKED_EQ, WC_SHM_REMAP,
 					    WC_SHM_REMAP);
+	struct scmp_arg_cmp set_mm = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff,
+					     WC_PR_SET_MM);
 	int r;
 
 	if (!n || !x)
@@ -92,6 +110,7 @@ scmp_filter_ctx trace_filter_build(void)
 	r = rule(n, WC_MMAP, SCMP_SYS(mmap), 1, fixed, none) ||
 	    rule(n, WC_MREMAP, SCMP_SYS(mremap), 1, mfixed, none) ||
 	    rule(n, WC_SHMAT, SCMP_SYS(shmat), 1, remap, none) ||
+	    rule(n, WC_NONE, SCMP_SYS(prctl), 1, set_mm, none) ||
 	    seccomp_arch_remove(x, SCMP_ARCH_NATIVE) ||
 	    seccomp_arch_add(x, warch.scmp_compat) ||
 	    rule(x, WC_MMAP, SCMP_SYS(mmap2), 1, fixed, none) ||
@@ -99,7 +118,8 @@ scmp_filter_ctx trace_filter_build(void)
 	    rule(x, WC_MREMAP, SCMP_SYS(mremap), 1, mfixed, none) ||
 	    rule(x, WC_SHMAT, SCMP_SYS(shmat), 1, remap, none) ||
 	    rule(x, WC_IPC, SCMP_SYS(ipc), 2,
-		 SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffff, WC_IPC_SHMAT), remap);
+		 SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffff, WC_IPC_SHMAT), remap) ||
+	    rule(x, WC_NONE, SCMP_SYS(prctl), 1, set_mm, none);
 	if (r || seccomp_merge(n, x))
 		goto fail;
 	/* x is n's now. */

@@ -79,7 +79,6 @@ static void on_exec(struct tracer *t, struct task *k)
 {
 	unsigned long former = 0;
 	struct proc *p = k->proc;
-	struct syscall_info si = { 0 };
 	size_t i;
 
 	ptrace(PTRACE_GETEVENTMSG, k->tid, 0, &former);
@@ -88,8 +87,22 @@ static void on_exec(struct tracer *t, struct task *k)
 			trace_end_task(t, t->tasks[i]->tid);
 		else
 			i++;
-	p->nthreads = p->nregions = 0;
 	p->before_exec = 0;
+	trace_exec_in_place(t, k);
+}
+
+/*
+ * A new program in the process's address space, by execve or in place
+ * (prctl(PR_SET_MM) done): what the former made is gone, and the thread
+ * left has the new program's stack.
+ */
+void trace_exec_in_place(struct tracer *t, struct task *k)
+{
+	struct proc *p = k->proc;
+	struct syscall_info si = { 0 };
+
+	(void)t;
+	p->nthreads = p->nregions = 0;
 	watch_caller_forget(p->tgid);
 	trace_forget_maps(p);
 	trace_identify(p);

@@ -56,6 +56,7 @@ struct task {
 	struct watch_event *pending;	/* reported at the call's exit */
 	int started;			/* its first stop seen */
 	int refused;			/* -EEXIST to set at the call's exit */
+	int set_mm;			/* in prctl(PR_SET_MM): see its exit */
 };
 
 struct tracer {
@@ -73,11 +74,13 @@ struct tracer {
 /* trace-filter.c */
 enum wcall trace_call_of(const struct syscall_info *si, int *compat);
 int trace_wanted(const struct syscall_info *si);
+int trace_set_mm(const struct syscall_info *si);
 scmp_filter_ctx trace_filter_build(void);
 int trace_filter_load(scmp_filter_ctx f);
 
 /* trace-procs.c */
 void trace_resume(const struct tracer *t, pid_t tid, int sig);
+void trace_exec_in_place(struct tracer *t, struct task *k);
 void trace_free_event(struct watch_event *e);
 int trace_room(void *p, size_t *cap, size_t n, size_t size);
 struct task *trace_find_task(struct tracer *t, pid_t tid, size_t *at);
