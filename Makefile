@@ -199,7 +199,7 @@ $(O)/tests/mkelf: tests/mkelf.c tests/elfgen.h $(LIB_H)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $<
 
-$(O)/tests/ncb-emu: tests/ncb-emu.c
+$(O)/tests/ncb-emu: tests/ncb-emu.c tests/faults.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< -lseccomp
 

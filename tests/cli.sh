@@ -575,8 +575,24 @@ if [ -x "${nc%/*}/noclobber-watch" ]; then
 		[ $s -eq 125 ] && grep -qF "cannot run the watcher $want" \
 			"$tmp/e"
 		ok $? "watch without its program: names $want, 125 ($s)"
+		# This tool under the watchers' name, linked or copied:
+		# never run again and again.
+		ln -s noclobber "$tmp/alone/noclobber-watch"
+		"$tmp/alone/noclobber" watch -- true 2>"$tmp/e"
+		s=$?
+		[ $s -eq 125 ] && grep -q "noclobber-watch: this tool itself" \
+			"$tmp/e"
+		ok $? "watch: this tool linked as noclobber-watch ($s)"
+		rm "$tmp/alone/noclobber-watch"
+		cp "$nc" "$tmp/alone/noclobber-watch"
+		"$tmp/alone/noclobber" watch -- true 2>"$tmp/e"
+		s=$?
+		[ $s -eq 125 ] && grep -q "is this tool again" "$tmp/e"
+		ok $? "watch: this tool copied as noclobber-watch ($s)"
 	else
-		skip "the watcher is installed at ${want:-?}"
+		for i in 1 2 3; do
+			skip "the watcher is installed at ${want:-?}"
+		done
 	fi
 fi
 

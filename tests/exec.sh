@@ -608,6 +608,26 @@ else
 	skip "no shared library in $b, or progs/late.c does not build"
 fi
 
+# A sandbox that answers unshare(2) itself: gVisor's EINVAL to every
+# unshare of CLONE_VM (the program runs), Docker's EPERM; a vfork child's
+# call refused all the same (the parent goes on).
+if ${CC:-cc} -O1 -I"$top/include" -o "$tmp/sandboxed" \
+	"$top/tests/progs/sandboxed.c" "$b/libnoclobber.a" -lseccomp \
+	-pthread 2>/dev/null; then
+	for e in EINVAL EPERM; do
+		"$tmp/sandboxed" $e plain /bin/true 2>"$tmp/e"
+		ok $? "unshare answered $e: the program runs"
+		sed 's/^/# /' "$tmp/e"
+		"$tmp/sandboxed" $e vfork /bin/true >"$tmp/o" 2>&1
+		ok $? "unshare answered $e: a vfork child refused"
+		sed 's/^/# /' "$tmp/o"
+	done
+else
+	for i in 1 2 3 4; do
+		skip "progs/sandboxed.c does not build (libseccomp-dev?)"
+	done
+fi
+
 # Programs built here, in every shape.
 cc=${CC:-cc}
 src=$top/tests/progs/hello.c
@@ -740,7 +760,7 @@ other() {
 		[ "$(uname -m)" = x86_64 ]; then
 		compat "$tool" "$tmp/$arch-static" "$gcc"
 	elif [ "$arch" = i386 ]; then
-		for i in 1 2 3 4; do
+		for i in 1 2 3 4 5; do
 			skip "$arch: the host's tool runs only what it runs"
 		done
 	fi
@@ -796,9 +816,18 @@ compat() {
 		"$tmp/pair/noclobber" exec "$2" c 6 >"$tmp/o" 2>"$tmp/e"
 		s=$?
 		[ $s -eq 126 ] && grep -q "is an i386 program: its loader is \
-the i386 build of noclobber, which is not installed ($installed, from \
-libnoclobber0:i386)" "$tmp/e"
+the i386 build of noclobber, from libnoclobber0:i386 ($installed: No such \
+file or directory)" "$tmp/e"
 		ok $? "i386 program, no i386 build: what to install (status $s)"
+		# A copy of this tool under the i386 build's name is no
+		# loader of i386 programs: not run (it would run itself).
+		ln -s noclobber "$tmp/pair/noclobber-i386"
+		"$tmp/pair/noclobber" exec "$2" c 6 >"$tmp/o" 2>"$tmp/e"
+		s=$?
+		[ $s -eq 126 ] && grep -q "noclobber-i386: Exec format error" \
+			"$tmp/e"
+		ok $? "i386: this tool as noclobber-i386 is not run (status $s)"
+		rm -f "$tmp/pair/noclobber-i386"
 	fi
 	cp "$1" "$tmp/pair/noclobber-i386"
 	same "i386 static program through the host's tool" "" \

@@ -20,9 +20,27 @@
  * it fails with ENOTTY, as it does there (no ioctl for the file), so the
  * look-ups read the text.
  *
- * A seccomp filter (libseccomp) stops only the mmap calls that carry the
- * flag, and refuses the ioctl; the tracer follows every thread and child.
- * x86_64 only.  A test tool: the library never uses it.
+ *   --mode=native  neither: the kernel's own answers.
+ *
+ * Faults, in any mode: --faults=PERCENT fails that share of the mmap,
+ * mremap, munmap, mprotect, brk and shmat calls with ENOMEM (a failed brk
+ * answers the break unchanged, as the kernel's; munmap and mprotect only
+ * where they would split a mapping, as the kernel's), drawn from
+ * --seed=N, in
+ * the threads of a program that asked for them: prctl(NCB_FAULTS_ON)
+ * arms its thread (and the threads and children it makes after),
+ * NCB_FAULTS_OFF disarms it (tests/faults.h); each answers 0 here and
+ * EINVAL on a kernel alone.  --unmap-first fails a MAP_FIXED mmap (not one with
+ * MAP_FIXED_NOREPLACE) after unmapping its range, as a kernel before 6.12
+ * could when the commit charge failed after the old range was gone; a
+ * later kernel keeps it.  --stats writes the counts to standard error at
+ * the end, --log each failed call as it fails.
+ *
+ * A seccomp filter (libseccomp) stops only the calls it is asked for (the
+ * mmap calls that carry the flag, or with faults those calls and the
+ * marker), and in the old kernels' modes refuses the ioctl; the tracer
+ * follows every thread and child.  x86_64 only.  A test tool: the library
+ * never uses it.
  */
 #include <errno.h>
 #include <seccomp.h>
@@ -32,9 +50,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "faults.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
@@ -43,20 +63,47 @@
 /* _IOWR('f', 17, struct procmap_query), a 104-byte struct (6.11 uapi). */
 #define PROCMAP_QUERY_CMD 0xc0686611UL
 
-enum { MODE_OLD, MODE_417 };
+enum { MODE_OLD, MODE_417, MODE_NATIVE };
 
-static int load_filter(void)
+/* The calls faults are injected into, and the marker. */
+static const int fault_calls[] = {
+	SCMP_SYS(mmap), SCMP_SYS(mremap), SCMP_SYS(munmap),
+	SCMP_SYS(mprotect), SCMP_SYS(brk), SCMP_SYS(shmat),
+};
+
+static int fault_rules(scmp_filter_ctx ctx)
+{
+	struct scmp_arg_cmp marker = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffff0000UL,
+					     NCB_FAULTS_ON & 0xffff0000UL);
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < sizeof(fault_calls) / sizeof(*fault_calls);
+	     i++)
+		ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(2), fault_calls[i],
+				       0);
+	if (!ret)
+		ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(2),
+				       SCMP_SYS(prctl), 1, marker);
+	return ret;
+}
+
+static int load_filter(int mode, int faults)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-	int ret;
+	int ret = 0;
 
 	if (!ctx)
 		return -ENOMEM;
-	ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(1), SCMP_SYS(mmap), 1,
-			       SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_FIXED_NOREPLACE,
-				       MAP_FIXED_NOREPLACE));
+	if (faults)
+		ret = fault_rules(ctx);
+	else if (mode != MODE_NATIVE)
+		ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(1), SCMP_SYS(mmap),
+				       1, SCMP_A3(SCMP_CMP_MASKED_EQ,
+						  MAP_FIXED_NOREPLACE,
+						  MAP_FIXED_NOREPLACE));
 	/* The request is an unsigned int: its upper half is not looked at. */
-	if (!ret)
+	if (!ret && mode != MODE_NATIVE)
 		ret = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY),
 				       SCMP_SYS(ioctl), 1,
 				       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL,
@@ -112,12 +159,232 @@ static void emulate(pid_t pid, int mode)
 	ptrace(PTRACE_SETREGS, pid, NULL, &r);
 }
 
+/* A set of thread ids. */
+struct tids {
+	pid_t *v;
+	size_t n, c;
+};
+
+static int tids_has(const struct tids *t, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->v[i] == tid)
+			return 1;
+	return 0;
+}
+
+static void tids_add(struct tids *t, pid_t tid)
+{
+	pid_t *v;
+
+	if (tids_has(t, tid))
+		return;
+	if (t->n == t->c) {
+		v = realloc(t->v, (t->c * 2 + 16) * sizeof(*v));
+		if (!v)
+			return;
+		t->v = v;
+		t->c = t->c * 2 + 16;
+	}
+	t->v[t->n++] = tid;
+}
+
+static void tids_del(struct tids *t, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->v[i] == tid)
+			t->v[i] = t->v[--t->n];
+}
+
+/* The injection's settings, its armed threads and its counts. */
+static struct {
+	unsigned int percent;
+	unsigned long long rng;
+	int unmap_first, stats, log;
+	struct tids armed;	/* faults injected into these threads */
+	struct tids fix;	/* their call's exit answers ENOMEM */
+	unsigned long seen[6], failed[6];
+} fl;
+
+static const char *const fault_names[6] = {
+	"mmap", "mremap", "munmap", "mprotect", "brk", "shmat",
+};
+
+static int fault_index(long nr)
+{
+	static const long nrs[6] = {
+		SYS_mmap, SYS_mremap, SYS_munmap, SYS_mprotect, SYS_brk,
+		SYS_shmat,
+	};
+	int i;
+
+	for (i = 0; i < 6; i++)
+		if (nrs[i] == nr)
+			return i;
+	return -1;
+}
+
+/* xorshift64*: the same seed draws the same failures, call for call. */
+static int draw(void)
+{
+	fl.rng ^= fl.rng >> 12;
+	fl.rng ^= fl.rng << 25;
+	fl.rng ^= fl.rng >> 27;
+	return (fl.rng * 2685821657736338717ULL >> 33) % 100 < fl.percent;
+}
+
+/*
+ * Whether the kernel would have unmapped the range before the failure:
+ * a MAP_FIXED mmap (not MAP_FIXED_NOREPLACE) the kernel takes as far as
+ * mmap_region, which a bad type, length or address never reaches.
+ */
+static int unmaps(const struct user_regs_struct *r)
+{
+	return (r->r10 & (MAP_FIXED | MAP_FIXED_NOREPLACE)) == MAP_FIXED &&
+	       (r->r10 & 3) && !(r->rdi & 4095) && r->rsi;
+}
+
+/*
+ * The call fails: skipped with ENOMEM in its place; a brk asks for no
+ * change, which answers the break as it is; a MAP_FIXED mmap under
+ * --unmap-first becomes a munmap of its range, answered ENOMEM at its
+ * exit.  1 if the exit must be seen.
+ */
+static int inject(pid_t tid, struct user_regs_struct *r)
+{
+	long nr = (long)r->orig_rax;
+
+	if (fl.log)
+		fprintf(stderr, "ncb-emu: %d: %s(%#llx, %#llx, %#llx, %#llx) "
+			"fails\n", (int)tid, fault_names[fault_index(nr)],
+			r->rdi, r->rsi, r->rdx, r->r10);
+
+	if (nr == SYS_brk) {
+		r->rdi = 0;
+	} else if (nr == SYS_mmap && fl.unmap_first && unmaps(r)) {
+		r->orig_rax = SYS_munmap;
+		tids_add(&fl.fix, tid);
+	} else {
+		r->orig_rax = (unsigned long long)-1;
+		r->rax = (unsigned long long)-ENOMEM;
+	}
+	ptrace(PTRACE_SETREGS, tid, NULL, r);
+	return tids_has(&fl.fix, tid);
+}
+
+/*
+ * Whether [start, end) cuts a mapping of pid: munmap and mprotect fail
+ * with ENOMEM only for want of a mapping to split off (the map count at
+ * its limit); a call on whole mappings needs none.
+ */
+static int splits(pid_t pid, unsigned long start, unsigned long end)
+{
+	unsigned long s, e;
+	char path[64], line[8192];
+	int cut = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!cut && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &s, &e) == 2)
+			cut = (s < start && start < e) || (s < end && end < e);
+	fclose(f);
+	return cut;
+}
+
+/* Whether the kernel could have failed this call for want of memory. */
+static int can_fail(pid_t tid, const struct user_regs_struct *r)
+{
+	long nr = (long)r->orig_rax;
+	unsigned long end = r->rdi + ((r->rsi + 4095) & ~4095UL);
+
+	if (nr == SYS_munmap || nr == SYS_mprotect)
+		return splits(tid, r->rdi, end);
+	/*
+	 * An mmap of no type asks the kernel's checks and maps nothing
+	 * (the library's ncb__ask_space): its ENOMEM is the map count's,
+	 * which one failure drawn at random does not model.
+	 */
+	if (nr == SYS_mmap && !(r->r10 & 3))
+		return 0;
+	return 1;
+}
+
+/* A call the faults' filter stopped: 1 if its exit must be seen. */
+static int fault_stop(pid_t tid, int mode)
+{
+	struct user_regs_struct r;
+	unsigned long option;
+	int i;
+
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &r))
+		return 0;
+	if ((long)r.orig_rax == SYS_prctl) {
+		option = r.rdi & 0xffffffffUL;
+		if (option == NCB_FAULTS_ON)
+			tids_add(&fl.armed, tid);
+		else if (option == NCB_FAULTS_OFF)
+			tids_del(&fl.armed, tid);
+		else
+			return 0;
+		r.orig_rax = (unsigned long long)-1;
+		r.rax = 0;
+		ptrace(PTRACE_SETREGS, tid, NULL, &r);
+		return 0;
+	}
+	i = fault_index((long)r.orig_rax);
+	if (i >= 0 && tids_has(&fl.armed, tid) && can_fail(tid, &r)) {
+		fl.seen[i]++;
+		if (draw()) {
+			fl.failed[i]++;
+			return inject(tid, &r);
+		}
+	}
+	if ((long)r.orig_rax == SYS_mmap && mode != MODE_NATIVE &&
+	    (r.r10 & MAP_FIXED_NOREPLACE))
+		emulate(tid, mode);
+	return 0;
+}
+
+static void fault_exit(pid_t tid)
+{
+	struct user_regs_struct r;
+
+	tids_del(&fl.fix, tid);
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &r))
+		return;
+	r.rax = (unsigned long long)-ENOMEM;
+	ptrace(PTRACE_SETREGS, tid, NULL, &r);
+}
+
+static void fault_report(void)
+{
+	int i;
+
+	if (!fl.stats)
+		return;
+	fprintf(stderr, "ncb-emu: faults %u%%:", fl.percent);
+	for (i = 0; i < 6; i++)
+		fprintf(stderr, " %s %lu/%lu", fault_names[i], fl.failed[i],
+			fl.seen[i]);
+	fprintf(stderr, " (failed/armed calls)\n");
+}
+
 static int trace(pid_t child, int mode)
 {
 	long opts = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACECLONE |
 		    PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
-		    PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
-	int st, status = 1, sig;
+		    PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL |
+		    PTRACE_O_TRACESYSGOOD;
+	int st, status = 1, sig, ev;
+	unsigned long msg;
 	pid_t pid;
 
 	if (waitpid(child, &st, 0) != child || !WIFSTOPPED(st))
@@ -132,33 +399,89 @@ static int trace(pid_t child, int mode)
 			if (pid == child)
 				status = WIFEXITED(st) ? WEXITSTATUS(st)
 						       : 128 + WTERMSIG(st);
+			tids_del(&fl.armed, pid);
+			tids_del(&fl.fix, pid);
 			continue;
 		}
 		if (!WIFSTOPPED(st))
 			continue;
 		sig = WSTOPSIG(st);
-		if (st >> 16 == PTRACE_EVENT_SECCOMP)
+		ev = st >> 16;
+		if (sig == (SIGTRAP | 0x80)) {
+			fault_exit(pid);
+			sig = 0;
+		} else if (ev == PTRACE_EVENT_SECCOMP && fl.percent) {
+			if (fault_stop(pid, mode)) {
+				ptrace(PTRACE_SYSCALL, pid, NULL, NULL);
+				continue;
+			}
+		} else if (ev == PTRACE_EVENT_SECCOMP) {
 			emulate(pid, mode);
+		} else if ((ev == PTRACE_EVENT_CLONE ||
+			    ev == PTRACE_EVENT_FORK ||
+			    ev == PTRACE_EVENT_VFORK) &&
+			   tids_has(&fl.armed, pid) &&
+			   !ptrace(PTRACE_GETEVENTMSG, pid, NULL, &msg)) {
+			/* What an armed thread makes is armed too. */
+			tids_add(&fl.armed, (pid_t)msg);
+		}
 		/* Event stops, and the stop of a newly attached tracee. */
-		if (st >> 16 || sig == SIGSTOP || sig == SIGTRAP)
+		if (ev || sig == SIGSTOP || sig == SIGTRAP)
 			sig = 0;
 		ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
 	}
+	fault_report();
 	return status;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: ncb-emu --mode=old|4.17|native "
+		"[--faults=PERCENT] [--seed=N] [--unmap-first] [--stats] "
+		"[--log] PROG [ARG...]\n");
+}
+
+/* The options: the index of PROG, or 0 after a usage message. */
+static int options(int argc, char **argv, int *mode)
+{
+	int i;
+
+	*mode = -1;
+	fl.rng = 1;
+	for (i = 1; i < argc && !strncmp(argv[i], "--", 2); i++) {
+		if (!strcmp(argv[i], "--mode=old"))
+			*mode = MODE_OLD;
+		else if (!strcmp(argv[i], "--mode=4.17"))
+			*mode = MODE_417;
+		else if (!strcmp(argv[i], "--mode=native"))
+			*mode = MODE_NATIVE;
+		else if (!strncmp(argv[i], "--faults=", 9))
+			fl.percent = (unsigned int)atoi(argv[i] + 9);
+		else if (!strncmp(argv[i], "--seed=", 7))
+			fl.rng = strtoull(argv[i] + 7, NULL, 0) * 2 + 1;
+		else if (!strcmp(argv[i], "--unmap-first"))
+			fl.unmap_first = 1;
+		else if (!strcmp(argv[i], "--stats"))
+			fl.stats = 1;
+		else if (!strcmp(argv[i], "--log"))
+			fl.log = 1;
+		else
+			break;
+	}
+	if (*mode < 0 || i >= argc || fl.percent > 100) {
+		usage();
+		return 0;
+	}
+	return i;
 }
 
 int main(int argc, char **argv)
 {
-	int mode, ret;
+	int mode, ret, prog = options(argc, argv, &mode);
 	pid_t child;
 
-	if (argc < 3 || (strcmp(argv[1], "--mode=old") &&
-			 strcmp(argv[1], "--mode=4.17"))) {
-		fprintf(stderr,
-			"usage: ncb-emu --mode=old|4.17 PROG [ARG...]\n");
+	if (!prog)
 		return 2;
-	}
-	mode = strcmp(argv[1], "--mode=old") ? MODE_417 : MODE_OLD;
 	child = fork();
 	if (child < 0) {
 		perror("ncb-emu: fork");
@@ -167,13 +490,13 @@ int main(int argc, char **argv)
 	if (child == 0) {
 		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) || raise(SIGSTOP))
 			_exit(127);
-		ret = load_filter();
+		ret = load_filter(mode, fl.percent > 0);
 		if (ret) {
 			fprintf(stderr, "ncb-emu: seccomp: %s\n",
 				strerror(-ret));
 			_exit(127);
 		}
-		execvp(argv[2], argv + 2);
+		execvp(argv[prog], argv + prog);
 		perror("ncb-emu: exec");
 		_exit(127);
 	}

@@ -126,53 +126,119 @@ static const struct compat compats[] = {
 	{ 0, 0, NULL, NULL },
 };
 
+/*
+ * By its identification and machine alone: a malformed program is the
+ * other build's to refuse, with its own reason.
+ */
 static const struct compat *compat_of(const char *path)
 {
-	struct ncb_elf_arch a = { .size = sizeof(a) };
+	unsigned char h[20];
 	const struct compat *c;
-	struct ncb_elf *e;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), machine;
+	ssize_t n = fd < 0 ? -1 : pread(fd, h, sizeof(h), 0);
 
-	if (ncb_elf_open_flags(&e, path, NCB_ELF_ANY_ARCH, NULL, 0))
+	if (fd >= 0)
+		close(fd);
+	if (n != (ssize_t)sizeof(h) || memcmp(h, ELFMAG, SELFMAG) ||
+	    h[EI_DATA] != ELFDATA2LSB)
 		return NULL;
-	if (ncb_elf_arch(e, &a))
-		a.machine = 0;
-	ncb_elf_close(e);
+	machine = h[18] | h[19] << 8;
 	for (c = compats; c->arch; c++)
-		if (a.machine == c->machine && a.elf_class == c->elf_class)
+		if (machine == c->machine && h[EI_CLASS] == c->elf_class)
 			return c;
 	return NULL;
 }
 
+static size_t count(char **v)
+{
+	size_t n = 0;
+
+	while (v[n])
+		n++;
+	return n;
+}
+
+/* The options a run was given, to hand on. */
+struct exec_args {
+	const char *base, *stack, *exe;
+	int unprivileged;
+};
+
 /*
- * The other build runs in this one's place with the same arguments
- * (argv is exec's, main's past its first): only if neither is there,
- * the reason.  126, as for any program that cannot be run.
+ * One candidate for the other build: run if it is a program of that
+ * machine (a copy of this tool under its name would run it again, and
+ * again), else its reason in err.
  */
-static int exec_compat(const struct compat *c, const char *prog,
+static void try_compat(const struct compat *c, char *path, char **nv,
+		       int *err)
+{
+	if (access(path, X_OK)) {
+		*err = errno;
+		return;
+	}
+	if (compat_of(path) != c) {
+		*err = ENOEXEC;
+		return;
+	}
+	nv[0] = path;
+	execv(path, nv);
+	*err = errno;
+}
+
+/*
+ * The other build runs in this one's place with the options given here
+ * (--userns not again: this process is in its namespace already), then
+ * the program and its arguments.  Only if neither candidate runs, the
+ * reason: 126, as for any program that cannot be run.
+ */
+static int exec_compat(const struct compat *c, const struct exec_args *x,
 		       char **argv)
 {
 	/* Not on the stack: the program's stack limit is this one's too. */
-	static char self[PATH_MAX], other[PATH_MAX + 32];
+	static char self[PATH_MAX], beside[PATH_MAX + 32];
+	static char installed[PATH_MAX + 32];
+	char **nv = calloc(count(argv) + 12, sizeof(*nv));
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int i = 1, e1 = ENOENT, e2;
 	char *slash;
 
-	if (n > 0) {
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(other, sizeof(other), "%s/noclobber-%s", self,
-				 c->arch);
-			argv[-1] = other;
-			execv(other, argv - 1);
-		}
+	if (!nv) {
+		fprintf(stderr, "noclobber exec: out of memory\n");
+		return EXIT_CANNOT;
 	}
-	snprintf(other, sizeof(other), "%s/noclobber", c->dir);
-	argv[-1] = other;
-	execv(other, argv - 1);
+	nv[i++] = "exec";
+	if (x->base) {
+		nv[i++] = "--base";
+		nv[i++] = (char *)x->base;
+	}
+	if (x->stack) {
+		nv[i++] = "--stack";
+		nv[i++] = (char *)x->stack;
+	}
+	if (x->exe) {
+		nv[i++] = "--exe";
+		nv[i++] = (char *)x->exe;
+	}
+	if (x->unprivileged)
+		nv[i++] = "--unprivileged";
+	nv[i++] = "--";
+	memcpy(nv + i, argv, (count(argv) + 1) * sizeof(*nv));
+	self[n > 0 ? n : 0] = '\0';
+	slash = strrchr(self, '/');
+	if (slash) {
+		*slash = '\0';
+		snprintf(beside, sizeof(beside), "%s/noclobber-%s", self,
+			 c->arch);
+		try_compat(c, beside, nv, &e1);
+	}
+	snprintf(installed, sizeof(installed), "%s/noclobber", c->dir);
+	try_compat(c, installed, nv, &e2);
+	free(nv);
 	fprintf(stderr, "noclobber exec: %s is an %s program: its loader is "
-		"the %s build of noclobber, which is not installed (%s, from "
-		"libnoclobber0:%s)\n", prog, c->arch, c->arch, other, c->arch);
+		"the %s build of noclobber, from libnoclobber0:%s (%s: %s), "
+		"or beside this tool (%s: %s)\n", argv[0], c->arch, c->arch,
+		c->arch, installed, strerror(e2), slash ? beside :
+		"noclobber-i386", strerror(e1));
 	return EXIT_NOEXEC;
 }
 
@@ -901,6 +967,7 @@ int cmd_exec(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ncb_exec_opts o = { .size = sizeof(o) };
+	struct exec_args x = { NULL };
 	const struct compat *compat;
 	int c, plan = 0, json = 0, userns = 0, err;
 	/* Not on the stack: the program's stack limit is this one's too. */
@@ -923,10 +990,14 @@ int cmd_exec(int argc, char **argv)
 					"not page-aligned\n", optarg);
 				return EXIT_CANNOT;
 			}
-			if (c == 'b')
+			if (c == 'b') {
 				o.base = v;
-			else if (stack_option(optarg, v, &o.stack_size))
+				x.base = optarg;
+			} else if (stack_option(optarg, v, &o.stack_size)) {
 				return EXIT_CANNOT;
+			} else {
+				x.stack = optarg;
+			}
 			break;
 		case 'p':
 			plan = 1;
@@ -936,11 +1007,13 @@ int cmd_exec(int argc, char **argv)
 			break;
 		case 'U':
 			o.flags |= NCB_EXEC_UNPRIVILEGED;
+			x.unprivileged = 1;
 			break;
 		case 'u':
 			userns = 1;
 			break;
 		case 'E':
+			x.exe = optarg;
 			o.exe = exe_mode(optarg);
 			if (o.exe < 0) {
 				fprintf(stderr, "noclobber exec: --exe takes "
@@ -978,7 +1051,7 @@ int cmd_exec(int argc, char **argv)
 	if (err == -ENOEXEC && shell_script(path))
 		err = exec_shell(path, argv + optind, &o, why, sizeof(why));
 	else if (err == -ENOEXEC && (compat = compat_of(path)))
-		return exec_compat(compat, argv[optind], argv);
+		return exec_compat(compat, &x, argv + optind);
 	fprintf(stderr, "noclobber exec: %s\n", why);
 	return exec_status(err);
 }

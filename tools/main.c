@@ -3,11 +3,30 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
 
+/*
+ * Set while `noclobber watch` hands over to the watchers' program, and
+ * taken out of the environment again by it: a program of that name that
+ * is this tool again (a copy) would hand over for ever.
+ */
+#define HANDOFF "NCB_WATCH_HANDOFF"
+static int handed_off;
+
 #ifdef NCB_WATCH_HELPER
+/* Whether path is this program's own file (a link to it). */
+static int is_self(const char *path)
+{
+	struct stat a, b;
+
+	return !stat(path, &a) && !stat("/proc/self/exe", &b) &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /*
  * The watchers need libseccomp, libbpf and libelf, whose loading would
  * cost every other command's start (half a millisecond here): they live
@@ -21,21 +40,33 @@ int cmd_watch(int argc, char **argv)
 	static const char name[] = "noclobber-watch";
 	static char path[PATH_MAX];
 	char *slash;
+	const char *beside = "no path to this tool";
 	ssize_t n;
 
 	(void)argc;
+	if (handed_off) {
+		fprintf(stderr, "noclobber watch: the watchers' program run "
+			"is this tool again, not noclobber-watch\n");
+		return 125;
+	}
+	setenv(HANDOFF, "1", 1);
 	n = readlink("/proc/self/exe", path, sizeof(path) - sizeof(name));
 	if (n > 0) {
 		path[n] = '\0';
 		slash = strrchr(path, '/');
 		if (slash) {
 			memcpy(slash + 1, name, sizeof(name));
-			execv(path, argv - 1);
+			beside = "this tool itself";
+			if (!is_self(path)) {
+				execv(path, argv - 1);
+				beside = strerror(errno);
+			}
 		}
 	}
 	execv(NCB_WATCH_HELPER, argv - 1);
-	fprintf(stderr, "noclobber watch: cannot run the watcher %s: %s\n",
-		NCB_WATCH_HELPER, strerror(errno));
+	fprintf(stderr, "noclobber watch: cannot run the watcher %s: %s "
+		"(beside this tool, %s: %s)\n", NCB_WATCH_HELPER,
+		strerror(errno), n > 0 ? path : name, beside);
 	return 125;
 }
 #endif
@@ -114,6 +145,8 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	handed_off = getenv(HANDOFF) != NULL;
+	unsetenv(HANDOFF);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -166,13 +166,30 @@ __attribute__((constructor)) static void note_emulator_threads(void)
  * of the process, or another process (a vfork parent, a CLONE_VM child),
  * uses the memory (kernel/fork.c check_unshare_flags, which asks
  * current_is_single_threaded; a passing reader of /proc/PID/mem is not
- * counted).  1 alone, 0 not, -1 no answer (a sandbox refusing unshare).
+ * counted).  1 alone; 0 not, or no answer: a sandbox may refuse the call
+ * (EPERM, ENOSYS), and gVisor answers EINVAL to every such unshare.
  */
-static int alone(void)
+static int alone(int *einval)
 {
 	if (!syscall(SYS_unshare, CLONE_VM))
 		return 1;
-	return errno == EINVAL ? 0 : -1;
+	*einval = errno == EINVAL;
+	return 0;
+}
+
+/*
+ * With no other thread, whether another process uses this one's memory.
+ * Linux's unshare refuses CLONE_VM then, and still takes CLONE_SIGHAND,
+ * which asks for no other thread and no shared handlers (gVisor refuses
+ * both).  Else kcmp (KCMP_VM, 1) compares with the parent, whose memory
+ * a vfork child's is; absent or refused, no answer.
+ */
+static int memory_shared(int einval)
+{
+	if (einval && !syscall(SYS_unshare, CLONE_SIGHAND))
+		return 1;
+	return syscall(SYS_kcmp, (long)getpid(), (long)getppid(), 1L, 0L,
+		       0L) == 0;
 }
 
 /*
@@ -185,16 +202,16 @@ static int alone(void)
 static unsigned int other_threads(int *shared)
 {
 	unsigned int all, own = emulator_threads > 1 ? emulator_threads : 1;
-	int a = emulator_threads > 1 ? -1 : alone();
+	int emulated = emulator_threads > 1, einval = 0;
 
 	*shared = 0;
-	if (a == 1)
+	if (!emulated && alone(&einval))
 		return 0;
 	all = count_threads();
-	/* Natively, a refusal with no other thread is another process. */
-	if (a == 0 && all <= own)
-		*shared = alone() == 0;
-	return all > own ? all - own : 0;
+	if (all > own)
+		return all - own;
+	*shared = !emulated && memory_shared(einval);
+	return 0;
 }
 
 /* An image at base (0: anywhere). */

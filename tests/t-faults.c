@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The promise when the kernel runs out: under tests/ncb-emu's injected
+ * ENOMEM (the matrix's faults rows, tests/faults.h) every call either
+ * does what it says or fails leaving things as they were, and never
+ * replaces anything.  Each case checks invariants, not success: the
+ * sentinels around each range intact, a failed call's range as before
+ * (nothing leaked: no placeholder, no mapping), a refusal for a free
+ * range never EEXIST, committed pages' bytes never lost unless the call
+ * reports it.  Natively nothing is injected and every call succeeds.
+ * Faults are armed around the call under test only: the harness's own
+ * allocations are not the subject.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include "ncbtest.h"
+#include "faults.h"
+
+#define ROUNDS 150
+
+#define pg test_page()
+
+/* What is at a page: PROT_NONE, readable and writable, or nothing. */
+enum state { UNMAPPED, RESERVED, WRITABLE, OTHER };
+
+/*
+ * The state of the page at a, from /proc/self/maps, read through a
+ * buffer of its own (faults may be armed: no allocation).
+ */
+static enum state state_of(uintptr_t a)
+{
+	static char buf[1 << 16];
+	unsigned long lo, hi;
+	char perms[5], *p, *nl;
+	ssize_t n, len = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	enum state st = UNMAPPED;
+
+	if (fd < 0)
+		FAIL("open /proc/self/maps: %s", strerror(errno));
+	while ((n = read(fd, buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = '\0';
+	for (p = buf; p && *p; p = nl ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		if (sscanf(p, "%lx-%lx %4s", &lo, &hi, perms) != 3)
+			continue;
+		if (a < lo || a >= hi)
+			continue;
+		st = !strncmp(perms, "---", 3) ? RESERVED :
+		     !strncmp(perms, "rw-", 3) ? WRITABLE : OTHER;
+		break;
+	}
+	return st;
+}
+
+/* Mappings of the file whose path ends so. */
+static int mappings_of(const char *name)
+{
+	static char buf[1 << 16];
+	ssize_t n, len = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), count = 0;
+	char *p;
+
+	if (fd < 0)
+		FAIL("open /proc/self/maps: %s", strerror(errno));
+	while ((n = read(fd, buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = '\0';
+	for (p = buf; (p = strstr(p, name)); p++)
+		count++;
+	return count;
+}
+
+/* Pages [i, i + n) of base all in state s. */
+static int all_in(char *base, size_t i, size_t n, enum state s)
+{
+	for (; n; n--, i++)
+		if (state_of((uintptr_t)base + i * pg) != s)
+			return 0;
+	return 1;
+}
+
+static void fill(char *p, size_t len, int v)
+{
+	memset(p, v, len);
+}
+
+static int holds(const char *p, size_t len, int v)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != (char)v)
+			return 0;
+	return 1;
+}
+
+/*
+ * Four pages: sentinels at the first and the last, the two between
+ * unmapped (the range under test).  Made with faults disarmed.
+ */
+static char *area(void)
+{
+	char *a = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (a == MAP_FAILED)
+		FAIL("mmap: %s", strerror(errno));
+	fill(a, pg, 0x5a);
+	fill(a + 3 * pg, pg, 0xa5);
+	if (munmap(a + pg, 2 * pg))
+		FAIL("munmap: %s", strerror(errno));
+	return a;
+}
+
+static void sentinels_intact(char *a)
+{
+	if (!holds(a, pg, 0x5a) || !holds(a + 3 * pg, pg, 0xa5))
+		FAIL("a sentinel beside %p was overwritten", (void *)(a + pg));
+}
+
+/* An errno a call may fail with for want of memory. */
+static int out_of_memory(int e)
+{
+	return e == ENOMEM || e == EAGAIN;
+}
+
+/* A free range: mapped exactly, or refused with it left free. */
+TEST(mmap_free_range)
+{
+	char *a, *p;
+	int i, e, won = 0, armed = 0;
+
+	for (i = 0; i < ROUNDS; i++) {
+		a = area();
+		armed = test_faults(1);
+		p = ncb_mmap(a + pg, 2 * pg, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		e = errno;
+		test_faults(0);
+		sentinels_intact(a);
+		if (p == a + pg) {
+			won++;
+			if (!all_in(a, 1, 2, WRITABLE) || !holds(p, 2 * pg, 0))
+				FAIL("round %d: mapped, not as asked", i);
+		} else if (p != MAP_FAILED) {
+			FAIL("round %d: mapped at %p, asked %p", i, (void *)p,
+			     (void *)(a + pg));
+		} else if (!out_of_memory(e)) {
+			FAIL("round %d: a free range refused with %s", i,
+			     errname(e));
+		} else if (!all_in(a, 1, 2, UNMAPPED)) {
+			FAIL("round %d: refused, and the range is not free: "
+			     "a placeholder left behind", i);
+		}
+		munmap(a, 4 * pg);
+	}
+	printf("# %d of %d mapped (%s)\n", won, ROUNDS,
+	       armed ? "faults injected" : "no faults injected here");
+}
+
+/* A range of our own: refused, never replaced. */
+TEST(mmap_taken_range)
+{
+	char *a, *p, *q;
+	int i, e;
+
+	for (i = 0; i < ROUNDS; i++) {
+		a = area();
+		q = mmap(a + pg, 2 * pg, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		if (q != a + pg)
+			FAIL("mmap: %s", strerror(errno));
+		fill(q, 2 * pg, 0x77);
+		test_faults(1);
+		p = ncb_mmap(a + pg, 2 * pg, PROT_READ,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		e = errno;
+		test_faults(0);
+		sentinels_intact(a);
+		if (p != MAP_FAILED)
+			FAIL("round %d: mapped over a taken range", i);
+		if (e != EEXIST && !out_of_memory(e))
+			FAIL("round %d: %s", i, errname(e));
+		if (!holds(q, 2 * pg, 0x77))
+			FAIL("round %d: the taken range's bytes are lost", i);
+		munmap(a, 4 * pg);
+	}
+}
+
+/*
+ * A shared mapping with MAP_SHARED_VALIDATE, which the kernel refuses
+ * with the flag: the library's fallback paths, on every kernel.
+ */
+TEST(mmap_shared_validate)
+{
+	int fd = memfd_create("t-faults", MFD_CLOEXEC), i, e;
+	char *a, *p;
+
+	if (fd < 0)
+		SKIP("memfd_create: %s", strerror(errno));
+	if (ftruncate(fd, (off_t)(2 * pg)))
+		FAIL("ftruncate: %s", strerror(errno));
+	/* qemu-user 7.2 knows no MAP_SHARED_VALIDATE: EINVAL. */
+	a = mmap(NULL, 2 * pg, PROT_READ, MAP_SHARED_VALIDATE, fd, 0);
+	if (a == MAP_FAILED)
+		SKIP("mmap(MAP_SHARED_VALIDATE): %s", errname(errno));
+	munmap(a, 2 * pg);
+	for (i = 0; i < ROUNDS; i++) {
+		a = area();
+		test_faults(1);
+		p = ncb_mmap(a + pg, 2 * pg, PROT_READ | PROT_WRITE,
+			     MAP_SHARED_VALIDATE, fd, 0);
+		e = errno;
+		test_faults(0);
+		sentinels_intact(a);
+		if (p == MAP_FAILED && !out_of_memory(e))
+			FAIL("round %d: a free range refused with %s", i,
+			     errname(e));
+		if (p == MAP_FAILED && !all_in(a, 1, 2, UNMAPPED))
+			FAIL("round %d: refused, and a placeholder is left", i);
+		if (p != MAP_FAILED && p != a + pg)
+			FAIL("round %d: mapped elsewhere", i);
+		munmap(a, 4 * pg);
+	}
+	close(fd);
+}
+
+/* A move to a free range: done, or the source as it was. */
+TEST(mremap_to_free_range)
+{
+	char *a, *src, *p;
+	int i, e;
+
+	for (i = 0; i < ROUNDS; i++) {
+		/* The source first: else it could land in the hole. */
+		src = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (src == MAP_FAILED)
+			FAIL("mmap: %s", strerror(errno));
+		fill(src, 2 * pg, 0x3c);
+		a = area();
+		test_faults(1);
+		p = ncb_mremap(src, 2 * pg, 2 * pg,
+			       MREMAP_MAYMOVE | MREMAP_FIXED, a + pg);
+		e = errno;
+		test_faults(0);
+		sentinels_intact(a);
+		if (p == a + pg) {
+			if (!holds(p, 2 * pg, 0x3c))
+				FAIL("round %d: moved, bytes lost", i);
+			if (state_of((uintptr_t)src) != UNMAPPED)
+				FAIL("round %d: moved, the source stays", i);
+		} else if (p != MAP_FAILED) {
+			FAIL("round %d: moved to %p", i, (void *)p);
+		} else {
+			if (!out_of_memory(e))
+				FAIL("round %d: a free range refused with %s",
+				     i, errname(e));
+			if (!holds(src, 2 * pg, 0x3c))
+				FAIL("round %d: refused, the source lost", i);
+			if (!all_in(a, 1, 2, UNMAPPED))
+				FAIL("round %d: refused, and a placeholder "
+				     "is left at the destination", i);
+			munmap(src, 2 * pg);
+		}
+		munmap(a, 4 * pg);
+	}
+}
+
+#define RPAGES 16
+
+/* What the test knows of a reservation's page. */
+enum page { P_RESERVED, P_COMMITTED, P_GIVEN_UP };
+
+struct books {
+	char *base;
+	enum page st[RPAGES];
+	int val[RPAGES];
+	int unmap_first;	/* the injector may unmap a failed MAP_FIXED */
+};
+
+/*
+ * After a failed call on [i, i + n): each page as it was, or, where the
+ * kernel may have unmapped it first, taken back reserved or given up.
+ */
+static void after_failure(struct books *b, size_t i, size_t n, int round)
+{
+	enum state s;
+
+	for (; n; n--, i++) {
+		char *p = b->base + i * pg;
+
+		if (b->st[i] == P_GIVEN_UP)
+			continue;
+		s = state_of((uintptr_t)p);
+		if (b->st[i] == P_COMMITTED && s == WRITABLE &&
+		    holds(p, pg, b->val[i]))
+			continue;
+		if (b->st[i] == P_COMMITTED && s == WRITABLE)
+			FAIL("round %d: page %zu committed, its bytes lost",
+			     round, i);
+		if (b->st[i] == P_RESERVED && s == RESERVED)
+			continue;
+		if (!b->unmap_first)
+			FAIL("round %d: page %zu changed by a failed call "
+			     "(state %d)", round, i, (int)s);
+		/* The kernel unmapped it: taken back, or given up. */
+		b->st[i] = s == RESERVED ? P_RESERVED : P_GIVEN_UP;
+		if (s != RESERVED && s != UNMAPPED)
+			FAIL("round %d: page %zu is something else (%d)",
+			     round, i, (int)s);
+	}
+}
+
+static void check_books(struct books *b, int round)
+{
+	size_t i;
+
+	for (i = 0; i < RPAGES; i++) {
+		char *p = b->base + i * pg;
+		enum state s;
+
+		if (b->st[i] == P_GIVEN_UP)
+			continue;
+		s = state_of((uintptr_t)p);
+		if (b->st[i] == P_COMMITTED &&
+		    (s != WRITABLE || !holds(p, pg, b->val[i])))
+			FAIL("round %d: committed page %zu lost (state %d)",
+			     round, i, (int)s);
+		if (b->st[i] == P_RESERVED && s != RESERVED)
+			FAIL("round %d: reserved page %zu is %d", round, i,
+			     (int)s);
+	}
+}
+
+static int meets(const struct books *b, size_t i, size_t n, enum page p)
+{
+	for (; n; n--, i++)
+		if (b->st[i] == p)
+			return 1;
+	return 0;
+}
+
+/* One commit or decommit of [i, i + n), armed, and its books. */
+static void resv_step(struct ncb_resv *r, struct books *b, size_t i,
+		      size_t n, int commit, int round)
+{
+	int err, given = meets(b, i, n, P_GIVEN_UP), k;
+
+	test_faults(1);
+	err = commit ? ncb_resv_commit(r, b->base + i * pg, n * pg,
+				       PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+		     : ncb_resv_decommit(r, b->base + i * pg, n * pg);
+	test_faults(0);
+	if (!err && given)
+		FAIL("round %d: a call met pages given up and succeeded",
+		     round);
+	if (!err) {
+		for (k = 0; k < (int)n; k++) {
+			b->st[i + k] = commit ? P_COMMITTED : P_RESERVED;
+			if (commit && !holds(b->base + (i + k) * pg, pg, 0))
+				FAIL("round %d: a commit gave page %zu with "
+				     "bytes in it", round, i + k);
+			if (commit) {
+				b->val[i + k] = (round + k) % 250 + 1;
+				fill(b->base + (i + k) * pg, pg,
+				     b->val[i + k]);
+			}
+		}
+	} else if (err == -EEXIST) {
+		if (!given && !(commit && meets(b, i, n, P_COMMITTED)))
+			FAIL("round %d: EEXIST for pages of its own (%s of "
+			     "pages %zu-%zu, the first %d, state %d)", round,
+			     commit ? "a commit" : "a decommit", i, i + n - 1,
+			     (int)b->st[i], (int)state_of((uintptr_t)b->base +
+							  i * pg));
+	} else if (!out_of_memory(-err)) {
+		FAIL("round %d: %s", round, errname(-err));
+	} else {
+		after_failure(b, i, n, round);
+	}
+	check_books(b, round);
+}
+
+/*
+ * Commits and decommits at random in a reservation of 16 pages: the
+ * books and the address space agree after every call, and a committed
+ * page keeps its bytes unless a call on it reports failure and the
+ * kernel may have unmapped it.
+ */
+TEST(reservation_books)
+{
+	struct books b = { 0 };
+	struct ncb_resv *r;
+	unsigned int seed = 12345;
+	size_t i, n;
+	int round;
+
+	require_prot_none_in_maps();
+	b.unmap_first = getenv("NCB_FAULTS_UNMAP_FIRST") != NULL;
+	if (ncb_resv_new(&r, NULL, RPAGES * pg, NULL))
+		FAIL("ncb_resv_new");
+	b.base = ncb_resv_addr(r);
+	for (round = 0; round < 4 * ROUNDS; round++) {
+		seed = seed * 1103515245 + 12345;
+		i = (seed >> 8) % RPAGES;
+		n = 1 + (seed >> 16) % 4;
+		if (i + n > RPAGES)
+			n = RPAGES - i;
+		resv_step(r, &b, i, n, (seed >> 24) & 1, round);
+	}
+	ASSERT_EQ(ncb_resv_release(r), 0);
+}
+
+/* Nothing of a program is left when loading it fails. */
+TEST(load_leaves_nothing)
+{
+	struct ncb_elf_image img = NCB_INIT(ncb_elf_image);
+	struct ncb_elf *e;
+	char why[256];
+	int i, err, loaded = 0, before = mappings_of("/true\n");
+
+	if (ncb_elf_open(&e, "/bin/true", why, sizeof(why)))
+		SKIP("/bin/true: %s", why);
+	for (i = 0; i < ROUNDS; i++) {
+		test_faults(1);
+		err = ncb_elf_load(e, NULL, &img, why, sizeof(why));
+		test_faults(0);
+		if (!err) {
+			loaded++;
+			if (state_of((uintptr_t)img.start) == UNMAPPED)
+				FAIL("round %d: loaded, not there", i);
+			ASSERT_EQ(ncb_elf_unload(&img), 0);
+		} else if (!out_of_memory(-err)) {
+			FAIL("round %d: %s (%s)", i, errname(-err), why);
+		}
+		if (mappings_of("/true\n") != before)
+			FAIL("round %d: %s, and the program's mappings are "
+			     "left", i, err ? "refused" : "unloaded");
+	}
+	ncb_elf_close(e);
+	printf("# loaded %d of %d\n", loaded, ROUNDS);
+}
+
+TEST_MAIN(T(mmap_free_range), T(mmap_taken_range),
+	  T(mmap_shared_validate), T(mremap_to_free_range),
+	  T(reservation_books), T(load_leaves_nothing))
