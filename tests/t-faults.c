@@ -28,17 +28,14 @@
 enum state { UNMAPPED, RESERVED, WRITABLE, OTHER };
 
 /*
- * The state of the page at a, from /proc/self/maps, read through a
- * buffer of its own (faults may be armed: no allocation).
+ * /proc/self/maps, read through a buffer of its own (faults may be
+ * armed: no allocation).
  */
-static enum state state_of(uintptr_t a)
+static char *read_maps(void)
 {
 	static char buf[1 << 16];
-	unsigned long lo, hi;
-	char perms[5], *p, *nl;
 	ssize_t n, len = 0;
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	enum state st = UNMAPPED;
 
 	if (fd < 0)
 		FAIL("open /proc/self/maps: %s", strerror(errno));
@@ -46,34 +43,34 @@ static enum state state_of(uintptr_t a)
 		len += n;
 	close(fd);
 	buf[len] = '\0';
-	for (p = buf; p && *p; p = nl ? nl + 1 : NULL) {
+	return buf;
+}
+
+/* The state of the page at a. */
+static enum state state_of(uintptr_t a)
+{
+	unsigned long lo, hi;
+	char perms[5], *p, *nl;
+
+	for (p = read_maps(); p && *p; p = nl ? nl + 1 : NULL) {
 		nl = strchr(p, '\n');
 		if (sscanf(p, "%lx-%lx %4s", &lo, &hi, perms) != 3)
 			continue;
 		if (a < lo || a >= hi)
 			continue;
-		st = !strncmp(perms, "---", 3) ? RESERVED :
-		     !strncmp(perms, "rw-", 3) ? WRITABLE : OTHER;
-		break;
+		return !strncmp(perms, "---", 3) ? RESERVED :
+		       !strncmp(perms, "rw-", 3) ? WRITABLE : OTHER;
 	}
-	return st;
+	return UNMAPPED;
 }
 
 /* Mappings of the file whose path ends so. */
 static int mappings_of(const char *name)
 {
-	static char buf[1 << 16];
-	ssize_t n, len = 0;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), count = 0;
+	int count = 0;
 	char *p;
 
-	if (fd < 0)
-		FAIL("open /proc/self/maps: %s", strerror(errno));
-	while ((n = read(fd, buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
-		len += n;
-	close(fd);
-	buf[len] = '\0';
-	for (p = buf; (p = strstr(p, name)); p++)
+	for (p = read_maps(); (p = strstr(p, name)); p++)
 		count++;
 	return count;
 }
