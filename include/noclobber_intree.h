@@ -27,6 +27,13 @@ int ncb__elf_symbol(const struct ncb_elf *e, const char *name,
 int ncb__script_interp(const char *path, char *out, size_t len);
 
 /*
+ * The interpreter an enabled binfmt_misc entry runs path with: 1 and its
+ * path in out, 0 if none matches, -ENOMEM, -ENAMETOOLONG
+ * (src/loader/binfmt.c).
+ */
+int ncb__binfmt_interp(const char *path, char *out, size_t len);
+
+/*
  * A name for a message, its control characters shown as C escapes (a
  * "#!" line with CRLF ends names "/bin/sh\r"): buf, cut to len bytes
  * (src/loader/script.c).

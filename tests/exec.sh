@@ -293,6 +293,8 @@ for f in magic:"a b" file.ncbx:c open:"x y" scrpt:z; do
 	cmp -s \$d/o1 \$d/o2 && [ \$s1 = \$s2 ] && echo "same \${f%%:*}" ||
 		{ echo "differ \${f%%:*}"; cat \$d/o1 \$d/o2; }
 done
+"$nc" exec --plan \$d/magic | grep -q "^script  *\$d/magic: run by \$d/interp\$" &&
+	echo "same plan" || echo "differ plan"
 LD_SHOW_AUXV=1 \$d/open | sed "$norm" >\$d/a1
 LD_SHOW_AUXV=1 "$nc" exec \$d/open | tail -n \$(wc -l <\$d/a1) |
 	sed "$norm" >\$d/a2
@@ -309,12 +311,12 @@ if ! ${CC:-cc} -o "$tmp/misc/aux" "$tmp/misc.c"; then
 	ok 1 "binfmt_misc: build the interpreter"
 elif ! have unshare || ! unshare -Urm true 2>/dev/null ||
 	[ "$(unshare -Urm sh "$tmp/misc.sh")" = skip ]; then
-	for w in magic file.ncbx open scrpt auxv; do
+	for w in magic file.ncbx open scrpt plan auxv; do
 		skip "binfmt_misc of a user namespace's own (Linux 6.7)"
 	done
 else
 	unshare -Urm sh "$tmp/misc.sh" >"$tmp/o" 2>&1
-	for w in magic file.ncbx open scrpt auxv; do
+	for w in magic file.ncbx open scrpt plan auxv; do
 		grep -qx "same $w" "$tmp/o"
 		ok $? "binfmt_misc: $w as execve runs it"
 	done
@@ -760,7 +762,7 @@ other() {
 		[ "$(uname -m)" = x86_64 ]; then
 		compat "$tool" "$tmp/$arch-static" "$gcc"
 	elif [ "$arch" = i386 ]; then
-		for i in 1 2 3 4 5; do
+		for i in 1 2 3 4 5 6 7; do
 			skip "$arch: the host's tool runs only what it runs"
 		done
 	fi
@@ -832,6 +834,15 @@ file or directory)" "$tmp/e"
 	cp "$1" "$tmp/pair/noclobber-i386"
 	same "i386 static program through the host's tool" "" \
 		"$tmp/pair/noclobber" "$2" c 6
+	# Reached through "#!", and planned: the i386 build's too.
+	printf '#!%s\n' "$2" >"$tmp/i386.sh"
+	chmod +x "$tmp/i386.sh"
+	same "i386 program as a script's interpreter" "" \
+		"$tmp/pair/noclobber" "$tmp/i386.sh" c 6
+	"$tmp/pair/noclobber" exec --plan "$tmp/i386.sh" c 6 >"$tmp/o" 2>&1
+	s=$?
+	[ $s -eq 0 ] && grep -q "^program .*$2 (ET_EXEC" "$tmp/o"
+	ok $? "i386: --plan through the i386 build (status $s)"
 	# Its options go along (--userns entered here already).
 	NCB_HELLO=yes "$2" c 6 >"$tmp/o1" 2>&1 </dev/null
 	NCB_HELLO=yes "$tmp/pair/noclobber" exec --stack 1M --userns "$2" c 6 \

@@ -161,7 +161,7 @@ static size_t count(char **v)
 /* The options a run was given, to hand on. */
 struct exec_args {
 	const char *base, *stack, *exe;
-	int unprivileged;
+	int unprivileged, plan, json;
 };
 
 /*
@@ -221,6 +221,10 @@ static int exec_compat(const struct compat *c, const struct exec_args *x,
 	}
 	if (x->unprivileged)
 		nv[i++] = "--unprivileged";
+	if (x->plan)
+		nv[i++] = "--plan";
+	if (x->json)
+		nv[i++] = "--json";
 	nv[i++] = "--";
 	memcpy(nv + i, argv, (count(argv) + 1) * sizeof(*nv));
 	self[n > 0 ? n : 0] = '\0';
@@ -720,10 +724,17 @@ static int follow_scripts(const char *prog, struct scripts *sc)
 		sc->n = i;
 		if (access(sc->path[i], X_OK))
 			return -errno;
-		/* The last may be no script: looked at, not kept. */
-		ret = ncb__script_interp(sc->path[i], i < SCRIPTS ?
+		/*
+		 * binfmt_misc first, as the kernel asks it first.  The last
+		 * may be no script: looked at, not kept.
+		 */
+		ret = ncb__binfmt_interp(sc->path[i], i < SCRIPTS ?
 					 sc->path[i + 1] : sc->last,
 					 PATH_MAX);
+		if (!ret)
+			ret = ncb__script_interp(sc->path[i], i < SCRIPTS ?
+						 sc->path[i + 1] : sc->last,
+						 PATH_MAX);
 		if (ret > 0 && i == SCRIPTS)
 			ret = -ELOOP;
 		if (ret < 0)
@@ -738,6 +749,17 @@ static int follow_scripts(const char *prog, struct scripts *sc)
 		sc->shell = 1;
 		return access(SHELL, X_OK) ? -errno : 0;
 	}
+}
+
+/*
+ * The program a run loads after binfmt_misc's and "#!"'s interpreters:
+ * an i386 one is the i386 build's to run, however it was reached.
+ */
+static const char *final_program(const char *prog)
+{
+	static struct scripts sc;
+
+	return follow_scripts(prog, &sc) ? prog : sc.path[sc.n];
 }
 
 static void print_scripts(struct jw *w, const struct scripts *sc)
@@ -1040,6 +1062,10 @@ int cmd_exec(int argc, char **argv)
 		     err == -EACCES ? "permission denied" : "not found");
 		return exec_status(err);
 	}
+	x.plan = plan;
+	x.json = json;
+	if (plan && (compat = compat_of(final_program(path))))
+		return exec_compat(compat, &x, argv + optind);
 	if (plan)
 		return do_plan(path, argv + optind, &o, json);
 	if (userns && (err = enter_userns()))
@@ -1048,10 +1074,11 @@ int cmd_exec(int argc, char **argv)
 	if (o.exe == NCB_EXE_SET && !exe_settable())
 		return EXIT_CANNOT;
 	err = ncb_exec(path, argv + optind, environ, &o, why, sizeof(why));
+	/* Another build's program, however reached; else execvp's shell. */
+	if (err == -ENOEXEC && (compat = compat_of(final_program(path))))
+		return exec_compat(compat, &x, argv + optind);
 	if (err == -ENOEXEC && shell_script(path))
 		err = exec_shell(path, argv + optind, &o, why, sizeof(why));
-	else if (err == -ENOEXEC && (compat = compat_of(path)))
-		return exec_compat(compat, &x, argv + optind);
 	fprintf(stderr, "noclobber exec: %s\n", why);
 	return exec_status(err);
 }

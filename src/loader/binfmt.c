@@ -173,6 +173,26 @@ static int find_entry(const unsigned char *head, const char *path,
 	return found;
 }
 
+int ncb__binfmt_interp(const char *path, char *out, size_t len)
+{
+	unsigned char head[HEAD];
+	struct entry *e;
+	int ret;
+
+	if (!misc_enabled() || ncb__read_head(path, head))
+		return 0;
+	e = malloc(sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	ret = find_entry(head, path, e);
+	if (ret > 0 && strlen(e->interp) >= len)
+		ret = -ENAMETOOLONG;
+	else if (ret > 0)
+		strcpy(out, e->interp);
+	free(e);
+	return ret;
+}
+
 int ncb__binfmt(const char *path, const unsigned char *head,
 		char *const **argvp, char **line, unsigned int *flags,
 		char *why, size_t wl)
