@@ -240,6 +240,33 @@ TEST(valid_image_described)
 	ASSERT_EQ(ncb_elf_unload(NULL), -EINVAL);
 }
 
+/*
+ * A segment that is not writable, with bss after its file bytes in one
+ * page: the kernel's padzero cannot write there and leaves the file's
+ * bytes (6.7 and later ignore that failure): so does the loader.
+ */
+TEST(read_only_tail_keeps_file_bytes)
+{
+	struct ncb_elf_image img = NCB_INIT(ncb_elf_image);
+	struct ncb_elf *e;
+	const unsigned char *t;
+	struct gen g;
+	char why[256];
+
+	gen_base(&g);
+	gen_ph(&g, 0)->p_filesz = 0x1800;
+	gen_ph(&g, 0)->p_memsz = 0x2000;
+	ASSERT_EQ(ncb_elf_open(&e, write_image(&g, "rotail"), why,
+			       sizeof(why)), 0);
+	ASSERT_EQ(ncb_elf_load(e, NULL, &img, why, sizeof(why)), 0);
+	t = (const unsigned char *)(uintptr_t)(GEN_VA + 0x1800);
+	ASSERT_EQ(t[0], 0xc3);
+	ASSERT_EQ(t[0x7ff], 0xc3);
+	ASSERT_EQ(ncb_elf_unload(&img), 0);
+	ncb_elf_close(e);
+	remove_images();
+}
+
 TEST(load_and_unload)
 {
 	struct ncb_elf_image img = NCB_INIT(ncb_elf_image);
@@ -1655,7 +1682,8 @@ TEST(exec_layout)
 
 TEST_MAIN(T(malformed_images_rejected), T(valid_image_described),
 	  T(alignment_not_power_of_two_ignored),
-	  T(load_and_unload), T(exec_image_collision),
+	  T(load_and_unload), T(read_only_tail_keeps_file_bytes),
+	  T(exec_image_collision),
 	  T(span_over_the_stack), T(failure_after_mapping_began),
 	  T(file_cut_short_after_check), T(exec_refusals),
 	  T(exec_with_threads_refused),

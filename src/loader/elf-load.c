@@ -48,7 +48,10 @@ struct seg_ctx {
  * rest of the last one is zeroed, as the kernel's padzero leaves it (ld.so's
  * first allocations live there and expect zeroes): a private copy of that
  * page, still the file's mapping in /proc/PID/maps, as under execve.  A
- * file cut short since it was checked gives an error, not a SIGBUS.
+ * segment that is not writable keeps the file's bytes there: elf_load
+ * ignores padzero's failure on such a page (fs/binfmt_elf.c, 6.7 and
+ * later; before, the bss that set the break failed the exec).  A file
+ * cut short since it was checked gives an error, not a SIGBUS.
  */
 static int map_with_tail(const struct ncb_elf *e, const struct ncb__phdr *p,
 			 uint64_t start, uint64_t fend, int prot, uint64_t pg)
@@ -64,6 +67,8 @@ static int map_with_tail(const struct ncb_elf *e, const struct ncb__phdr *p,
 	if (mmap((void *)(uintptr_t)start, end - start, prot,
 		 MAP_PRIVATE | MAP_FIXED, e->fd, (off_t)off) == MAP_FAILED)
 		return -errno;
+	if (!(prot & PROT_WRITE))
+		return 0;
 	return zero_in_page(fend, end, prot, pg);
 }
 
