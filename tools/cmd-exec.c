@@ -690,16 +690,19 @@ static void plan_rest(struct plan *pl, const char *path,
 
 /*
  * Whether execvp would hand the file to the shell: execve refused it
- * (ENOEXEC) and it is neither an ELF file nor a "#!" script.  An ELF file
- * keeps the loader's own reason: the shell would only say it cannot run
- * a binary file.
+ * (ENOEXEC) and it is neither an ELF file nor a "#!" script with an
+ * interpreter (a "#!" line naming none is ENOEXEC to the kernel too).  An ELF file keeps the loader's own reason: the
+ * shell would only say it cannot run a binary file.
  */
 static int shell_script(const char *path)
 {
-	char interp[8];
+	char interp[PATH_MAX];
+	int ret;
 
-	return ncb_elf_kind(path) == NCB_ELF_NOT_ELF &&
-	       ncb__script_interp(path, interp, sizeof(interp)) == 0;
+	if (ncb_elf_kind(path) != NCB_ELF_NOT_ELF)
+		return 0;
+	ret = ncb__script_interp(path, interp, sizeof(interp));
+	return !ret || ret == -ENOEXEC;
 }
 
 struct scripts {
@@ -737,12 +740,15 @@ static int follow_scripts(const char *prog, struct scripts *sc)
 						 PATH_MAX);
 		if (ret > 0 && i == SCRIPTS)
 			ret = -ELOOP;
+		/* execvp's shell takes what execve refuses as ENOEXEC. */
+		if (ret == -ENOEXEC && !i && shell_script(sc->path[i]))
+			ret = 0;
 		if (ret < 0)
 			return ret;
 		if (ret)
 			continue;
 		/* No "#!" and no ELF: the shell runs it, as execvp's. */
-		if (i == SCRIPTS || !shell_script(sc->path[i]))
+		if (i || !shell_script(sc->path[i]))
 			return 0;
 		snprintf(sc->path[i + 1], PATH_MAX, "%s", SHELL);
 		sc->n = i + 1;
