@@ -194,8 +194,12 @@ static int reserve_span(const struct ncb_elf *e, uint64_t base, int elsewhere,
 		return ncb__why(why, wl, -err, "cannot reserve %#llx bytes%s: "
 				"%s", (ull)len, addr ? " at its address" : "",
 				strerror(-err));
-	ncb_maps_occupants(0, (void *)(uintptr_t)addr, (size_t)len,
-			   first_occupant, &occ);
+	err = ncb_maps_occupants(0, (void *)(uintptr_t)addr, (size_t)len,
+				 first_occupant, &occ);
+	if (err < 0)
+		return ncb__why(why, wl, EEXIST, "span %#llx-%#llx is taken "
+				"(the maps, to say by what: %s)", (ull)addr,
+				(ull)(addr + len), strerror(-err));
 	return ncb__why(why, wl, EEXIST, "span %#llx-%#llx is taken: "
 			"%#llx-%#llx %s is there", (ull)addr,
 			(ull)(addr + len), (ull)occ.start, (ull)occ.end,
