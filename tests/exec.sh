@@ -225,6 +225,26 @@ if ${CC:-cc} -O1 -o "$tmp/stack" "$top/tests/progs/stack.c"; then
 	ok $? "the kernel agrees: execve under a 16 KiB limit fails so"
 	same "the same under a 1 MiB limit" "$tmp/lims 1024" "$nc" "$st" \
 		shape $args
+	# A script's: the pointers counted are of the arguments execve was
+	# given, not of those "#!" adds (bprm_stack_limits first).  The
+	# kernel's largest last argument, found by halves, runs; one byte
+	# more is E2BIG, each way.
+	printf '#!/bin/true\n' >"$tmp/e2big.sh"
+	chmod +x "$tmp/e2big.sh"
+	big=$(printf '%0100000d' 0)
+	lo=1 hi=120000
+	while [ $((hi - lo)) -gt 1 ]; do
+		mid=$(((lo + hi) / 2))
+		env -i sh -c 'ulimit -s 1024; exec "$0" "$@"' "$tmp/e2big.sh" \
+			"$big" "$big" "$(printf "%0${mid}d" 0)" 2>/dev/null &&
+			lo=$mid || hi=$mid
+	done
+	env -i sh -c 'exec "$0" exec --stack 1M "$@"' "$nc" "$tmp/e2big.sh" \
+		"$big" "$big" "$(printf "%0${lo}d" 0)" 2>/dev/null &&
+		! env -i sh -c 'exec "$0" exec --stack 1M "$@"' "$nc" \
+			"$tmp/e2big.sh" "$big" "$big" \
+			"$(printf "%0$((lo + 1))d" 0)" 2>/dev/null
+	ok $? "a script's arguments: E2BIG at the kernel's byte ($lo)"
 	i=0
 	while [ $i -lt 12 ]; do
 		"$nc" exec "$st" where

@@ -448,6 +448,7 @@ int ncb_exec(const char *path, char *const argv[], char *const envp[],
 		return ncb__why(why, wl, EBUSY, "another process shares this "
 				"one's memory (a vfork parent, or a CLONE_VM "
 				"child): execve would leave it its own");
+	run.argc = ncb__strv_len(av);
 	err = ncb__exec_resolve(&path, &av, lines, &o, &run, why, wl);
 	if (!err)
 		err = exec_elf(path, av, envp, &o, execfn, 0, NULL, 0, &run,

@@ -147,6 +147,7 @@ NCB_HIDDEN int ncb__binfmt(const char *path, const unsigned char *head,
 struct ncb__misc_run {
 	int execfd;		/* AT_EXECFD; -1: none */
 	unsigned int at_flags;	/* AT_FLAGS */
+	size_t argc;		/* the caller's argc; 0: the program's */
 };
 
 /* binfmt_misc's and "#!"'s arguments before the ELF program (exec.c). */

@@ -381,6 +381,12 @@ static int stack_need(const struct ncb__stack *s, char *const argv[],
 		most = STK_LIM / 4 * 3;
 	if (most < ARG_LEAST)
 		most = ARG_LEAST;
+	/*
+	 * bprm_stack_limits counts the pointers of the arguments execve was
+	 * given, before binfmt_misc's and "#!"'s handlers add theirs.
+	 */
+	if (s->misc.argc)
+		argc = s->misc.argc;
 	ptrs = ((argc ? argc : 1) + envc) * sizeof(void *);
 	if (most <= ptrs || a + e + f > most - ptrs)
 		return -E2BIG;
@@ -736,6 +742,7 @@ int ncb__stack_plan(char *const argv[], char *const envp[],
 
 	ncb__sys_read(&sys);
 	ncb__stack_init(&s, 0);
+	s.misc.argc = ncb__strv_len(argv);
 	/* The arguments the program gets: a script's interpreter's. */
 	err = ncb__exec_resolve(&path, &av, lines, o, NULL, NULL, 0);
 	if (!err)
