@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include "ncbtest.h"
 #include "faults.h"
@@ -28,22 +29,32 @@
 enum state { UNMAPPED, RESERVED, WRITABLE, OTHER };
 
 /*
- * /proc/self/maps, read through a buffer of its own (faults may be
+ * A file of /proc/self, read through a buffer of its own (faults may be
  * armed: no allocation).
  */
-static char *read_maps(void)
+static char *read_proc(const char *path)
 {
 	static char buf[1 << 16];
 	ssize_t n, len = 0;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		FAIL("open /proc/self/maps: %s", strerror(errno));
+		FAIL("open %s: %s", path, strerror(errno));
 	while ((n = read(fd, buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
 		len += n;
 	close(fd);
 	buf[len] = '\0';
 	return buf;
+}
+
+static char *read_maps(void)
+{
+	return read_proc("/proc/self/maps");
+}
+
+static char *read_maps_status(void)
+{
+	return read_proc("/proc/self/status");
 }
 
 /* The state of the page at a. */
@@ -448,6 +459,84 @@ TEST(load_leaves_nothing)
 	printf("# loaded %d of %d\n", loaded, ROUNDS);
 }
 
+/* This process's address space, in bytes (VmSize). */
+static size_t vm_size(void)
+{
+	char *p = strstr(read_maps_status(), "VmSize:");
+
+	return p ? (size_t)strtoul(p + 7, NULL, 10) << 10 : 0;
+}
+
+/*
+ * The address space's limit (RLIMIT_AS), a real one: with a page of room
+ * left, a two-page placement fails with ENOMEM and leaves its range free
+ * (the claim's growing and its cleanup meet the limit too), a move
+ * leaves its source, and a reservation's commits, which need no more
+ * room than their pages take, succeed (where the room to map elsewhere
+ * is missing, over the pages).
+ */
+TEST(address_space_limit)
+{
+	struct rlimit rl;
+	struct ncb_resv *r;
+	char *a[8], *src, *base, *p;
+	int i;
+
+	if (test_runtime_maps() || test_qemu())
+		SKIP("the runtime maps memory of its own as it goes");
+	/* Made first: else they could land in an area's hole. */
+	src = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(src != MAP_FAILED);
+	fill(src, 2 * pg, 0x3c);
+	ASSERT_EQ(ncb_resv_new(&r, NULL, 8 * pg, NULL), 0);
+	base = ncb_resv_addr(r);
+	for (i = 0; i < 8; i++)
+		a[i] = area();
+	/* Warm: what the calls below use of the library is set up. */
+	ncb__probe();
+	rl.rlim_cur = rl.rlim_max = vm_size() + pg;
+	if (setrlimit(RLIMIT_AS, &rl))
+		SKIP("setrlimit(RLIMIT_AS): %s", strerror(errno));
+	for (i = 0; i < 4; i++) {
+		p = ncb_mmap(a[i] + pg, 2 * pg, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		ASSERT_TRUE(p == MAP_FAILED);
+		ASSERT_ERRNO(ENOMEM);
+		sentinels_intact(a[i]);
+		if (!all_in(a[i], 1, 2, UNMAPPED))
+			FAIL("a refused placement left its range taken");
+	}
+	for (i = 4; i < 8; i++) {
+		p = ncb_mremap(src, 2 * pg, 2 * pg,
+			       MREMAP_MAYMOVE | MREMAP_FIXED, a[i] + pg);
+		if (p == MAP_FAILED) {
+			if (!holds(src, 2 * pg, 0x3c))
+				FAIL("a refused move lost its source");
+			if (!all_in(a[i], 1, 2, UNMAPPED))
+				FAIL("a refused move left its destination "
+				     "taken");
+		} else {
+			ASSERT_TRUE(p == a[i] + pg);
+			src = p;
+		}
+		sentinels_intact(a[i]);
+	}
+	for (i = 0; i < 8; i += 2) {
+		ASSERT_EQ(ncb_resv_commit(r, base + i * pg, 2 * pg,
+					  PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+			  0);
+		fill(base + i * pg, 2 * pg, 0x40 + i);
+	}
+	for (i = 0; i < 8; i += 2)
+		if (!holds(base + i * pg, 2 * pg, 0x40 + i))
+			FAIL("committed pages %d-%d lost", i, i + 1);
+	ASSERT_EQ(ncb_resv_decommit(r, base, 8 * pg), 0);
+	ASSERT_EQ(ncb_resv_release(r), 0);
+}
+
 TEST_MAIN(T(mmap_free_range), T(mmap_taken_range),
 	  T(mmap_shared_validate), T(mremap_to_free_range),
-	  T(reservation_books), T(load_leaves_nothing))
+	  T(reservation_books), T(load_leaves_nothing),
+	  T(address_space_limit))
