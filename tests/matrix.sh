@@ -6,6 +6,7 @@
 #   native         the host kernel                       by its version
 #   emu-old        tests/ncb-emu --mode=old (ptrace)     ignored (< 4.17)
 #   emu-4.17       tests/ncb-emu --mode=4.17 (ptrace)    partial (4.17, 4.18)
+#   faults         tests/ncb-emu --faults: ENOMEM injected  native, old, 4.17
 #   qemu-x86_64    qemu-user                             by its version
 #   valgrind       valgrind memcheck                     by its version
 #   asan           clang, ASan and UBSan, natively       by the kernel
@@ -119,6 +120,40 @@ row emu-old ignored "$emu" "" "$top/build/native/tests/ncb-emu --mode=old" \
 	build/native
 row emu-4.17 partial "$emu" "" \
 	"$top/build/native/tests/ncb-emu --mode=4.17" build/native
+# Faults: the programs that arm the emulator's injection (tests/faults.h)
+# under it, at two rates and three seeds, in each kernel's behaviour, with
+# a failed MAP_FIXED keeping its range (6.12) or unmapping it (before).
+faults_row() {
+	want faults || return 0
+	mkdir -p "$M/faults"
+	echo "# faults: ${emu:-ENOMEM injected by tests/ncb-emu --faults}"
+	for t in $(grep -l 'test_faults(' tests/t-*.c); do
+		t=$(basename "$t" .c)
+		for m in native old 4.17; do
+			for u in "" --unmap-first; do
+				for rs in 5:1 25:2 25:3; do
+					faults_case "$t" "$m" "$u" "${rs%:*}" \
+						"${rs#*:}"
+				done
+			done
+		done
+	done
+}
+# faults_case PROGRAM MODE [--unmap-first] PERCENT SEED
+faults_case() {
+	f="$M/faults/$1-$2${3:+-unmap}-$4-$5.t"
+	if [ -n "$emu" ]; then
+		printf '#!/bin/sh\necho "1..0 # SKIP %s"\n' "$emu" >"$f"
+		return
+	fi
+	{
+		echo '#!/bin/sh'
+		[ -n "$3" ] && echo 'export NCB_FAULTS_UNMAP_FIRST=1'
+		echo "exec $top/build/native/tests/ncb-emu --mode=$2" \
+			"--faults=$4 --seed=$5 $3 $top/build/native/tests/$1"
+	} >"$f"
+}
+faults_row
 q=$(host_qemu)
 row "$q" "$(qemu_expect "$q")" "$(tool "$q")" \
 	"NCB_TEST_SLOW=1 NCB_TEST_QEMU=1" "$q" build/native
