@@ -3,6 +3,7 @@
 #   make demo            build, then show MAP_FIXED clobbering and ncb_mmap not
 #   make check           the whole kernel-behaviour matrix, run by prove
 #   make bench           benchmarks (table on stdout, CSV in $(O)/bench)
+#   make soak            a long run under injected faults (SOAK_OPS=20000)
 #   make install         PREFIX=/usr/local DESTDIR=
 #   make O=DIR CC=...    build elsewhere, e.g. with a cross compiler
 
@@ -254,6 +255,19 @@ $(O)/fuzz/%: fuzz/%.c $(LIB_SRC) $(LIB_H)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(NCB_CFLAGS) -o $@ $< $(LIB_SRC)
 
+# A long soak: t-faults' threads and child under injected ENOMEM in each
+# kernel's behaviour, SOAK_OPS calls a thread (make check runs a short
+# one in its faults row), each run's injected failures counted.
+SOAK_OPS ?= 20000
+SOAK_SEED ?= 1
+soak: tests test-helpers
+	@for m in native old 4.17; do for u in "" --unmap-first; do \
+		echo "== soak: $$m $$u"; \
+		NCB_SOAK_OPS=$(SOAK_OPS) NCB_FAULTS_UNMAP_FIRST=$${u:+1} \
+		$(O)/tests/ncb-emu --mode=$$m --faults=25 --seed=$(SOAK_SEED) \
+		$$u --stats $(O)/tests/t-faults soak || exit 1; \
+	done; done
+
 fuzz-build: $(FUZZ_BIN)
 
 fuzz: $(FUZZ_BIN)
@@ -299,4 +313,4 @@ clean:
 	rm -rf $(if $(filter command line environment,$(origin O)),$(O),build)
 
 .PHONY: fuzz-build demo all tests test-helpers benches check bench fuzz \
-	install clean abi-dump
+	install clean abi-dump soak

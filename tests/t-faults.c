@@ -12,12 +12,14 @@
  * allocations are not the subject.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include "ncbtest.h"
 #include "faults.h"
 
@@ -34,7 +36,8 @@ enum state { UNMAPPED, RESERVED, WRITABLE, OTHER };
  */
 static char *read_proc(const char *path)
 {
-	static char buf[1 << 16];
+	/* One for each thread: the soak reads from several. */
+	static __thread char buf[1 << 16];
 	ssize_t n, len = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
@@ -436,6 +439,79 @@ TEST(reservation_books)
 	ASSERT_EQ(ncb_resv_release(r), 0);
 }
 
+/* A thread of the soak: a reservation of its own, ops calls on it. */
+struct soaker {
+	pthread_t t;
+	unsigned int seed;
+	int ops, unmap_first;
+};
+
+static void *soak_thread(void *arg)
+{
+	struct soaker *k = arg;
+	struct books b = { 0 };
+	struct ncb_resv *r;
+	size_t i, n;
+	int op;
+
+	b.unmap_first = k->unmap_first;
+	if (ncb_resv_new(&r, NULL, RPAGES * pg, NULL))
+		FAIL("ncb_resv_new");
+	b.base = ncb_resv_addr(r);
+	for (op = 0; op < k->ops; op++) {
+		k->seed = k->seed * 1103515245 + 12345;
+		i = (k->seed >> 8) % RPAGES;
+		n = 1 + (k->seed >> 16) % 4;
+		if (i + n > RPAGES)
+			n = RPAGES - i;
+		resv_step(r, &b, i, n, (k->seed >> 24) & 1, op);
+	}
+	if (ncb_resv_release(r))
+		FAIL("ncb_resv_release");
+	return NULL;
+}
+
+/*
+ * A soak: threads with reservations of their own, commits and
+ * decommits at random, the books checked after every call, then a
+ * forked child doing the same with its copy of the library's state.
+ * NCB_SOAK_OPS calls a thread (make soak: many; make check: a few).
+ */
+TEST(soak)
+{
+	const char *e = getenv("NCB_SOAK_OPS");
+	int ops = e ? atoi(e) : 200, i, st, unmap_first;
+	struct soaker k[4];
+	pid_t pid;
+
+	require_prot_none_in_maps();
+	/* Seen with plain mmap and mremap in four threads, no library. */
+	if (test_qemu())
+		SKIP("qemu-user's /proc/self/maps can miss a thread's "
+		     "mapping while another thread maps");
+	unmap_first = getenv("NCB_FAULTS_UNMAP_FIRST") != NULL;
+	for (i = 0; i < 4; i++) {
+		k[i].seed = (unsigned int)(i + 1) * 7919;
+		k[i].ops = ops;
+		k[i].unmap_first = unmap_first;
+		ASSERT_EQ(pthread_create(&k[i].t, NULL, soak_thread, &k[i]),
+			  0);
+	}
+	for (i = 0; i < 4; i++)
+		pthread_join(k[i].t, NULL);
+	pid = fork();
+	ASSERT_NE(pid, -1);
+	if (!pid) {
+		k[0].ops = ops / 4 + 1;
+		soak_thread(&k[0]);
+		_exit(0);
+	}
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT_EQ(st, 0);
+	printf("# 4 threads of %d calls, and a child of %d, the books "
+	       "right after each\n", ops, ops / 4 + 1);
+}
+
 /* Nothing of a program is left when loading it fails. */
 TEST(load_leaves_nothing)
 {
@@ -545,5 +621,5 @@ TEST(address_space_limit)
 
 TEST_MAIN(T(mmap_free_range), T(mmap_taken_range),
 	  T(mmap_shared_validate), T(mremap_to_free_range),
-	  T(reservation_books), T(load_leaves_nothing),
+	  T(reservation_books), T(soak), T(load_leaves_nothing),
 	  T(address_space_limit))
