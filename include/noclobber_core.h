@@ -1732,14 +1732,17 @@ static int ncb__mremap_lengths(unsigned long old, unsigned long old_len,
  * before the source is looked at.  Asked of the kernel as mmap's is
  * (ncb__ask_space), whose ENOMEM may also be the map count past its
  * limit: a page at 0, which only that refuses with ENOMEM, tells them
- * apart, and the map count is left to the claim.
+ * apart, and the map count is left to the claim.  The range is asked
+ * again after: another thread may have freed a mapping between the two
+ * questions, and then only the range's answer holding says TASK_SIZE.
  */
 static int ncb__mremap_space(unsigned long new, unsigned long nl)
 {
 	if (nl > NCB__TASK_SIZE_MAX || new > NCB__TASK_SIZE_MAX - nl)
 		return -NCB__EINVAL;
 	if (ncb__ask_space(new, nl) != -NCB__ENOMEM ||
-	    ncb__ask_space(0, ncb_core_page_size()) == -NCB__ENOMEM)
+	    ncb__ask_space(0, ncb_core_page_size()) == -NCB__ENOMEM ||
+	    ncb__ask_space(new, nl) != -NCB__ENOMEM)
 		return 0;
 	return -NCB__EINVAL;
 }
