@@ -65,11 +65,17 @@
 
 enum { MODE_OLD, MODE_417, MODE_NATIVE };
 
-/* The calls faults are injected into, and the marker. */
-static const int fault_calls[] = {
-	SCMP_SYS(mmap), SCMP_SYS(mremap), SCMP_SYS(munmap),
-	SCMP_SYS(mprotect), SCMP_SYS(brk), SCMP_SYS(shmat),
+/* The calls faults are injected into (their numbers are libseccomp's). */
+static const struct {
+	long nr;
+	const char *name;
+} fault_calls[] = {
+	{ SYS_mmap, "mmap" }, { SYS_mremap, "mremap" },
+	{ SYS_munmap, "munmap" }, { SYS_mprotect, "mprotect" },
+	{ SYS_brk, "brk" }, { SYS_shmat, "shmat" },
 };
+
+#define NFAULT (sizeof(fault_calls) / sizeof(fault_calls[0]))
 
 static int fault_rules(scmp_filter_ctx ctx)
 {
@@ -78,10 +84,9 @@ static int fault_rules(scmp_filter_ctx ctx)
 	size_t i;
 	int ret = 0;
 
-	for (i = 0; !ret && i < sizeof(fault_calls) / sizeof(*fault_calls);
-	     i++)
-		ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(2), fault_calls[i],
-				       0);
+	for (i = 0; !ret && i < NFAULT; i++)
+		ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(2),
+				       (int)fault_calls[i].nr, 0);
 	if (!ret)
 		ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(2),
 				       SCMP_SYS(prctl), 1, marker);
@@ -207,24 +212,16 @@ static struct {
 	int unmap_first, stats, log;
 	struct tids armed;	/* faults injected into these threads */
 	struct tids fix;	/* their call's exit answers ENOMEM */
-	unsigned long seen[6], failed[6];
+	unsigned long seen[NFAULT], failed[NFAULT];
 } fl;
-
-static const char *const fault_names[6] = {
-	"mmap", "mremap", "munmap", "mprotect", "brk", "shmat",
-};
 
 static int fault_index(long nr)
 {
-	static const long nrs[6] = {
-		SYS_mmap, SYS_mremap, SYS_munmap, SYS_mprotect, SYS_brk,
-		SYS_shmat,
-	};
-	int i;
+	size_t i;
 
-	for (i = 0; i < 6; i++)
-		if (nrs[i] == nr)
-			return i;
+	for (i = 0; i < NFAULT; i++)
+		if (fault_calls[i].nr == nr)
+			return (int)i;
 	return -1;
 }
 
@@ -260,7 +257,7 @@ static int inject(pid_t tid, struct user_regs_struct *r)
 
 	if (fl.log)
 		fprintf(stderr, "ncb-emu: %d: %s(%#llx, %#llx, %#llx, %#llx) "
-			"fails\n", (int)tid, fault_names[fault_index(nr)],
+			"fails\n", (int)tid, fault_calls[fault_index(nr)].name,
 			r->rdi, r->rsi, r->rdx, r->r10);
 
 	if (nr == SYS_brk) {
@@ -366,14 +363,14 @@ static void fault_exit(pid_t tid)
 
 static void fault_report(void)
 {
-	int i;
+	size_t i;
 
 	if (!fl.stats)
 		return;
 	fprintf(stderr, "ncb-emu: faults %u%%:", fl.percent);
-	for (i = 0; i < 6; i++)
-		fprintf(stderr, " %s %lu/%lu", fault_names[i], fl.failed[i],
-			fl.seen[i]);
+	for (i = 0; i < NFAULT; i++)
+		fprintf(stderr, " %s %lu/%lu", fault_calls[i].name,
+			fl.failed[i], fl.seen[i]);
 	fprintf(stderr, " (failed/armed calls)\n");
 }
 

@@ -133,8 +133,8 @@ static char *area(void)
 
 static void sentinels_intact(char *a)
 {
-	if (!holds(a, pg, 0x5a) || !holds(a + 3 * pg, pg, 0xa5))
-		FAIL("a sentinel beside %p was overwritten", (void *)(a + pg));
+	check_sentinel(a, pg, 0x5a);
+	check_sentinel(a + 3 * pg, pg, 0xa5);
 }
 
 /* An errno a call may fail with for want of memory. */

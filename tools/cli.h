@@ -31,6 +31,12 @@ int parse_target(const char *s, pid_t pid, uint64_t *addr);
 void fail(const char *cmd, int json, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void maps_error(const char *cmd, int json, pid_t pid, int err);
+
+/*
+ * The path of name in this program's own directory (where a build tree,
+ * or a package, keeps the programs it hands over to): 0, or -errno.
+ */
+int beside_self(const char *name, char *out, size_t len);
 const char *human(uint64_t n, int bytes, char buf[32]);
 
 /*

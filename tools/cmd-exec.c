@@ -195,12 +195,9 @@ static int exec_compat(const struct compat *c, const struct exec_args *x,
 		       char **argv)
 {
 	/* Not on the stack: the program's stack limit is this one's too. */
-	static char self[PATH_MAX], beside[PATH_MAX + 32];
-	static char installed[PATH_MAX + 32];
-	char **nv = calloc(count(argv) + 12, sizeof(*nv));
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	int i = 1, e1 = ENOENT, e2;
-	char *slash;
+	static char beside[PATH_MAX], installed[PATH_MAX + 32];
+	char **nv = calloc(count(argv) + 12, sizeof(*nv)), name[32];
+	int i = 1, e1, e2;
 
 	if (!nv) {
 		fprintf(stderr, "noclobber exec: out of memory\n");
@@ -227,22 +224,19 @@ static int exec_compat(const struct compat *c, const struct exec_args *x,
 		nv[i++] = "--json";
 	nv[i++] = "--";
 	memcpy(nv + i, argv, (count(argv) + 1) * sizeof(*nv));
-	self[n > 0 ? n : 0] = '\0';
-	slash = strrchr(self, '/');
-	if (slash) {
-		*slash = '\0';
-		snprintf(beside, sizeof(beside), "%s/noclobber-%s", self,
-			 c->arch);
+	snprintf(name, sizeof(name), "noclobber-%s", c->arch);
+	e1 = -beside_self(name, beside, sizeof(beside));
+	if (!e1)
 		try_compat(c, beside, nv, &e1);
-	}
+	else
+		snprintf(beside, sizeof(beside), "%s", name);
 	snprintf(installed, sizeof(installed), "%s/noclobber", c->dir);
 	try_compat(c, installed, nv, &e2);
 	free(nv);
 	fprintf(stderr, "noclobber exec: %s is an %s program: its loader is "
 		"the %s build of noclobber, from libnoclobber0:%s (%s: %s), "
 		"or beside this tool (%s: %s)\n", argv[0], c->arch, c->arch,
-		c->arch, installed, strerror(e2), slash ? beside :
-		"noclobber-i386", strerror(e1));
+		c->arch, installed, strerror(e2), beside, strerror(e1));
 	return EXIT_NOEXEC;
 }
 
@@ -691,8 +685,9 @@ static void plan_rest(struct plan *pl, const char *path,
 /*
  * Whether execvp would hand the file to the shell: execve refused it
  * (ENOEXEC) and it is neither an ELF file nor a "#!" script with an
- * interpreter (a "#!" line naming none is ENOEXEC to the kernel too).  An ELF file keeps the loader's own reason: the
- * shell would only say it cannot run a binary file.
+ * interpreter (a "#!" line naming none is ENOEXEC to the kernel too).
+ * An ELF file keeps the loader's own reason: the shell would only say
+ * it cannot run a binary file.
  */
 static int shell_script(const char *path)
 {
@@ -795,11 +790,9 @@ static void print_scripts(struct jw *w, const struct scripts *sc)
  */
 static char **shell_argv(const char *path, char **argv)
 {
-	size_t n = 0, i;
+	size_t n = count(argv), i;
 	char **nv;
 
-	while (argv[n])
-		n++;
 	nv = calloc(n + 2, sizeof(*nv));
 	if (!nv)
 		return NULL;

@@ -37,11 +37,9 @@ static int is_self(const char *path)
  */
 int cmd_watch(int argc, char **argv)
 {
-	static const char name[] = "noclobber-watch";
 	static char path[PATH_MAX];
-	char *slash;
-	const char *beside = "no path to this tool";
-	ssize_t n;
+	const char *beside;
+	int err;
 
 	(void)argc;
 	if (handed_off) {
@@ -50,23 +48,19 @@ int cmd_watch(int argc, char **argv)
 		return 125;
 	}
 	setenv(HANDOFF, "1", 1);
-	n = readlink("/proc/self/exe", path, sizeof(path) - sizeof(name));
-	if (n > 0) {
-		path[n] = '\0';
-		slash = strrchr(path, '/');
-		if (slash) {
-			memcpy(slash + 1, name, sizeof(name));
-			beside = "this tool itself";
-			if (!is_self(path)) {
-				execv(path, argv - 1);
-				beside = strerror(errno);
-			}
-		}
+	err = beside_self("noclobber-watch", path, sizeof(path));
+	if (!err && is_self(path)) {
+		beside = "this tool itself";
+	} else if (!err) {
+		execv(path, argv - 1);
+		beside = strerror(errno);
+	} else {
+		beside = strerror(-err);
 	}
 	execv(NCB_WATCH_HELPER, argv - 1);
 	fprintf(stderr, "noclobber watch: cannot run the watcher %s: %s "
 		"(beside this tool, %s: %s)\n", NCB_WATCH_HELPER,
-		strerror(errno), n > 0 ? path : name, beside);
+		strerror(errno), err ? "noclobber-watch" : path, beside);
 	return 125;
 }
 #endif

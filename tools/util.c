@@ -171,3 +171,22 @@ void maps_error(const char *cmd, int json, pid_t pid, int err)
 		fail(cmd, json, -err, "mappings of process %d: %s", id,
 		     strerror(-err));
 }
+
+int beside_self(const char *name, char *out, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", out, len);
+	char *slash;
+
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= len)
+		return -ENAMETOOLONG;
+	out[n] = '\0';
+	slash = strrchr(out, '/');
+	if (!slash)
+		return -ENOENT;
+	if (snprintf(slash + 1, len - (size_t)(slash + 1 - out), "%s",
+		     name) >= (int)(len - (size_t)(slash + 1 - out)))
+		return -ENAMETOOLONG;
+	return 0;
+}

@@ -173,18 +173,38 @@ static int find_entry(const unsigned char *head, const char *path,
 	return found;
 }
 
+/*
+ * The enabled entry that runs the file (its first bytes in head): 1 with
+ * *out it (the caller's to free), 0 if none, -ENOMEM.
+ */
+static int entry_for(const unsigned char *head, const char *path,
+		     struct entry **out)
+{
+	int ret;
+
+	*out = NULL;
+	if (!misc_enabled())
+		return 0;
+	*out = malloc(sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	ret = find_entry(head, path, *out);
+	if (ret <= 0) {
+		free(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
 int ncb__binfmt_interp(const char *path, char *out, size_t len)
 {
 	unsigned char head[HEAD];
 	struct entry *e;
 	int ret;
 
-	if (!misc_enabled() || ncb__read_head(path, head))
+	if (ncb__read_head(path, head))
 		return 0;
-	e = malloc(sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	ret = find_entry(head, path, e);
+	ret = entry_for(head, path, &e);
 	if (ret > 0 && strlen(e->interp) >= len)
 		ret = -ENAMETOOLONG;
 	else if (ret > 0)
@@ -201,18 +221,12 @@ int ncb__binfmt(const char *path, const unsigned char *head,
 	struct entry *e;
 	size_t n = 0, i;
 	char **nv;
-	int ret;
+	int ret = entry_for(head, path, &e);
 
-	if (!misc_enabled())
+	if (ret < 0)
+		return ncb__why(why, wl, -ret, "out of memory");
+	if (!ret)
 		return 0;
-	e = malloc(sizeof(*e));
-	if (!e)
-		return ncb__why(why, wl, ENOMEM, "out of memory");
-	ret = find_entry(head, path, e);
-	if (ret <= 0) {
-		free(e);
-		return ret;
-	}
 	while (argv[n])
 		n++;
 	/* The interpreter's name, then the new vector. */

@@ -128,10 +128,22 @@ static inline int ncb__elf_prot(uint32_t flags)
 
 /* "#!" scripts (script.c).  exec_binprm: a sixth interpreter is ELOOP. */
 #define NCB__SCRIPT_DEPTH 5
+
+/*
+ * A file's first bytes as the kernel reads them for its formats
+ * (BINPRM_BUF_SIZE), zero past its end: 0, or -errno (script.c).
+ */
+#define NCB__HEAD 256
+NCB_HIDDEN int ncb__read_head(const char *path, unsigned char *head);
+
 /*
  * A script's interpreter run in its place: 1 with *argvp the interpreter's
  * arguments (the caller frees *line), 0 if path is no script, -errno.
  */
+NCB_HIDDEN int ncb__script(const char *path, const unsigned char *head,
+			   char *const **argvp, char **line, char *why,
+			   size_t wl);
+
 /*
  * binfmt_misc (binfmt.c): 1 if an entry runs path, *argvp the vector its
  * interpreter gets (*line the caller's to free) and *flags its flags; 0
@@ -143,7 +155,12 @@ static inline int ncb__elf_prot(uint32_t flags)
 NCB_HIDDEN int ncb__binfmt(const char *path, const unsigned char *head,
 			   char *const **argvp, char **line,
 			   unsigned int *flags, char *why, size_t wl);
-/* What a binfmt_misc entry gives the program's auxiliary vector. */
+
+/*
+ * What the handlers before the program leave for its stack: binfmt_misc's
+ * descriptor and flags for the auxiliary vector, and the argc execve was
+ * given, whose pointers its E2BIG limit counts.
+ */
 struct ncb__misc_run {
 	int execfd;		/* AT_EXECFD; -1: none */
 	unsigned int at_flags;	/* AT_FLAGS */
@@ -151,21 +168,11 @@ struct ncb__misc_run {
 };
 
 /* binfmt_misc's and "#!"'s arguments before the ELF program (exec.c). */
-int ncb__exec_resolve(const char **path, char *const **av, char **lines,
-		      const struct ncb_exec_opts *o, struct ncb__misc_run *run,
-		      char *why, size_t wl);
+NCB_HIDDEN int ncb__exec_resolve(const char **path, char *const **av,
+				 char **lines, const struct ncb_exec_opts *o,
+				 struct ncb__misc_run *run, char *why,
+				 size_t wl);
 
-/*
- * A file's first bytes as the kernel reads them for its formats
- * (BINPRM_BUF_SIZE), zero past its end: 0, or -errno (script.c).
- */
-#define NCB__HEAD 256
-NCB_HIDDEN int ncb__read_head(const char *path, unsigned char *head);
-NCB_HIDDEN int ncb__script(const char *path, const unsigned char *head,
-			   char *const **argvp, char **line, char *why,
-			   size_t wl);
-
-/* Refuse an image of another class, byte order or machine. */
 /*
  * An image loaded where mmap puts it, even an ET_EXEC one, for the
  * handover to move to its own place (elf-load.c).
@@ -173,6 +180,7 @@ NCB_HIDDEN int ncb__script(const char *path, const unsigned char *head,
 NCB_HIDDEN int ncb__elf_load_elsewhere(struct ncb_elf *e,
 				       struct ncb_elf_image *img, char *why,
 				       size_t wl);
+/* Refuse an image of another class, byte order or machine. */
 NCB_HIDDEN int ncb__elf_foreign(const struct ncb_elf *e, char *why,
 				size_t len);
 

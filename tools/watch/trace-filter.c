@@ -29,12 +29,20 @@ _Static_assert(WC_SHM_RND == SHM_RND && WC_SHM_REMAP == SHM_REMAP, "SHM_");
  * that way, not by the rule's tag, since libseccomp makes i386's ipc(2)
  * rules for a shmat rule, with shmat's tag and other arguments.
  */
+/* The stop's ABI: 0 native, 1 the compat one, -1 another. */
+static int abi_of(const struct syscall_info *si)
+{
+	if (warch.audit_compat && si->arch == warch.audit_compat)
+		return 1;
+	return si->arch == warch.audit ? 0 : -1;
+}
+
 enum wcall trace_call_of(const struct syscall_info *si, int *compat)
 {
-	*compat = warch.audit_compat && si->arch == warch.audit_compat;
-	if (!*compat && si->arch != warch.audit)
-		return WC_NONE;
-	return wcall_of(*compat, si->seccomp.nr);
+	int abi = abi_of(si);
+
+	*compat = abi == 1;
+	return abi < 0 ? WC_NONE : wcall_of(*compat, si->seccomp.nr);
 }
 
 /*
@@ -59,11 +67,10 @@ int trace_wanted(const struct syscall_info *si)
  */
 int trace_set_mm(const struct syscall_info *si)
 {
-	int compat = warch.audit_compat && si->arch == warch.audit_compat;
+	int abi = abi_of(si);
 
-	if (!compat && si->arch != warch.audit)
-		return 0;
-	return si->seccomp.nr == (compat ? WC_NR32_PRCTL : WC_NR_PRCTL) &&
+	return abi >= 0 &&
+	       si->seccomp.nr == (abi ? WC_NR32_PRCTL : WC_NR_PRCTL) &&
 	       (si->seccomp.args[0] & 0xffffffff) == WC_PR_SET_MM;
 }
 
