@@ -988,7 +988,7 @@ int cmd_exec(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ncb_exec_opts o = { .size = sizeof(o) };
-	struct exec_args x = { NULL };
+	struct exec_args x = { .base = NULL };
 	const struct compat *compat;
 	int c, plan = 0, json = 0, userns = 0, err;
 	/* Not on the stack: the program's stack limit is this one's too. */
