@@ -627,60 +627,128 @@ static int ncb__proc_number(const char *path, const char *key,
 	return 0;
 }
 
-/* A decimal number at line[*k], advanced past it; -1 if none. */
+/*
+ * A decimal number at line[*k], advanced past it; -1 if none.  Held
+ * below 2^31 however many digits follow: the file is not ours to trust.
+ */
 static long ncb__dec(const char *line, int len, int *k)
 {
 	long v = 0;
 	int k0 = *k;
 
 	for (; *k < len && line[*k] >= '0' && line[*k] <= '9'; (*k)++)
-		v = v * 10 + (line[*k] - '0');
+		if (v < 100000000L)
+			v = v * 10 + (line[*k] - '0');
 	return *k > k0 ? v : -1;
 }
 
-/* At most 255: a number of a release's field. */
+/* At most 255: a number of a release's field, as KERNEL_VERSION holds. */
 static unsigned long ncb__byte(long v)
 {
 	return (unsigned long)(v > 255 ? 255 : v);
 }
 
-/* osrelease's first line: major << 16 | minor << 8 | patch into *arg. */
-static int ncb__release_line(const char *line, int len, void *arg)
+/* "major.minor[.patch]" at line[*k]: major << 16 | minor << 8 | patch. */
+static unsigned long ncb__release_at(const char *line, int len, int *k)
 {
 	long maj, min = -1, pat = -1;
+
+	maj = ncb__dec(line, len, k);
+	if (maj >= 0 && *k < len && line[*k] == '.') {
+		++*k;
+		min = ncb__dec(line, len, k);
+	}
+	if (min >= 0 && *k < len && line[*k] == '.') {
+		++*k;
+		pat = ncb__dec(line, len, k);
+	}
+	if (min < 0)
+		return 0;
+	return ncb__byte(maj) << 16 | ncb__byte(min) << 8 |
+	       (pat > 0 ? ncb__byte(pat) : 0);
+}
+
+/* osrelease's first line into *arg. */
+static int ncb__release_line(const char *line, int len, void *arg)
+{
 	int k = 0;
 
-	if (!line)
-		return 0;
-	maj = ncb__dec(line, len, &k);
-	if (maj >= 0 && k < len && line[k++] == '.')
-		min = ncb__dec(line, len, &k);
-	if (min >= 0 && k < len && line[k++] == '.')
-		pat = ncb__dec(line, len, &k);
-	if (min >= 0)
-		*(unsigned long *)arg = (unsigned long)maj << 16 |
-					ncb__byte(min) << 8 |
-					(pat > 0 ? ncb__byte(pat) : 0);
+	if (line)
+		*(unsigned long *)arg = ncb__release_at(line, len, &k);
 	return 0;
 }
 
 /*
- * The kernel's release as it names itself (osrelease, which no
- * personality changes: UNAME26 makes uname say 2.6.x), read once; only
- * for what no experiment can find out without risk.
+ * A release of the same major and minor anywhere in the line raises
+ * *arg's patch: Debian's osrelease names its ABI ("6.1.0-57-amd64") and
+ * the version its upstream release ("... Debian 6.1.192-3 (...)"), and
+ * Ubuntu's version_signature ends in it ("... 6.8.0-45-generic 6.8.12").
  */
-NCB__FN unsigned long ncb_core_kernel_release(void)
+static int ncb__version_line(const char *line, int len, void *arg)
 {
+	unsigned long *v = arg, r;
+	int k = 0, at;
+
+	if (!line)
+		return 0;
+	while (k < len) {
+		at = k;
+		if (line[k] < '0' || line[k] > '9' ||
+		    (k && ((line[k - 1] >= '0' && line[k - 1] <= '9') ||
+			   line[k - 1] == '.'))) {
+			k++;
+			continue;
+		}
+		r = ncb__release_at(line, len, &k);
+		if (k == at)
+			k++;
+		if (r >> 8 == *v >> 8 && r > *v)
+			*v = r;
+	}
+	return -1;
+}
+
+static unsigned long ncb__release_read(void)
+{
+	static const char *const more[] = {
+		"/proc/sys/kernel/version", "/proc/version_signature",
+	};
+	const unsigned int n = sizeof(more) / sizeof(*more);
 	unsigned long v = 0;
+	unsigned int i;
 	int fd;
 
-	if (__atomic_load_n(&ncb__release_known, __ATOMIC_ACQUIRE))
-		return NCB__GET(ncb__release_v);
 	fd = (int)ncb__open("/proc/sys/kernel/osrelease");
 	if (fd < 0)
 		return 0;
 	(void)ncb__each_line(fd, ncb__release_line, &v);
 	ncb__close(fd);
+	/* A distribution's patch 0 may stand for any patch of the series. */
+	for (i = 0; v && !(v & 0xff) && i < n; i++) {
+		fd = (int)ncb__open(more[i]);
+		if (fd < 0)
+			continue;
+		(void)ncb__each_line(fd, ncb__version_line, &v);
+		ncb__close(fd);
+	}
+	return v;
+}
+
+/*
+ * The kernel's release as it names itself (osrelease, which no
+ * personality changes: UNAME26 makes uname say 2.6.x), with the patch
+ * level of the upstream release a distribution built it from; read
+ * once; only for what no experiment can find out without risk.
+ */
+NCB__FN unsigned long ncb_core_kernel_release(void)
+{
+	unsigned long v;
+
+	if (__atomic_load_n(&ncb__release_known, __ATOMIC_ACQUIRE))
+		return NCB__GET(ncb__release_v);
+	v = ncb__release_read();
+	if (!v)
+		return 0;
 	NCB__SET(ncb__release_v, v);
 	__atomic_store_n(&ncb__release_known, 1, __ATOMIC_RELEASE);
 	return v;

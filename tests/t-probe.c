@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The kernel probe: its verdict, its API, and its thread safety. */
 #include <pthread.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/personality.h>
 #include <sys/utsname.h>
 #include "ncbtest.h"
@@ -109,11 +113,15 @@ TEST(bad_arguments)
 	ASSERT_EQ(ncb_kernel_probe(&p), -EINVAL);
 }
 
-/* The release read from osrelease is the one uname gives, patch and all. */
+/*
+ * The release read from osrelease is the one uname gives, patch and all,
+ * or a later patch of the same series where a distribution's version
+ * names the upstream release it was built from.
+ */
 TEST(kernel_release)
 {
 	unsigned int maj = 0, min = 0, pat = 0;
-	unsigned long want;
+	unsigned long want, got;
 	struct utsname u;
 
 	ASSERT_EQ(uname(&u), 0);
@@ -123,7 +131,136 @@ TEST(kernel_release)
 		SKIP("UNAME26: uname says 2.6");
 	want = maj << 16 | (min > 255 ? 255 : min) << 8 |
 	       (pat > 255 ? 255 : pat);
-	ASSERT_UEQ(ncb_core_kernel_release(), want);
+	got = ncb_core_kernel_release();
+	if (pat)
+		ASSERT_UEQ(got, want);
+	ASSERT_UEQ(got >> 8, want >> 8);
+	ASSERT_UGE(got, want);
+}
+
+struct release_case {
+	const char *osrelease, *version, *signature;
+	unsigned long want;
+};
+
+#define REL(a, b, c) ((a) << 16 | (b) << 8 | (c))
+
+static const struct release_case release_cases[] = {
+	{ "6.1.0-57-amd64",
+	  "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3 (2026-03-04)", NULL,
+	  REL(6, 1, 192) },
+	{ "6.12.57+deb12-amd64",
+	  "#1 SMP PREEMPT_DYNAMIC Debian 6.12.57-1~deb12u1 (2025-11-05)",
+	  NULL, REL(6, 12, 57) },
+	{ "4.19.0-27-amd64", "#1 SMP Debian 4.19.316-1 (2024-06-25)", NULL,
+	  REL(4, 19, 255) },
+	{ "6.8.0-45-generic",
+	  "#45-Ubuntu SMP PREEMPT_DYNAMIC Fri Aug 30 12:02:04 UTC 2024",
+	  "Ubuntu 6.8.0-45.45-generic 6.8.12", REL(6, 8, 12) },
+	{ "6.18.0", "#1 SMP PREEMPT_DYNAMIC @0", NULL, REL(6, 18, 0) },
+	{ "6.6.92-arch1-1", "#1 SMP PREEMPT_DYNAMIC 6.6.93", NULL,
+	  REL(6, 6, 92) },
+	/* Another series named in the version changes nothing. */
+	{ "6.1.0-1-amd64", "#1 SMP Debian 5.10.226-1 6.10.3 16.1.9", NULL,
+	  REL(6, 1, 0) },
+	/* Hostile contents: held in range, never overflowed. */
+	{ "6.1.0", "#1 6.1.99999999999999999999999999999999 6.1.", NULL,
+	  REL(6, 1, 255) },
+	{ "99999999999999999999.300.7", "", NULL, REL(255, 255, 7) },
+	{ "6.1.0", "6.1.3.6.1.7", NULL, REL(6, 1, 3) },
+	{ "linux", "#1 6.1.20", NULL, 0 },
+	{ "", NULL, NULL, 0 },
+};
+
+static int put_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+static const char *const no_fake_proc[] = {
+	"no mount namespace here",
+	"cannot mount a tmpfs over /proc",
+	"cannot write the tmpfs",
+};
+
+/* A /proc of the case's files only, or the reason why not (an index). */
+static int fake_proc(const struct release_case *c)
+{
+	if (unshare(CLONE_NEWNS) && unshare(CLONE_NEWUSER | CLONE_NEWNS))
+		return 0;
+	if (mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("ncb", "/proc", "tmpfs", 0, NULL))
+		return 1;
+	if (mkdir("/proc/sys", 0755) || mkdir("/proc/sys/kernel", 0755) ||
+	    put_file("/proc/sys/kernel/osrelease", c->osrelease) ||
+	    (c->version &&
+	     put_file("/proc/sys/kernel/version", c->version)) ||
+	    (c->signature &&
+	     put_file("/proc/version_signature", c->signature)))
+		return 2;
+	return -1;
+}
+
+/*
+ * In a child of its own (the answer is read once per process) under
+ * fake_proc: the release, or -1 with the reason in *why.
+ */
+static long release_under(const struct release_case *c, const char **why)
+{
+	unsigned long v = 0;
+	int p[2], st, no;
+	pid_t pid;
+
+	ASSERT_EQ(pipe(p), 0);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		no = fake_proc(c);
+		if (no >= 0)
+			_exit(77 + no);
+		v = ncb_core_kernel_release();
+		_exit(write(p[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
+	}
+	close(p[1]);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT_TRUE(WIFEXITED(st));
+	st = WEXITSTATUS(st);
+	if (st >= 77 && st < 80) {
+		close(p[0]);
+		*why = no_fake_proc[st - 77];
+		return -1;
+	}
+	ASSERT_EQ(st, 0);
+	ASSERT_EQ(read(p[0], &v, sizeof(v)), (ssize_t)sizeof(v));
+	close(p[0]);
+	return (long)v;
+}
+
+/* Distributions' names for their kernels, and files not to be trusted. */
+TEST(release_of_distributions)
+{
+	const char *why = NULL;
+	unsigned int i;
+	long v;
+
+	for (i = 0; i < sizeof(release_cases) / sizeof(*release_cases); i++) {
+		v = release_under(&release_cases[i], &why);
+		if (v < 0)
+			SKIP("%s", why);
+		if ((unsigned long)v != release_cases[i].want)
+			FAIL("osrelease \"%s\", version \"%s\": %#lx, "
+			     "want %#lx", release_cases[i].osrelease,
+			     release_cases[i].version ?
+			     release_cases[i].version : "(none)",
+			     (unsigned long)v, release_cases[i].want);
+	}
 }
 
 TEST(names)
@@ -187,5 +324,6 @@ TEST(compat_defines)
 }
 
 TEST_MAIN(T(verdict_matches_environment), T(probe_leaves_nothing),
-	  T(bad_arguments), T(kernel_release), T(names),
+	  T(bad_arguments), T(kernel_release),
+	  T(release_of_distributions), T(names),
 	  T(first_use_from_threads), T(compat_defines))
