@@ -231,6 +231,10 @@ benches: $(BENCH_BIN) $(O)/bench/exit0 $(O)/bench/mmap-churn \
 check:
 	tests/matrix.sh
 
+# Every item of the VM rows (make check runs a smaller set in them).
+check-vm:
+	NCB_ROWS='vm-*' NCB_VM_SET=all tests/matrix.sh
+
 demo: all
 	$(TOOL) probe
 	@echo
@@ -312,5 +316,5 @@ install: all
 clean:
 	rm -rf $(if $(filter command line environment,$(origin O)),$(O),build)
 
-.PHONY: fuzz-build demo all tests test-helpers benches check bench fuzz \
-	install clean abi-dump soak
+.PHONY: fuzz-build demo all tests test-helpers benches check check-vm bench \
+	fuzz install clean abi-dump soak

@@ -144,6 +144,17 @@ static inline int test_slow(void)
 }
 
 /*
+ * The machine is the test's own (the matrix's VM rows): settings that are
+ * the whole machine's, such as strict overcommit, may be changed there.
+ */
+static inline int test_vm(void)
+{
+	const char *s = getenv("NCB_TEST_VM");
+
+	return s && *s == '1';
+}
+
+/*
  * A runtime that shares the address space maps memory of its own at will
  * (valgrind; AddressSanitizer's allocator): comparisons of whole maps look
  * only at the range under test there.

@@ -13,10 +13,14 @@
 #   asan           clang, ASan and UBSan, natively       by the kernel
 #   ARCH-native    a static cross build (tests/targets.sh) on the host
 #   ARCH-qemu      the same under qemu-ARCH, where the host cannot run it
+#   vm-6.1         Debian's Linux 6.1 in a VM (tests/vm)    honoured
+#   vm-6.12        Debian's Linux 6.12 in a VM              honoured
 #
 # ARCH is each of i386, aarch64, riscv64, ppc64le, s390x and armhf; the
-# row's name says how it ran.  NCB_HOST_NOREPLACE names the host kernel's
-# behaviour where its version does not tell (see tests/targets.sh).
+# row's name says how it ran.  A VM row is one test an item of its set
+# (tests/vm/items.sh): NCB_VM_SET=all (make check-vm) runs all of them.
+# NCB_HOST_NOREPLACE names the host kernel's behaviour where its version
+# does not tell (see tests/targets.sh).
 #
 # NCB_ROWS, when set, is a list of patterns naming the rows to run; the
 # others are neither built nor listed.  "tools" is the row of the shell
@@ -201,4 +205,15 @@ for s in tests/*.sh; do
 		"$host" "$top" "$s" "\"$top/build/native\"" > "$M/tools/$t.t"
 done
 
-exec prove -j"$jobs" --timer --failures --comments --exec /bin/sh -r "$M"
+# The VM rows: one boot of each kernel for the whole set.
+for s in 6.1 6.12; do
+	want "vm-$s" || continue
+	mkdir -p "$M/vm-$s"
+	printf '#!/bin/sh\nexec sh "%s/tests/vm/row.sh" %s %s\n' "$top" "$s" \
+		"${NCB_VM_SET:-check}" >"$M/vm-$s/row.t"
+done
+
+# The longest first (the VM rows), so that they do not start last.
+exec prove -j"$jobs" --timer --failures --comments --exec /bin/sh \
+	$(find "$M" -path "$M/vm-*" -name '*.t' | sort) \
+	$(find "$M" -name '*.t' ! -path "$M/vm-*" | sort)

@@ -643,7 +643,185 @@ TEST(address_space_limit)
 	ASSERT_EQ(ncb_resv_release(r), 0);
 }
 
+/* A number of /proc/sys, or -1. */
+static long sysctl_get(const char *path)
+{
+	char buf[32] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? strtol(buf, NULL, 10) : -1;
+}
+
+static int sysctl_set(const char *path, long v)
+{
+	char buf[32];
+	int fd = open(path, O_WRONLY | O_CLOEXEC), n, ok;
+
+	if (fd < 0)
+		return -1;
+	n = snprintf(buf, sizeof(buf), "%ld\n", v);
+	ok = write(fd, buf, (size_t)n) == n;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+#define OVERCOMMIT "/proc/sys/vm/overcommit_memory"
+#define OVERCOMMIT_KB "/proc/sys/vm/overcommit_kbytes"
+#define OVERCOMMIT_RATIO "/proc/sys/vm/overcommit_ratio"
+
+/* What the machine has committed (/proc/meminfo), in KiB; 0 unknown. */
+static long committed_kb(void)
+{
+	char *p = strstr(read_proc("/proc/meminfo"), "Committed_AS:");
+
+	return p ? strtol(p + 13, NULL, 10) : 0;
+}
+
+#define BIG (1UL << 30)
+
+/* A free range of len bytes: mapped and unmapped again. */
+static char *free_range(size_t len)
+{
+	char *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		       MAP_NORESERVE, -1, 0);
+
+	ASSERT_TRUE(p != MAP_FAILED);
+	ASSERT_EQ(munmap(p, len), 0);
+	return p;
+}
+
+/* The kernel's own answer, for the record: the library's is asserted. */
+static void plain_fixed_over_charge(void)
+{
+	char *p = mmap(NULL, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0), *q;
+
+	ASSERT_TRUE(p != MAP_FAILED);
+	q = mmap(p, BIG, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (q != MAP_FAILED)
+		FAIL("a plain MAP_FIXED of 1 GiB past the commit limit "
+		     "succeeded");
+	printf("# a plain MAP_FIXED refused its charge (%s) and %s\n",
+	       errname(errno), state_of((uintptr_t)p) == UNMAPPED ?
+	       "had unmapped the old page first (as before 6.12)" :
+	       "left the old page (as since 6.12)");
+	(void)munmap(p, pg);
+}
+
+/* commit_limit's calls, in a process of their own: the limit is set. */
+static void commit_limit_calls(void)
+{
+	struct ncb_resv *r;
+	char *base, *src, *at, *p;
+	long kb;
+	int err;
+
+	/* Made before the limit: the reservation's placeholder is free. */
+	ASSERT_EQ(ncb_resv_new(&r, NULL, BIG + 32 * pg, NULL), 0);
+	base = ncb_resv_addr(r);
+	ASSERT_EQ(ncb_resv_commit(r, base, 16 * pg, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), 0);
+	fill(base, 16 * pg, 0x77);
+	src = mmap(NULL, 16 * pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(src != MAP_FAILED);
+	fill(src, 16 * pg, 0x33);
+	ncb__probe();
+	kb = committed_kb();
+	ASSERT_GT(kb, 0);
+	ASSERT_EQ(sysctl_set(OVERCOMMIT_KB, kb + (32 << 10)), 0);
+	ASSERT_EQ(sysctl_set(OVERCOMMIT, 2), 0);
+
+	/* A reservation's commit: refused, nothing of it lost. */
+	err = ncb_resv_commit(r, base + 16 * pg, BIG, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_EQ(err, -ENOMEM);
+	if (!holds(base, 16 * pg, 0x77))
+		FAIL("a refused commit lost the committed pages' bytes");
+	if (state_of((uintptr_t)base + 16 * pg) == WRITABLE ||
+	    state_of((uintptr_t)base + BIG) == WRITABLE)
+		FAIL("a refused commit left writable pages");
+	err = ncb_resv_commit(r, base + 16 * pg, 16 * pg,
+			      PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (err && err != -EEXIST)
+		FAIL("a commit within the limit: %s", errname(-err));
+	printf("# after the refusal the pages were %s\n", err ?
+	       "given up (the kernel may have unmapped them)" :
+	       "the reservation's still");
+
+	/* A placement: refused, its range free. */
+	at = free_range(BIG);
+	p = ncb_mmap(at, BIG, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(p == MAP_FAILED);
+	ASSERT_ERRNO(ENOMEM);
+	ASSERT_EQ(ncb_range_free(at, BIG), 1);
+
+	/* A move that grows past the limit: refused, the source kept. */
+	at = free_range(BIG);
+	p = ncb_mremap(src, 16 * pg, BIG, MREMAP_MAYMOVE | MREMAP_FIXED, at);
+	ASSERT_TRUE(p == MAP_FAILED);
+	ASSERT_ERRNO(ENOMEM);
+	if (!holds(src, 16 * pg, 0x33))
+		FAIL("a refused move lost its source");
+	ASSERT_EQ(ncb_range_free(at, BIG), 1);
+
+	plain_fixed_over_charge();
+	ASSERT_EQ(ncb_resv_release(r), 0);
+}
+
+/*
+ * Strict overcommit (vm.overcommit_memory=2), the limit 32 MiB above
+ * what the machine has committed: writable private memory past it is
+ * refused at its charge, which kernels before 6.12 take after a
+ * MAP_FIXED has unmapped the old range (mmap_region, 6.1: do_mas_munmap,
+ * then security_vm_enough_memory_mm) and 6.12 before it touches anything
+ * (__mmap_region's vms_gather_munmap_vmas).  On either, a reservation's
+ * commit of 1 GiB fails with ENOMEM, its committed pages keep their
+ * bytes and the rest stays reserved or is given up; ncb_mmap of 1 GiB
+ * leaves its range free; ncb_mremap growing a mapping to 1 GiB elsewhere
+ * keeps the source.  The setting is the machine's: only where the
+ * machine is the test's own (the VM rows), put back whatever happens.
+ */
+TEST(commit_limit)
+{
+	long mode, kb, ratio;
+	pid_t pid;
+	int st;
+
+	if (!test_vm())
+		SKIP("strict overcommit is the whole machine's: the VM rows "
+		     "set it");
+	mode = sysctl_get(OVERCOMMIT);
+	kb = sysctl_get(OVERCOMMIT_KB);
+	ratio = sysctl_get(OVERCOMMIT_RATIO);
+	if (mode < 0 || kb < 0 || ratio < 0 || access(OVERCOMMIT, W_OK))
+		SKIP("vm.overcommit_* cannot be read and set here");
+	fflush(stdout);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		commit_limit_calls();
+		fflush(stdout);
+		_exit(0);
+	}
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	/* overcommit_kbytes and _ratio: setting one clears the other. */
+	ASSERT_EQ(sysctl_set(OVERCOMMIT, mode), 0);
+	ASSERT_EQ(kb ? sysctl_set(OVERCOMMIT_KB, kb) :
+		       sysctl_set(OVERCOMMIT_RATIO, ratio), 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		FAIL("the calls under the limit: status %#x", st);
+}
+
 TEST_MAIN(T(mmap_free_range), T(mmap_taken_range),
 	  T(mmap_shared_validate), T(mremap_to_free_range),
 	  T(reservation_books), T(soak), T(load_leaves_nothing),
-	  T(address_space_limit))
+	  T(address_space_limit), T(commit_limit))

@@ -1,0 +1,41 @@
+# What the VM rows run, sourced by row.sh (on the host) and guest.sh (in
+# the guest).  Two sets:
+#   check  what make check runs: every test program at a smaller scale
+#          (the model's differential run short, the stress rounds few),
+#          and the shell suites that depend on the kernel
+#   all    make check-vm: every program at the native row's scale, every
+#          shell suite that applies, the Python tests
+# Under TCG user code runs about 8 times slower than on the host.
+
+b=build/native
+
+set_env() {
+	vm_set=$1
+	export NCB_EXPECT_NOREPLACE=honoured NCB_TEST_SLOW=1 NCB_TEST_VM=1
+	case $1 in
+	check)
+		export NCB_MODEL_SEEDS=1 NCB_MODEL_OPS=4000
+		item_timeout=900 ;;
+	all)
+		export NCB_MODEL_SEEDS=8 NCB_MODEL_OPS=125000
+		item_timeout=7200 ;;
+	*)
+		echo "items.sh: no set $1 (check or all)" >&2
+		return 1 ;;
+	esac
+}
+
+# The items of the set: programs by name, shell suites as NAME.sh.
+items() {
+	(cd "$top/$b/tests" && ls t-*) | grep -v '\.' || :
+	echo exec.sh cli.sh watch.sh watch-system.sh
+	[ "$vm_set" = all ] && echo python.sh
+	:
+}
+
+item_command() {
+	case $1 in
+	*.sh) echo "sh tests/$1 $b" ;;
+	*) echo "$b/tests/$1" ;;
+	esac
+}
