@@ -40,13 +40,16 @@ status 2 "who: not an address" "$nc" who no-such-mapping-here
 status 2 "who: bad length" "$nc" who 0x1000 12Q
 status 2 "who: bad pid" "$nc" who --pid x 0x1000
 # sleeper: start sleep 30 in the background, its pid in $pid, and wait
-# until the child has become sleep (a fork may not have run execve yet).
+# until the child has become sleep (a fork may not have run execve yet)
+# with its C library mapped (the program is, from execve on; the library
+# only once ld.so has run).
 sleeper() {
 	sleep 30 &
 	pid=$!
 	i=0
 	while [ $i -lt 600 ] &&
-		! grep -q /sleep "/proc/$pid/maps" 2>/dev/null; do
+		! { grep -q /sleep "/proc/$pid/maps" &&
+		    grep -q '/libc[.-]' "/proc/$pid/maps"; } 2>/dev/null; do
 		sleep 0.05
 		i=$((i + 1))
 	done
@@ -439,12 +442,14 @@ ok $? "free -p finds malloc in a sleeping process's libc"
 ok $? "free -p takes a library"
 kill "$pid"
 # A process of our own that says where its malloc and a 64 MiB mapping
-# of its own are, and waits.
+# of its own are, and waits.  The C library's malloc: in a program that
+# is not position-independent (Debian'"'"'s python3) the global name is
+# the program's PLT entry.
 near_holder='
 import ctypes, mmap, signal
 m = mmap.mmap(-1, 64 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
 a = ctypes.addressof(ctypes.c_char.from_buffer(m))
-f = ctypes.cast(ctypes.CDLL(None).malloc, ctypes.c_void_p).value
+f = ctypes.cast(ctypes.CDLL("libc.so.6").malloc, ctypes.c_void_p).value
 print(f, a, flush=True)
 signal.pause()
 '

@@ -13,6 +13,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,6 +303,9 @@ struct books {
 	enum page st[RPAGES];
 	int val[RPAGES];
 	int unmap_first;	/* the injector may unmap a failed MAP_FIXED */
+	int doubtful;		/* the maps may be unreadable in the call */
+	int refused;		/* calls that failed */
+	void (*arm)(int on);	/* around each call; else test_faults */
 };
 
 /*
@@ -313,7 +317,7 @@ struct books {
  */
 static int may_doubt(const struct books *b, int commit)
 {
-	return b->unmap_first ||
+	return b->unmap_first || b->doubtful ||
 	       (commit && ncb_core_kernel_release() < (6 << 16 | 12 << 8));
 }
 
@@ -387,12 +391,19 @@ static void resv_step(struct ncb_resv *r, struct books *b, size_t i,
 {
 	int err, given = meets(b, i, n, P_GIVEN_UP), k;
 
-	test_faults(1);
+	if (b->arm)
+		b->arm(1);
+	else
+		test_faults(1);
 	err = commit ? ncb_resv_commit(r, b->base + i * pg, n * pg,
 				       PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
 		     : ncb_resv_decommit(r, b->base + i * pg, n * pg);
-	test_faults(0);
+	if (b->arm)
+		b->arm(0);
+	else
+		test_faults(0);
+	b->refused += err != 0;
 	if (!err && given)
 		FAIL("round %d: a call met pages given up and succeeded",
 		     round);
@@ -425,6 +436,31 @@ static void resv_step(struct ncb_resv *r, struct books *b, size_t i,
 }
 
 /*
+ * rounds commits and decommits at random, drawn from *seed, in a
+ * reservation of its own, the books checked after each; released.
+ */
+static void books_run(struct books *b, unsigned int *seed, int rounds)
+{
+	struct ncb_resv *r;
+	size_t i, n;
+	int round;
+
+	if (ncb_resv_new(&r, NULL, RPAGES * pg, NULL))
+		FAIL("ncb_resv_new");
+	b->base = ncb_resv_addr(r);
+	for (round = 0; round < rounds; round++) {
+		*seed = *seed * 1103515245 + 12345;
+		i = (*seed >> 8) % RPAGES;
+		n = 1 + (*seed >> 16) % 4;
+		if (i + n > RPAGES)
+			n = RPAGES - i;
+		resv_step(r, b, i, n, (*seed >> 24) & 1, round);
+	}
+	if (ncb_resv_release(r))
+		FAIL("ncb_resv_release");
+}
+
+/*
  * Commits and decommits at random in a reservation of 16 pages: the
  * books and the address space agree after every call, and a committed
  * page keeps its bytes unless a call on it reports failure and the
@@ -433,25 +469,11 @@ static void resv_step(struct ncb_resv *r, struct books *b, size_t i,
 TEST(reservation_books)
 {
 	struct books b = { 0 };
-	struct ncb_resv *r;
 	unsigned int seed = 12345;
-	size_t i, n;
-	int round;
 
 	require_prot_none_in_maps();
 	b.unmap_first = getenv("NCB_FAULTS_UNMAP_FIRST") != NULL;
-	if (ncb_resv_new(&r, NULL, RPAGES * pg, NULL))
-		FAIL("ncb_resv_new");
-	b.base = ncb_resv_addr(r);
-	for (round = 0; round < 4 * ROUNDS; round++) {
-		seed = seed * 1103515245 + 12345;
-		i = (seed >> 8) % RPAGES;
-		n = 1 + (seed >> 16) % 4;
-		if (i + n > RPAGES)
-			n = RPAGES - i;
-		resv_step(r, &b, i, n, (seed >> 24) & 1, round);
-	}
-	ASSERT_EQ(ncb_resv_release(r), 0);
+	books_run(&b, &seed, 4 * ROUNDS);
 }
 
 /* A thread of the soak: a reservation of its own, ops calls on it. */
@@ -465,24 +487,9 @@ static void *soak_thread(void *arg)
 {
 	struct soaker *k = arg;
 	struct books b = { 0 };
-	struct ncb_resv *r;
-	size_t i, n;
-	int op;
 
 	b.unmap_first = k->unmap_first;
-	if (ncb_resv_new(&r, NULL, RPAGES * pg, NULL))
-		FAIL("ncb_resv_new");
-	b.base = ncb_resv_addr(r);
-	for (op = 0; op < k->ops; op++) {
-		k->seed = k->seed * 1103515245 + 12345;
-		i = (k->seed >> 8) % RPAGES;
-		n = 1 + (k->seed >> 16) % 4;
-		if (i + n > RPAGES)
-			n = RPAGES - i;
-		resv_step(r, &b, i, n, (k->seed >> 24) & 1, op);
-	}
-	if (ncb_resv_release(r))
-		FAIL("ncb_resv_release");
+	books_run(&b, &k->seed, k->ops);
 	return NULL;
 }
 
@@ -821,7 +828,126 @@ TEST(commit_limit)
 		FAIL("the calls under the limit: status %#x", st);
 }
 
+#define CGROOT "/sys/fs/cgroup"
+
+static char memcg[64];
+
+static int put(const char *dir, const char *file, const char *text)
+{
+	char path[128];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * The group's limit at what it uses now around each call (any charge
+ * the call makes past the CPU's stock is refused: a VMA, a maple node,
+ * the maps' buffer), and lifted for the checks: a page fault at the
+ * limit with no task to kill would retry for ever.
+ */
+static void memcg_arm(int on)
+{
+	char path[96], buf[32];
+	long cur;
+
+	if (!on) {
+		if (put(memcg, "memory.max", "max"))
+			FAIL("memory.max: %s", strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/memory.current", memcg);
+	cur = strtol(read_proc(path), NULL, 10);
+	snprintf(buf, sizeof(buf), "%ld", cur);
+	if (put(memcg, "memory.max", buf))
+		FAIL("memory.max: %s", strerror(errno));
+}
+
+/* Pages of stack the calls may reach, faulted in before any limit. */
+static void __attribute__((noinline)) stack_touched(void)
+{
+	volatile char deep[256 << 10];
+
+	memset((char *)deep, 1, sizeof(deep));
+}
+
+/* memory_cgroup's calls, in the group. */
+static void memcg_calls(void)
+{
+	struct books b = { .doubtful = 1, .arm = memcg_arm };
+	unsigned int seed = 4242;
+
+	if (put(memcg, "cgroup.procs", "0") ||
+	    put("/proc/self", "oom_score_adj", "-1000"))
+		FAIL("joining the group: %s", strerror(errno));
+	(void)put(memcg, "memory.swap.max", "0");
+	stack_touched();
+	books_run(&b, &seed, 4 * ROUNDS);
+	printf("# %d of %d calls refused at the group's limit\n", b.refused,
+	       4 * ROUNDS);
+}
+
+/* The child's status, or -1 if it had to be killed after 300 s. */
+static int wait_or_kill(pid_t pid)
+{
+	int st, i;
+
+	for (i = 0; i < 3000; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		usleep(100 * 1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+/*
+ * A memory cgroup (v2) at its limit: the kernel's own allocations for a
+ * call (VMAs, maple tree nodes, charged to the group) fail with ENOMEM,
+ * at any step of the call, as the injector's do, and a reservation's
+ * books and pages agree after every commit and decommit; a page given
+ * up may be, as the maps may be unreadable in the call.  In a group
+ * made in the machine's root (the memory controller turned on there):
+ * only where the machine is the test's own (the VM rows).
+ */
+TEST(memory_cgroup)
+{
+	pid_t pid;
+	int st;
+
+	if (!test_vm())
+		SKIP("the memory controller is turned on in the machine's "
+		     "root group: the VM rows do it");
+	if (access(CGROOT "/cgroup.controllers", R_OK))
+		SKIP("no cgroup v2 hierarchy at " CGROOT);
+	snprintf(memcg, sizeof(memcg), CGROOT "/ncb-faults-%d", (int)getpid());
+	if (put(CGROOT, "cgroup.subtree_control", "+memory") ||
+	    mkdir(memcg, 0755))
+		SKIP("no memory cgroup of our own: %s", strerror(errno));
+	fflush(stdout);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		memcg_calls();
+		fflush(stdout);
+		_exit(0);
+	}
+	st = wait_or_kill(pid);
+	rmdir(memcg);
+	if (st == -1)
+		FAIL("the calls did not end in 300 s (at the group's limit)");
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		FAIL("the calls in the group: status %#x", st);
+}
+
 TEST_MAIN(T(mmap_free_range), T(mmap_taken_range),
 	  T(mmap_shared_validate), T(mremap_to_free_range),
 	  T(reservation_books), T(soak), T(load_leaves_nothing),
-	  T(address_space_limit), T(commit_limit))
+	  T(address_space_limit), T(commit_limit), T(memory_cgroup))

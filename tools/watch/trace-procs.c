@@ -47,13 +47,28 @@ void trace_forget_maps(struct proc *p)
 }
 
 /*
+ * Whether a reader's each look is a fresh one: PROCMAP_QUERY (6.11) asks
+ * the kernel at each; elsewhere the reader holds the text it read when
+ * it was opened.
+ */
+static int looks_fresh(void)
+{
+	static int fresh = -1;
+	struct ncb_probe pr = { .size = sizeof(pr) };
+
+	if (fresh < 0)
+		fresh = !ncb_kernel_probe(&pr) && pr.procmap_query;
+	return fresh;
+}
+
+/*
  * The process's maps, opened through the calling thread (the leader may
- * have exited: a zombie has no address space to show) and kept: the
- * reader asks the kernel at each look (PROCMAP_QUERY, or the text read
- * again), but the file stays bound to the address space it was opened on,
- * so execve closes it.  At most MAPS_KEPT are kept, the least recently
- * used closed first, so that a thousand live processes do not take a
- * thousand descriptors.
+ * have exited: a zombie has no address space to show), for the call at
+ * hand.  Where each look is a fresh one, kept for the next calls; the
+ * file stays bound to the address space it was opened on, so execve
+ * closes it.  At most MAPS_KEPT are kept, the least recently used closed
+ * first, so that a thousand live processes do not take a thousand
+ * descriptors.  Elsewhere read again for each call.
  */
 #define MAPS_KEPT 64
 
@@ -65,6 +80,8 @@ struct ncb_maps *trace_proc_maps(struct tracer *t, struct proc *p,
 	size_t i, kept = 0;
 
 	p->used = ++clock;
+	if (p->maps && !looks_fresh())
+		trace_forget_maps(p);
 	if (p->maps)
 		return p->maps;
 	for (i = 0; i < t->nprocs; i++)
