@@ -702,11 +702,14 @@ static char *free_range(size_t len)
 	return p;
 }
 
-/* The kernel's own answer, for the record: the library's is asserted. */
+/*
+ * The kernel's own answer, for the record (the library's is asserted):
+ * a plain MAP_FIXED over a range of our own, refused its charge.
+ */
 static void plain_fixed_over_charge(void)
 {
-	char *p = mmap(NULL, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		       0), *q;
+	char *p = mmap(NULL, BIG, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		       MAP_NORESERVE, -1, 0), *q;
 
 	ASSERT_TRUE(p != MAP_FAILED);
 	q = mmap(p, BIG, PROT_READ | PROT_WRITE,
@@ -716,9 +719,9 @@ static void plain_fixed_over_charge(void)
 		     "succeeded");
 	printf("# a plain MAP_FIXED refused its charge (%s) and %s\n",
 	       errname(errno), state_of((uintptr_t)p) == UNMAPPED ?
-	       "had unmapped the old page first (as before 6.12)" :
-	       "left the old page (as since 6.12)");
-	(void)munmap(p, pg);
+	       "had unmapped the old range first (as before 6.12)" :
+	       "left the old range (as since 6.12)");
+	(void)munmap(p, BIG);
 }
 
 /* commit_limit's calls, in a process of their own: the limit is set. */
@@ -742,7 +745,12 @@ static void commit_limit_calls(void)
 	ncb__probe();
 	kb = committed_kb();
 	ASSERT_GT(kb, 0);
-	ASSERT_EQ(sysctl_set(OVERCOMMIT_KB, kb + (32 << 10)), 0);
+	/*
+	 * Room for what the calls need besides the 1 GiB: the kernel keeps
+	 * back a 32nd of the process's size (its total_vm, the reservation
+	 * included), at most vm.user_reserve_kbytes (__vm_enough_memory).
+	 */
+	ASSERT_EQ(sysctl_set(OVERCOMMIT_KB, kb + (256 << 10)), 0);
 	ASSERT_EQ(sysctl_set(OVERCOMMIT, 2), 0);
 
 	/* A reservation's commit: refused, nothing of it lost. */
@@ -785,7 +793,7 @@ static void commit_limit_calls(void)
 }
 
 /*
- * Strict overcommit (vm.overcommit_memory=2), the limit 32 MiB above
+ * Strict overcommit (vm.overcommit_memory=2), the limit 256 MiB above
  * what the machine has committed: writable private memory past it is
  * refused at its charge, which kernels before 6.12 take after a
  * MAP_FIXED has unmapped the old range (mmap_region, 6.1: do_mas_munmap,
