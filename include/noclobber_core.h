@@ -1254,8 +1254,75 @@ NCB__FN int ncb_core_maps_hide_prot_none(void)
 
 /* ---- The claim: a placeholder taken without replacing anything. ---- */
 
+/*
+ * Unmap a mapping just made elsewhere than asked: len bytes, or where the
+ * kernel refuses (a huge page mapping is unmapped in whole huge pages)
+ * the rounded alen.  Never alen first: where an emulator made an ordinary
+ * mapping of len bytes, alen would reach past it into others'.
+ */
+static void ncb__unmap_stray(long p, unsigned long len, unsigned long alen)
+{
+	if (ncb__munmap((unsigned long)p, len) == -NCB__EINVAL && alen > len)
+		ncb__munmap((unsigned long)p, alen);
+}
+
 /* Claiming retries this often when the range was freed meanwhile. */
 #define NCB__CLAIM_TRIES 4
+
+/*
+ * Hints in flight.  A hint the kernel cannot honour is placed wherever
+ * it finds room, for the moment it takes to undo it: perhaps in a range
+ * another thread is placing a mapping in, which then sees an occupant
+ * gone a moment later.  A refusal (EEXIST) made while any hint of this
+ * process was in flight is asked again, so many times at most: a range
+ * nothing else holds is not refused for a stray of our own.  A refusal
+ * for a stray of the very call a signal handler interrupted stands.
+ */
+#define NCB__STRAY_TRIES 8
+
+static unsigned long ncb__hints_begun, ncb__hints_ended;
+
+struct ncb__hints {
+	unsigned long begun, ended;
+};
+
+static void ncb__hints_look(struct ncb__hints *h)
+{
+	h->begun = __atomic_load_n(&ncb__hints_begun, __ATOMIC_SEQ_CST);
+	h->ended = __atomic_load_n(&ncb__hints_ended, __ATOMIC_SEQ_CST);
+}
+
+/* Whether a hint was in flight at any time since h was looked at. */
+static int ncb__hints_flew(const struct ncb__hints *h)
+{
+	struct ncb__hints now;
+
+	ncb__hints_look(&now);
+	return now.begun != h->begun || now.ended != h->ended ||
+	       now.begun != now.ended;
+}
+
+/* A hint at addr, undone (and -EADDRNOTAVAIL) if placed elsewhere. */
+static long ncb__hint(unsigned long addr, unsigned long len,
+		      unsigned long alen, int prot, int flags, int fd,
+		      long long off)
+{
+	long p;
+
+	__atomic_add_fetch(&ncb__hints_begun, 1, __ATOMIC_SEQ_CST);
+	p = ncb__mmap_raw(addr, len, prot, flags, fd, off);
+	if (!NCB_CORE_FAILED(p) && (unsigned long)p != addr) {
+		ncb__unmap_stray(p, len, alen);
+		p = -NCB__EADDRNOTAVAIL;
+	}
+	__atomic_add_fetch(&ncb__hints_ended, 1, __ATOMIC_SEQ_CST);
+	return p;
+}
+
+static void ncb__yield(void)
+{
+	(void)ncb__sc(__NR_sched_yield, 0, 0, 0, 0, 0, 0);
+}
 
 /* -EEXIST if the range is occupied now, else the error the call gave. */
 static int ncb__classify(unsigned long addr, unsigned long len,
@@ -1287,13 +1354,8 @@ static int ncb__claim_first(unsigned long addr, unsigned long len, int mode)
 	/* One page is exact even on 4.17: a mapping inside it contains addr. */
 	if (mode == NCB_NOREPLACE_PARTIAL && len == ncb_core_page_size())
 		fl |= NCB__MAP_NOREPLACE;
-	p = ncb__mmap_raw(addr, len, 0, fl, -1, 0);
-	if (NCB_CORE_FAILED(p))
-		return (int)p;
-	if ((unsigned long)p == addr)
-		return 0;
-	ncb__munmap((unsigned long)p, len);
-	return -NCB__EADDRNOTAVAIL;
+	p = ncb__hint(addr, len, len, 0, fl, -1, 0);
+	return NCB_CORE_FAILED(p) ? (int)p : 0;
 }
 
 /* The whole range as one hint first, then a page grown in place. */
@@ -1348,8 +1410,7 @@ static int ncb__claim_slow(unsigned long addr, unsigned long len, int mode)
 	return err;
 }
 
-NCB__FN int ncb_core_claim(unsigned long addr, unsigned long len,
-				int mode)
+static int ncb__claim(unsigned long addr, unsigned long len, int mode)
 {
 	long p;
 
@@ -1363,6 +1424,22 @@ NCB__FN int ncb_core_claim(unsigned long addr, unsigned long len,
 		ncb__munmap((unsigned long)p, len);
 	}
 	return ncb__claim_slow(addr, len, mode);
+}
+
+NCB__FN int ncb_core_claim(unsigned long addr, unsigned long len,
+				int mode)
+{
+	struct ncb__hints h;
+	int err, i;
+
+	for (i = 0;; i++) {
+		ncb__hints_look(&h);
+		err = ncb__claim(addr, len, mode);
+		if (err != -NCB__EEXIST || i == NCB__STRAY_TRIES ||
+		    !ncb__hints_flew(&h))
+			return err;
+		ncb__yield();
+	}
 }
 
 /* ---- mmap ---- */
@@ -1640,17 +1717,6 @@ static int ncb__after_collision_check(long err, int flags)
 	       err == -NCB__EOVERFLOW;
 }
 
-/*
- * Unmap a mapping just made elsewhere than asked: len bytes, or where the
- * kernel refuses (a huge page mapping is unmapped in whole huge pages)
- * the rounded alen.  Never alen first: where an emulator made an ordinary
- * mapping of len bytes, alen would reach past it into others'.
- */
-static void ncb__unmap_stray(long p, unsigned long len, unsigned long alen)
-{
-	if (ncb__munmap((unsigned long)p, len) == -NCB__EINVAL && alen > len)
-		ncb__munmap((unsigned long)p, alen);
-}
 
 /*
  * A plain hint: if the range is free the kernel places the mapping there
@@ -1665,14 +1731,13 @@ static long ncb__try_hint(unsigned long addr, unsigned long len,
 	 * hint at a hole of its own with MAP_FIXED, and a shorter length
 	 * there lets the kernel tear down the rest of the huge page.
 	 */
-	long p = ncb__mmap_raw(addr, huge ? alen : len, prot, flags, fd, off);
+	long p = ncb__hint(addr, huge ? alen : len, alen, prot, flags, fd,
+			   off);
 
 	if ((unsigned long)p == addr)
 		return p;
-	if (!NCB_CORE_FAILED(p)) {
-		ncb__unmap_stray(p, len, alen);
+	if (p == -NCB__EADDRNOTAVAIL)
 		return 0;
-	}
 	/*
 	 * qemu-user fails a hint now and then with EAGAIN; a real kernel
 	 * reports EAGAIN only after the collision check (locked memory
@@ -1704,6 +1769,55 @@ static int ncb__look_first(int flags)
 	if (huge && !anon)
 		return 0;
 	return (huge && anon) || ncb_core_procmap_query();
+}
+
+/* The mapping at a, by hint or claim, once: or -EEXIST, or -errno. */
+static long ncb__mmap_once(unsigned long a, unsigned long len,
+			   unsigned long alen, int prot, int flags, int fd,
+			   long long off, int mode)
+{
+	unsigned long g = ncb__granule(flags, fd);
+	long p;
+	int err;
+
+	if (mode != NCB_NOREPLACE_HONOURED) {
+		if (ncb__look_first(flags) &&
+		    ncb_core_occupied(a, a + alen) == 1)
+			return -NCB__EEXIST;
+		p = ncb__try_hint(a, len, alen, g > ncb_core_page_size(),
+				  prot, flags, fd, off);
+		if (p)
+			return p;
+		if (ncb_core_occupied(a, a + alen) == 1)
+			return -NCB__EEXIST;
+	}
+	err = ncb__claim(a, alen, mode);
+	if (err)
+		return err;
+	/* The range is ours: MAP_FIXED replaces only our placeholder. */
+	p = ncb__mmap_raw(a, len, prot, flags | NCB__MAP_FIXED, fd, off);
+	if (NCB_CORE_FAILED(p))
+		ncb__munmap(a, alen);
+	return p;
+}
+
+/* ncb__mmap_once, asked again where a stray of ours may have refused it. */
+static long ncb__mmap_placed(unsigned long a, unsigned long len,
+			     unsigned long alen, int prot, int flags, int fd,
+			     long long off, int mode)
+{
+	struct ncb__hints h;
+	long p;
+	int i;
+
+	for (i = 0;; i++) {
+		ncb__hints_look(&h);
+		p = ncb__mmap_once(a, len, alen, prot, flags, fd, off, mode);
+		if (p != -NCB__EEXIST || i == NCB__STRAY_TRIES ||
+		    !ncb__hints_flew(&h))
+			return p;
+		ncb__yield();
+	}
 }
 
 NCB__FN long ncb_core_mmap_mode(void *addr, unsigned long len, int prot,
@@ -1740,25 +1854,7 @@ NCB__FN long ncb_core_mmap_mode(void *addr, unsigned long len, int prot,
 	if (err)
 		return err;
 	alen = ncb__round(len, g);
-	if (mode != NCB_NOREPLACE_HONOURED) {
-		if (ncb__look_first(flags) &&
-		    ncb_core_occupied(a, a + alen) == 1)
-			return -NCB__EEXIST;
-		p = ncb__try_hint(a, len, alen, g > ncb_core_page_size(),
-				  prot, flags, fd, off);
-		if (p)
-			return p;
-		if (ncb_core_occupied(a, a + alen) == 1)
-			return -NCB__EEXIST;
-	}
-	err = ncb_core_claim(a, alen, mode);
-	if (err)
-		return err;
-	/* The range is ours: MAP_FIXED replaces only our placeholder. */
-	p = ncb__mmap_raw(a, len, prot, flags | NCB__MAP_FIXED, fd, off);
-	if (NCB_CORE_FAILED(p))
-		ncb__munmap(a, alen);
-	return p;
+	return ncb__mmap_placed(a, len, alen, prot, flags, fd, off, mode);
 }
 
 NCB__FN long ncb_core_mmap(void *addr, unsigned long len, int prot,

@@ -255,4 +255,105 @@ static void mremap_race(int mode)
 }
 FOR_MODES(mremap_race)
 
-TEST_MAIN(T_MODES(stress), T_MODES(mremap_race))
+/*
+ * Bystanders: while racers fight for one hot range (their refused hints
+ * are placed anywhere for a moment, wherever the kernel finds room: as
+ * large, in the windows' free gap, the highest that fits them), each
+ * bystander maps and unmaps ranges of a window of its own, which nothing
+ * else ever holds: never refused.
+ */
+#define BYSTANDERS 3
+#define BY_PAGES 64
+#define HOT_PAGES 48
+
+static struct {
+	int mode, rounds;
+	char *hot, *win;
+	pthread_barrier_t go;
+	atomic_int refused, stop;
+} B;
+
+static void *hot_racer(void *arg)
+{
+	size_t pg = test_page();
+	unsigned s = (unsigned)(uintptr_t)arg;
+	size_t len;
+	void *p;
+
+	pthread_barrier_wait(&B.go);
+	while (!atomic_load(&B.stop)) {
+		len = (HOT_PAGES - next_rand(&s) % 8) * pg;
+		p = mmap_in(B.mode, B.hot + (next_rand(&s) % 8) * pg, len,
+			    PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED)
+			munmap(p, len);
+	}
+	return NULL;
+}
+
+static void *bystander(void *arg)
+{
+	size_t pg = test_page(), len;
+	int id = (int)(uintptr_t)arg, i;
+	unsigned s = (unsigned)id * 7919u + 1;
+	char *w, *want, *p;
+
+	pthread_barrier_wait(&B.go);
+	w = B.win + (size_t)id * BY_PAGES * pg;
+	for (i = 0; i < B.rounds; i++) {
+		len = (1 + next_rand(&s) % 4) * pg;
+		want = w + (next_rand(&s) % (BY_PAGES - 4)) * pg;
+		p = mmap_in(B.mode, want, len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED) {
+			if (atomic_fetch_add(&B.refused, 1) < 3)
+				printf("# bystander %d: %s for its own %p\n",
+				       id, errname(errno), (void *)want);
+			continue;
+		}
+		if (p != want)
+			FAIL("bystander %d: %p placed at %p", id,
+			     (void *)want, (void *)p);
+		memset(p, 0x40 + id, len);
+		munmap(p, len);
+	}
+	return NULL;
+}
+
+static void bystanders(int mode)
+{
+	pthread_t r[2], b[BYSTANDERS];
+	size_t pg = test_page();
+	int i;
+
+	B.mode = mode;
+	B.rounds = test_slow() ? 300 : 5000;
+	atomic_store(&B.refused, 0);
+	atomic_store(&B.stop, 0);
+	ASSERT_EQ(pthread_barrier_init(&B.go, NULL, 3 + BYSTANDERS), 0);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(pthread_create(&r[i], NULL, hot_racer,
+					 (void *)(uintptr_t)(i + 1)), 0);
+	for (i = 0; i < BYSTANDERS; i++)
+		ASSERT_EQ(pthread_create(&b[i], NULL, bystander,
+					 (void *)(uintptr_t)i), 0);
+	/*
+	 * The hot range and the windows side by side, free, on top, once
+	 * the threads' stacks are made (they would land there).
+	 */
+	B.hot = free_window((HOT_PAGES + 8 + BYSTANDERS * BY_PAGES) * pg);
+	B.win = B.hot + (HOT_PAGES + 8) * pg;
+	pthread_barrier_wait(&B.go);
+	for (i = 0; i < BYSTANDERS; i++)
+		pthread_join(b[i], NULL);
+	atomic_store(&B.stop, 1);
+	for (i = 0; i < 2; i++)
+		pthread_join(r[i], NULL);
+	pthread_barrier_destroy(&B.go);
+	printf("# %d bystanders' calls, %d refused\n",
+	       BYSTANDERS * B.rounds, atomic_load(&B.refused));
+	ASSERT_EQ(atomic_load(&B.refused), 0);
+}
+FOR_MODES(bystanders)
+
+TEST_MAIN(T_MODES(stress), T_MODES(mremap_race), T_MODES(bystanders))
