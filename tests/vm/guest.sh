@@ -1,12 +1,12 @@
 #!/bin/sh
-# guest.sh SET: run in the guest by row.sh.  Each item of the set (see
-# items.sh) with its output in /run/io/res/ITEM.out and its status in
+# guest.sh SET SERIES: run in the guest by row.sh.  Each item of the set
+# (see items.sh) with its output in /run/io/res/ITEM.out and its status in
 # /run/io/res/ITEM.rc, one after the other: the programs share the
 # guest's two CPUs with nothing else, as they do the host's.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/vm/items.sh"
-set_env "${1:?set}"
+set_env "${1:?set}" "${2:?series}"
 res=/run/io/res
 mkdir -p "$res"
 cd "$top" || exit 1

@@ -8,7 +8,7 @@ set -u
 series=${1:?series}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/vm/items.sh"
-set_env "${2:?set}" || exit 1
+set_env "${2:?set}" "$series" || exit 1
 io=$top/build/vm-io/$series-$vm_set
 why=$("$top/tests/vm/run.sh" -n "$series" 2>&1) || {
 	echo "1..0 # SKIP ${why#run.sh: }"
@@ -18,7 +18,8 @@ rm -rf "$io"
 mkdir -p "$io"
 set -- $(items)
 echo "1..$#"
-printf 'sh %s/tests/vm/guest.sh %s\n' "$top" "$vm_set" >"$io/guest"
+printf 'sh %s/tests/vm/guest.sh %s %s\n' "$top" "$vm_set" "$series" \
+	>"$io/guest"
 # The whole set's time, and some for booting.
 "$top/tests/vm/run.sh" -t $((item_timeout * 2 + 600)) "$series" "$io" \
 	"$io/guest" 2>"$io/run.err"
