@@ -265,11 +265,15 @@ $(O)/fuzz/%: fuzz/%.c $(LIB_SRC) $(LIB_H)
 SOAK_OPS ?= 20000
 SOAK_SEED ?= 1
 soak: tests test-helpers
-	@for m in native old 4.17; do for u in "" --unmap-first; do \
+	@for m in native old 4.17 native@6.1.0; do \
+	for u in "" --unmap-first; do \
 		echo "== soak: $$m $$u"; \
+		case $$m in *@*) r="tests/with-release.sh $${m#*@}";; \
+		*) r=;; esac; \
 		NCB_SOAK_OPS=$(SOAK_OPS) NCB_FAULTS_UNMAP_FIRST=$${u:+1} \
-		$(O)/tests/ncb-emu --mode=$$m --faults=25 --seed=$(SOAK_SEED) \
-		$$u --stats $(O)/tests/t-faults soak || exit 1; \
+		$$r $(O)/tests/ncb-emu --mode=$${m%@*} --faults=25 \
+		--seed=$(SOAK_SEED) $$u --stats $(O)/tests/t-faults soak || \
+		exit 1; \
 	done; done
 
 fuzz-build: $(FUZZ_BIN)
