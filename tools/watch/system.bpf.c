@@ -365,10 +365,24 @@ static void file_name(struct file *f, char *name)
 				  BPF_CORE_READ(f, f_path.dentry, d_name.name));
 }
 
+/*
+ * Where addr is: its mapping's file and offset, or flags 0.  The helper
+ * only tries the mmap lock: tried again while another thread holds it.
+ */
+#define EBUSY 16
+#define FIND_TRIES 256
+
+struct find {
+	struct task_struct *t;
+	struct ws_site *s;
+	long r;
+};
+
 static long site_cb(struct task_struct *t, struct vm_area_struct *v,
-		    struct ws_site *s)
+		    struct find *c)
 {
 	struct file *f = BPF_CORE_READ(v, vm_file);
+	struct ws_site *s = c->s;
 
 	s->flags = (v->vm_flags & PROT_ANY) | WS_MAPPED;
 	if (f) {
@@ -379,85 +393,45 @@ static long site_cb(struct task_struct *t, struct vm_area_struct *v,
 	return 0;
 }
 
-/*
- * Where addr is: its mapping's file and offset, or flags 0.  The helper
- * only tries the mmap lock: tried again while another thread holds it.
- */
-#define EBUSY 16
-#define FIND_TRIES 256
-
-struct find {
-	struct task_struct *t;
-	struct ws_site s;
-	long r;
-};
-
 static long find_try(unsigned int i, struct find *c)
 {
-	c->r = bpf_find_vma(c->t, c->s.addr, site_cb, &c->s, 0);
+	c->r = bpf_find_vma(c->t, c->s->addr, site_cb, c, 0);
 	return c->r != -EBUSY;
 }
 
 /*
  * 0 (flags 0 if nothing is mapped there), or -EBUSY: the helper only
  * tries the mmap lock, and another thread mapping holds it for a few
- * microseconds at a time.
+ * microseconds at a time.  Global, as the walks are (below): looked at
+ * once by the verifier, not at each of its callers.
  */
-static int site_of(struct task_struct *t, unsigned long long addr,
-		   struct ws_site *out)
+__noinline int ws_site(struct ws_site *out, unsigned long long addr)
 {
-	struct find c = { .t = t, .r = -EBUSY };
+	struct find c = { bpf_get_current_task_btf(), out, -EBUSY };
 
-	c.s.addr = c.s.offset = addr;
+	if (!out)
+		return -22;
+	__builtin_memset(out, 0, sizeof(*out));
+	out->addr = out->offset = addr;
 	bpf_loop(FIND_TRIES, find_try, &c, 0);
-	*out = c.s;
 	return c.r == -EBUSY ? -EBUSY : 0;
 }
 
-/* The interpreter: the file mapped where the auxiliary vector says. */
-static int interp_of(struct task_struct *t, struct mm_struct *mm,
-		     struct ws_event *e);
-
-/*
- * The interpreter: the file mapped where the auxiliary vector's AT_BASE
- * says (none: the program is its own loader, ld.so run directly); and
- * the program: the file mapped at its start_code, the file the kernel
- * maps (under overlayfs, not exe_file's).  0, or -EBUSY.
- */
-static int images_of(struct task_struct *t, struct mm_struct *mm,
-		     struct ws_event *e)
-{
-	struct ws_site s = {};
-
-	if (site_of(t, mm->start_code, &s))
-		return -EBUSY;
-	e->exe_dev = s.dev;
-	e->exe_ino = s.ino;
-	return interp_of(t, mm, e);
-}
-
-static int interp_of(struct task_struct *t, struct mm_struct *mm,
-		     struct ws_event *e)
+/* The interpreter's base: the auxiliary vector's AT_BASE, or 0. */
+static unsigned long interp_base(struct mm_struct *mm)
 {
 	unsigned long *auxv = (void *)mm +
 			      bpf_core_field_offset(mm->saved_auxv);
 	unsigned int n = bpf_core_field_size(mm->saved_auxv) / 16, i;
 	unsigned long pair[2];
-	struct ws_site s = {};
 
 	for (i = 0; i < 32 && i < n; i++) {
 		if (bpf_probe_read_kernel(pair, sizeof(pair), auxv + 2 * i) ||
 		    !pair[0])
 			return 0;
 		if (pair[0] == AT_BASE)
-			break;
+			return pair[1];
 	}
-	if (i == 32 || i == n || !pair[1])
-		return 0;
-	if (site_of(t, pair[1], &s))
-		return -EBUSY;
-	e->interp_dev = s.dev;
-	e->interp_ino = s.ino;
 	return 0;
 }
 
@@ -477,35 +451,6 @@ static void call_file(struct task_struct *t, struct ws_event *e)
 	file_id(f, &e->file_dev, &e->file_ino);
 }
 
-/* The other threads' stack pointers: whose stack a mapping is. */
-static void threads_of(struct task_struct *t, struct ws_event *e)
-{
-	struct bpf_iter_task it;
-	struct task_struct *th;
-	struct pt_regs *r;
-	int me = BPF_CORE_READ(t, pid);
-	unsigned int n = 0;
-
-	e->more_threads = 0;
-	bpf_iter_task_new(&it, t, BPF_TASK_ITER_PROC_THREADS);
-	while ((th = bpf_iter_task_next(&it))) {
-		if (th->pid == me)
-			continue;
-		if (n >= WS_THREADS) {
-			e->more_threads = 1;
-			break;
-		}
-		r = (struct pt_regs *)bpf_task_pt_regs(th);
-		if (!r)
-			continue;
-		e->threads[n].tid = th->pid;
-		e->threads[n].sp = BPF_CORE_READ(r, sp);
-		n++;
-	}
-	bpf_iter_task_destroy(&it);
-	e->nthreads = n;
-}
-
 /* Whether a stack pointer the event knows of is inside [s, e). */
 static int holds_sp(const struct ws_event *e, unsigned long long s,
 		    unsigned long long end)
@@ -520,26 +465,48 @@ static int holds_sp(const struct ws_event *e, unsigned long long s,
 	return 0;
 }
 
+/*
+ * A VMA's fields, read once: what looks at a mapping is the same however
+ * the walk found it.
+ */
+struct mapping {
+	unsigned long long start, end, flags, pgoff;
+	struct file *file;
+	const void *ops;
+	void *priv;
+};
+
+static void vma_read(struct vm_area_struct *v, struct mapping *w)
+{
+	w->start = BPF_CORE_READ(v, vm_start);
+	w->end = BPF_CORE_READ(v, vm_end);
+	w->flags = BPF_CORE_READ(v, vm_flags);
+	w->pgoff = BPF_CORE_READ(v, vm_pgoff);
+	w->file = BPF_CORE_READ(v, vm_file);
+	w->ops = BPF_CORE_READ(v, vm_ops);
+	w->priv = BPF_CORE_READ(v, vm_private_data);
+}
+
 /* The kernel's own names: [heap], [stack], a special mapping's. */
-static unsigned int kind_of(struct mm_struct *mm, struct vm_area_struct *v,
+static unsigned int kind_of(struct mm_struct *mm, const struct mapping *v,
 			    char *name)
 {
 	struct vm_special_mapping *sm;
 	const char *s;
 
-	if (v->vm_file)
+	if (v->file)
 		return WS_K_FILE;
-	if (v->vm_start < mm->brk && v->vm_end > mm->start_brk)
+	if (v->start < mm->brk && v->end > mm->start_brk)
 		return WS_K_HEAP;
-	if (v->vm_start <= mm->start_stack && v->vm_end >= mm->start_stack)
+	if (v->start <= mm->start_stack && v->end >= mm->start_stack)
 		return WS_K_STACK;
 	/*
 	 * Anonymous memory with operations of its own: a special mapping
 	 * ([vdso], [vvar], [uprobes]...), whose private data names it.
 	 */
-	if (!v->vm_ops || !v->vm_private_data)
+	if (!v->ops || !v->priv)
 		return 0;
-	sm = v->vm_private_data;
+	sm = v->priv;
 	s = BPF_CORE_READ(sm, name);
 	if (bpf_probe_read_kernel_str(name, WS_NAME, s) <= 1 || name[0] != '[')
 		return 0;
@@ -599,23 +566,24 @@ static int in_regions(const struct ws_event *e, unsigned long long s,
  * weigh apart).
  */
 static int add_victim(struct ws_event *e, struct mm_struct *mm,
-		      struct vm_area_struct *v)
+		      const struct mapping *v)
 {
 	unsigned int n = e->nvictims, k;
 	struct ws_vma *w, *last;
 	char name[WS_NAME] = {};
+	struct file *f;
 
 	k = kind_of(mm, v, name);
 	/* Plain, but a stack: not merged, its bounds tell whose. */
-	if (!k && holds_sp(e, v->vm_start, v->vm_end))
+	if (!k && holds_sp(e, v->start, v->end))
 		k = WS_K_SP;
 	if (n && n <= WS_VICTIMS) {
 		last = &e->v[(n - 1) & (WS_VICTIMS - 1)];
 		if (!k && (last->kind == 0 || last->kind == WS_K_MERGED) &&
-		    last->end == v->vm_start &&
-		    !in_regions(e, last->start, v->vm_end)) {
-			last->end = v->vm_end;
-			last->flags |= v->vm_flags;
+		    last->end == v->start &&
+		    !in_regions(e, last->start, v->end)) {
+			last->end = v->end;
+			last->flags |= v->flags;
 			last->kind = WS_K_MERGED;
 			return 0;
 		}
@@ -625,71 +593,269 @@ static int add_victim(struct ws_event *e, struct mm_struct *mm,
 		return 1;
 	}
 	w = &e->v[n & (WS_VICTIMS - 1)];
-	w->start = v->vm_start;
-	w->end = v->vm_end;
-	w->flags = v->vm_flags;
-	w->pgoff = v->vm_pgoff;
+	w->start = v->start;
+	w->end = v->end;
+	w->flags = v->flags;
+	w->pgoff = v->pgoff;
 	w->kind = k;
 	w->dev = w->ino = w->size = 0;
 	__builtin_memcpy(w->name, name, WS_NAME);
 	if (k == WS_K_FILE) {
-		file_id(BPF_CORE_READ(v, vm_file), &w->dev,
-			&w->ino);
-		w->size = BPF_CORE_READ(v, vm_file, f_inode, i_size);
-		file_name(v->vm_file, w->name);
+		f = v->file;
+		file_id(f, &w->dev, &w->ino);
+		w->size = BPF_CORE_READ(f, f_inode, i_size);
+		file_name(f, w->name);
 	}
 	e->nvictims = n + 1;
 	return 0;
 }
 
-/* The mappings meeting [start, end): shmat's end is not known yet. */
-static int walk(struct task_struct *t, struct mm_struct *mm,
-		struct ws_event *e)
+/* A mapping of the process's whose file is a victim's: code, an object. */
+static void exec_mark(struct ws_event *e, const struct mapping *v)
 {
-	struct bpf_iter_task_vma it;
-	struct vm_area_struct *v;
-	int err;
+	struct file *f = v->file;
+	unsigned long long dev, ino;
+	unsigned int i;
 
-	e->nvictims = 0;
-	e->truncated = 0;
-	err = bpf_iter_task_vma_new(&it, t, e->start);
-	while (!err && (v = bpf_iter_task_vma_next(&it))) {
-		if (e->end > e->start && v->vm_start >= e->end)
-			break;
-		if (add_victim(e, mm, v))
-			break;
-	}
-	bpf_iter_task_vma_destroy(&it);
-	return err;
+	if (!(v->flags & VM_EXEC) || !f)
+		return;
+	dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	ino = BPF_CORE_READ(f, f_inode, i_ino);
+	for (i = 0; i < WS_VICTIMS && i < e->nvictims; i++)
+		if (e->v[i].ino == ino && e->v[i].dev == dev &&
+		    (e->v[i].kind & WS_K_FILE))
+			e->v[i].kind |= WS_K_EXEC;
 }
 
 /*
- * The iterator only tries the process's mmap lock: another of its
- * threads mapping or unmapping meanwhile makes it fail (EBUSY).  Tried
- * again a few times, the holder being brief; else the call is unjudged.
+ * The pieces of a call's entry and exit that walk the process (its
+ * threads, its mappings) are global functions: the verifier checks each
+ * once, on its own, not again along every path of the program that calls
+ * it, nor as the body of a loop (on 6.12 on_enter, all of it inlined,
+ * passed the million instructions the verifier may look at).  They look
+ * at the current task and take the event as plain memory; 0, or -errno.
+ * The loops that walk are kept to a few instructions for the same
+ * reason: the mappings are gathered first, 64 at a time, then looked at.
  */
-#define WALK_TRIES 256
 
-struct try {
-	struct task_struct *t;
-	struct mm_struct *mm;
-	struct ws_event *e;
+#define BATCH 64
+
+/*
+ * Mappings gathered by a walk, in order, before they are looked at; and
+ * where the walk is (in memory the verifier does not follow, so that the
+ * loops' states do not differ from one turn to the next).
+ */
+struct batch {
+	unsigned int n;
+	unsigned int full;		/* more may follow */
+	unsigned long long next;	/* the last one's end */
+	unsigned int tries;
+	unsigned int pad;
+	struct mapping m[BATCH];
 };
 
-static long walk_try(unsigned int i, struct try *c)
-{
-	struct ws_event *e = c->e;
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, unsigned int);
+	__type(value, struct batch);
+} batch_room SEC(".maps");
 
-	e->err = walk(c->t, c->mm, e);
-	return e->err != -16;
+static struct batch *batch(void)
+{
+	unsigned int zero = 0;
+
+	return bpf_map_lookup_elem(&batch_room, &zero);
 }
 
-static void victims_of(struct task_struct *t, struct mm_struct *mm,
-		       struct ws_event *e)
-{
-	struct try c = { t, mm, e };
+/* What a walk over the process's mappings does at each. */
+enum visit { V_VICTIMS, V_EXEC, V_SHM };
 
-	bpf_loop(WALK_TRIES, walk_try, &c, 0);
+/*
+ * The batch's mapping i, from the one holding from (or the next) up:
+ * 1 when the walk is done.
+ */
+__noinline int ws_visit(struct ws_event *e, unsigned int i,
+			unsigned long long from, int what)
+{
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+	struct batch *b = batch();
+	struct mapping *v;
+
+	if (!e || !b || i >= BATCH)
+		return 1;
+	v = &b->m[i];
+	switch (what) {
+	case V_VICTIMS:
+		return add_victim(e, mm, v);
+	case V_EXEC:
+		exec_mark(e, v);
+		return 0;
+	case V_SHM:
+		/* The segment: the mapping that starts where it went. */
+		if (v->start == from)
+			e->end = v->end;
+		return 1;
+	}
+	return 1;
+}
+
+/*
+ * Into the batch: the mappings from the one holding from (or the next)
+ * up to the first that starts at until or above, with the VMA iterator
+ * (Linux 6.7), which only tries the mmap lock (EBUSY).  Their number, or
+ * -errno.
+ */
+__noinline int ws_gather_iter(unsigned long long from,
+			      unsigned long long until)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *v;
+	struct batch *b = batch();
+	unsigned int n = 0;
+	int err;
+
+	if (!b)
+		return -22;
+	b->full = 0;
+	err = bpf_iter_task_vma_new(&it, t, from);
+	while (!err && (v = bpf_iter_task_vma_next(&it))) {
+		if (v->vm_start >= until)
+			break;
+		if (n >= BATCH) {
+			b->full = 1;
+			break;
+		}
+		vma_read(v, &b->m[n & (BATCH - 1)]);
+		b->next = v->vm_end;
+		n++;
+	}
+	bpf_iter_task_vma_destroy(&it);
+	b->n = n;
+	return err ? err : n;
+}
+
+/*
+ * A walk only tries the process's mmap lock: another of its threads
+ * mapping or unmapping meanwhile makes it fail (EBUSY).  Tried again a
+ * few times, the holder being brief; else the walk fails.  A walk longer
+ * than a batch lets go of the lock between batches.
+ */
+#define WALK_TRIES 256
+#define WALK_BATCHES 1024		/* vm.max_map_count's 65530 */
+
+struct walker {
+	struct ws_event *e;
+	unsigned long long from, until;
+	int what, err, done;
+};
+
+static long visit_one(unsigned int i, struct walker *c)
+{
+	c->done = ws_visit(c->e, i, c->from, c->what) != 0;
+	return c->done;
+}
+
+/* The batch gathered: each looked at; 1 when the walk is done. */
+static long walk_batch(struct walker *c, int n)
+{
+	struct batch *b = batch();
+
+	if (!b)
+		return 1;
+	if (n == -EBUSY && b->tries++ < WALK_TRIES)
+		return 0;
+	c->err = n < 0 ? n : 0;
+	if (n <= 0)
+		return 1;
+	bpf_loop(n, visit_one, c, 0);
+	if (c->done || !b->full)
+		return 1;
+	c->from = b->next;
+	b->tries = 0;
+	return 0;
+}
+
+static long walk_iter(unsigned int i, struct walker *c)
+{
+	return walk_batch(c, ws_gather_iter(c->from, c->until));
+}
+
+/*
+ * The process's mappings from the one holding from (or the next) up,
+ * until one starts at until or above, or what looks at them is done.
+ */
+static int walk(struct ws_event *e, unsigned long long from,
+		unsigned long long until, enum visit what)
+{
+	struct walker c = { e, from, until, what, 0, 0 };
+	struct batch *b = batch();
+
+	if (!b)
+		return -22;
+	b->tries = 0;
+	bpf_loop(WALK_BATCHES + WALK_TRIES, walk_iter, &c, 0);
+	return c.err;
+}
+
+/* The other threads' stack pointers: whose stack a mapping is. */
+__noinline int ws_threads_iter(struct ws_event *e)
+{
+	struct task_struct *t = bpf_get_current_task_btf(), *th;
+	struct bpf_iter_task it;
+	struct pt_regs *r;
+	int me = t->pid;
+	unsigned int n = 0;
+
+	if (!e)
+		return -22;
+	e->more_threads = 0;
+	bpf_iter_task_new(&it, t, BPF_TASK_ITER_PROC_THREADS);
+	while ((th = bpf_iter_task_next(&it))) {
+		if (th->pid == me)
+			continue;
+		if (n >= WS_THREADS) {
+			e->more_threads = 1;
+			break;
+		}
+		r = (struct pt_regs *)bpf_task_pt_regs(th);
+		if (!r)
+			continue;
+		e->threads[n & (WS_THREADS - 1)].tid = th->pid;
+		e->threads[n & (WS_THREADS - 1)].sp = BPF_CORE_READ(r, sp);
+		n++;
+	}
+	bpf_iter_task_destroy(&it);
+	e->nthreads = n;
+	return 0;
+}
+
+/*
+ * The mappings meeting the call's range, in e->v; e->err.  shmat's end
+ * is not known yet: up to WS_VICTIMS of them.
+ */
+static void victims_of(struct ws_event *e)
+{
+	e->nvictims = 0;
+	e->truncated = 0;
+	e->err = walk(e, e->start, e->end > e->start ? e->end : ~0ULL,
+		      V_VICTIMS);
+}
+
+/*
+ * The victims whose file the process maps executable somewhere: code, an
+ * object a loader mapped (what the tool would otherwise learn from the
+ * file's header, by a path that may name another file by then).
+ */
+static void mark_exec(struct ws_event *e)
+{
+	unsigned int i, files = 0;
+
+	for (i = 0; i < WS_VICTIMS && i < e->nvictims; i++)
+		files |= e->v[i].kind & WS_K_FILE;
+	if (files)
+		walk(e, 0, ~0ULL, V_EXEC);
 }
 
 /* Nothing replaced but free space and reservation pages. */
@@ -705,44 +871,75 @@ static int only_reserved(const struct ws_event *e)
 }
 
 /*
- * The victims whose file the process maps executable somewhere: code, an
- * object a loader mapped (what the tool would otherwise learn from the
- * file's header, by a path that may name another file by then).
+ * The program: the file mapped at its start_code, the file the kernel
+ * maps (under overlayfs, not exe_file's); and the interpreter: the file
+ * mapped at AT_BASE (none: the program is its own loader, ld.so run
+ * directly).  0, or -EBUSY.
  */
-static void mark_exec(struct task_struct *t, struct ws_event *e)
+__noinline int ws_images(struct ws_event *e)
 {
-	struct bpf_iter_task_vma it;
-	struct vm_area_struct *v;
-	unsigned long long dev, ino;
-	unsigned int i, files = 0;
-	struct file *f;
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+	struct ws_site s;
+	unsigned long base;
 
-	for (i = 0; i < WS_VICTIMS && i < e->nvictims; i++)
-		files |= e->v[i].kind & WS_K_FILE;
-	if (!files)
-		return;
-	if (!bpf_iter_task_vma_new(&it, t, 0))
-		while ((v = bpf_iter_task_vma_next(&it))) {
-			f = BPF_CORE_READ(v, vm_file);
-			if (!(v->vm_flags & VM_EXEC) || !f)
-				continue;
-			dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
-			ino = BPF_CORE_READ(f, f_inode, i_ino);
-			for (i = 0; i < WS_VICTIMS && i < e->nvictims; i++)
-				if (e->v[i].ino == ino && e->v[i].dev == dev &&
-				    (e->v[i].kind & WS_K_FILE))
-					e->v[i].kind |= WS_K_EXEC;
-		}
-	bpf_iter_task_vma_destroy(&it);
+	if (!e || !mm)
+		return -22;
+	if (ws_site(&s, mm->start_code))
+		return -EBUSY;
+	e->exe_dev = s.dev;
+	e->exe_ino = s.ino;
+	base = interp_base(mm);
+	if (!base)
+		return 0;
+	if (ws_site(&s, base))
+		return -EBUSY;
+	e->interp_dev = s.dev;
+	e->interp_ino = s.ino;
+	return 0;
+}
+
+/*
+ * The caller: the call's own address, and the return address a leaf
+ * wrapper left on top of the stack (i386: past the three registers the
+ * vDSO's entry pushes), with the bytes before it.  0, or -EBUSY: not
+ * knowing the caller would misjudge who made what.
+ */
+__noinline int ws_caller(struct ws_event *e, unsigned long long ip)
+{
+	unsigned long long ret = 0;
+	int err = 0;
+
+	if (!e)
+		return -22;
+	__builtin_memset(&e->pc, 0, sizeof(e->pc));
+	__builtin_memset(&e->ret, 0, sizeof(e->ret));
+	__builtin_memset(e->code, 0, sizeof(e->code));
+	if (ws_site(&e->pc, ip))
+		err = -EBUSY;
+	if (e->compat)
+		bpf_probe_read_user(&ret, 4, (void *)(e->sp + 12));
+	else
+		bpf_probe_read_user(&ret, 8, (void *)e->sp);
+	e->ret_ok = 0;
+	if (ret > 6) {
+		if (ws_site(&e->ret, ret))
+			err = -EBUSY;
+		bpf_probe_read_user(e->code, 6, (void *)(ret - 6));
+		/* After a call (rel32, through memory or a register). */
+		e->ret_ok = (e->ret.flags & VM_EXEC) &&
+			    (e->code[1] == 0xe8 ||
+			     (e->code[0] == 0xff && e->code[1] == 0x15) ||
+			     (e->code[4] == 0xff &&
+			      (e->code[5] & 0xf8) == 0xd0));
+	}
+	return err;
 }
 
 /* Everything the tool needs of the call, taken while it is at entry. */
 static void take(struct task_struct *t, struct pt_regs *r, int compat,
 		 struct ws_event *e)
 {
-	struct mm_struct *mm = t->mm;
 	unsigned long long id = bpf_get_current_pid_tgid();
-	unsigned long long ret = 0;
 
 	e->type = WS_EVENT;
 	e->tgid = id >> 32;
@@ -756,51 +953,25 @@ static void take(struct task_struct *t, struct pt_regs *r, int compat,
 	e->exe_dev = e->exe_ino = e->interp_dev = e->interp_ino = 0;
 	e->file_dev = e->file_ino = 0;
 	proc_comm(t, e->comm);
-	if (!mm) {
+	if (!t->mm) {
 		e->err = -22;
 		return;
 	}
-	threads_of(t, e);
+	ws_threads_iter(e);
 	regions_of(t, e);
-	victims_of(t, mm, e);
+	victims_of(e);
 	/* What only the tool needs: for a call it will be sent. */
-	if (!e->err && (!e->nvictims || only_reserved(e)) &&
-	    wcall_family(e->call) != WC_SHMAT)
-		goto caller;
-	if (!e->err)
-		e->err = images_of(t, mm, e);
-	if (!e->err)
-		mark_exec(t, e);
-	if (wcall_family(e->call) == WC_MMAP)
-		call_file(t, e);
-caller:
-	/*
-	 * The caller: the call's own address, and the return address a
-	 * leaf wrapper left on top of the stack (i386: past the three
-	 * registers the vDSO's entry pushes), with the bytes before it.
-	 */
-	__builtin_memset(&e->pc, 0, sizeof(e->pc));
-	__builtin_memset(&e->ret, 0, sizeof(e->ret));
-	__builtin_memset(e->code, 0, sizeof(e->code));
-	/* Not knowing the caller would misjudge who made what. */
-	if (site_of(t, r->ip, &e->pc))
-		e->err = -EBUSY;
-	if (compat)
-		bpf_probe_read_user(&ret, 4, (void *)(e->sp + 12));
-	else
-		bpf_probe_read_user(&ret, 8, (void *)e->sp);
-	e->ret_ok = 0;
-	if (ret > 6) {
-		if (site_of(t, ret, &e->ret))
-			e->err = -EBUSY;
-		bpf_probe_read_user(e->code, 6, (void *)(ret - 6));
-		/* After a call (rel32, through memory or a register). */
-		e->ret_ok = (e->ret.flags & VM_EXEC) &&
-			    (e->code[1] == 0xe8 ||
-			     (e->code[0] == 0xff && e->code[1] == 0x15) ||
-			     (e->code[4] == 0xff &&
-			      (e->code[5] & 0xf8) == 0xd0));
+	if (e->err || (e->nvictims && !only_reserved(e)) ||
+	    wcall_family(e->call) == WC_SHMAT) {
+		if (!e->err)
+			e->err = ws_images(e);
+		if (!e->err)
+			mark_exec(e);
+		if (wcall_family(e->call) == WC_MMAP)
+			call_file(t, e);
 	}
+	if (ws_caller(e, r->ip))
+		e->err = -EBUSY;
 }
 
 /* A fixed mmap made: the process's newest region. */
@@ -873,22 +1044,13 @@ int BPF_PROG(on_enter, struct pt_regs *regs, long id)
 	return 0;
 }
 
-/* shmat's range, now that its result says where the segment went. */
-static void shm_range(struct task_struct *t, struct ws_event *e,
-		      unsigned long long at)
+/* shmat's range: only the mappings the segment met. */
+static void shm_range(struct ws_event *e, unsigned long long at)
 {
-	struct bpf_iter_task_vma it;
-	struct vm_area_struct *v;
 	unsigned int i, n = 0;
 
 	e->end = e->start;
-	if (!bpf_iter_task_vma_new(&it, t, at)) {
-		v = bpf_iter_task_vma_next(&it);
-		if (v && v->vm_start == at)
-			e->end = v->vm_end;
-	}
-	bpf_iter_task_vma_destroy(&it);
-	/* Only the mappings the segment met. */
+	walk(e, at, at + 1, V_SHM);
 	for (i = 0; i < WS_VICTIMS && i < e->nvictims; i++)
 		if (e->v[i].start < e->end)
 			n = i + 1;
@@ -929,7 +1091,7 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 	if (e->call == WC_IPC && e->result_at)
 		bpf_probe_read_user(&at, 4, (void *)e->result_at);
 	if (wcall_family(e->call) == WC_SHMAT)
-		shm_range(t, e, e->call == WC_IPC ? at : (unsigned long)ret);
+		shm_range(e, e->call == WC_IPC ? at : (unsigned long)ret);
 	if (!e->err && !e->nvictims) {
 		if (c)
 			__sync_fetch_and_add(&c->free, 1);
@@ -945,7 +1107,7 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 	 * the descriptor's file is the overlay's and the mapping's the file
 	 * below, which is what the victims' are.
 	 */
-	if (e->file_ino && !site_of(t, e->start, &s) && s.ino) {
+	if (e->file_ino && !ws_site(&s, e->start) && s.ino) {
 		e->file_dev = s.dev;
 		e->file_ino = s.ino;
 	}
