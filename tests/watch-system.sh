@@ -4,7 +4,9 @@
 # reported with its process, victim and caller, nothing for the benign
 # patterns; the scopes (--comm, -p, --uid, --cgroup) keep what is outside
 # them out; real programs report nothing; a full ring buffer is counted
-# and said.  One watcher per case, scoped to this test's own programs (by
+# and said.  The corpus runs again with the programs for kernels without
+# the task and VMA iterators (NCB_TEST_SYSTEM_TREE) where the kernel has
+# both.  One watcher per case, scoped to this test's own programs (by
 # their unique names, or a cgroup of its own): other tests run beside it.
 b=${1:?build directory}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -175,6 +177,17 @@ if $cc -O1 -o "$prog" "$top/tests/progs/clobber.c" -pthread; then
 		skip "the sanitizers' build: no $asan with --system"
 	fi
 	nc=$native
+	# The programs for a kernel without the task and VMA iterators
+	# (before 6.7: the maple tree and the thread list read directly),
+	# where this one has them too: the same reports.
+	if grep -q bpf_iter_task_vma_new /sys/kernel/btf/vmlinux 2>/dev/null
+	then
+		export NCB_TEST_SYSTEM_TREE=1
+		corpus "$prog" "x86_64 (no iterators)" "" ""
+		unset NCB_TEST_SYSTEM_TREE
+	else
+		skip "x86_64 (no iterators): the kernel has none, as above"
+	fi
 else
 	ok 1 "build progs/clobber.c"
 fi

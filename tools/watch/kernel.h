@@ -75,6 +75,10 @@ struct files_struct {
 	struct fdtable *fdt;
 } CORE;
 
+struct list_head {
+	struct list_head *next, *prev;
+} CORE;
+
 struct vm_special_mapping {
 	const char *name;
 } CORE;
@@ -90,24 +94,56 @@ struct vm_area_struct {
 	void *vm_private_data;
 } CORE;
 
+/*
+ * include/linux/maple_tree.h: the tree of an address space's VMAs (Linux
+ * 6.1), read where the VMA iterator is missing (before 6.7).  Its nodes
+ * are 256 bytes, their pointers' low 8 bits the node's type and flags.
+ */
+struct maple_tree {
+	void *ma_root;
+} CORE;
+
+/* Leaves and plain inner nodes. */
+struct maple_range_64 {
+	unsigned long pivot[15];
+	void *slot[16];
+} CORE;
+
+/* Inner nodes that keep their gaps' sizes (an mm's). */
+struct maple_arange_64 {
+	unsigned long pivot[9];
+	void *slot[10];
+} CORE;
+
+enum maple_type {
+	maple_dense,
+	maple_leaf_64,
+	maple_range_64,
+	maple_arange_64,
+};
+
 struct mm_struct {
 	unsigned long start_code, start_brk, brk, start_stack;
 	unsigned long saved_auxv[2];	/* its size: the kernel's, by CO-RE */
 	struct file *exe_file;
+	struct maple_tree mm_mt;
 } CORE;
 
 struct signal_struct {
 	struct { int counter; } live;	/* threads not yet exiting */
+	struct list_head thread_head;	/* its threads' thread_node */
 } CORE;
 
 struct task_struct {
 	struct thread_info thread_info;
+	void *stack;			/* the kernel's: pt_regs on top */
 	int pid, tgid;
 	struct mm_struct *mm;
 	struct task_struct *group_leader;
 	unsigned long long start_time;
 	struct files_struct *files;
 	struct signal_struct *signal;
+	struct list_head thread_node;
 	char comm[16];
 } CORE;
 

@@ -115,17 +115,24 @@ struct {
 	__type(value, unsigned int);
 } scope_cgroups SEC(".maps");
 
+/*
+ * The open-coded task and VMA iterators (Linux 6.7).  Weak: a kernel
+ * without them loads the programs that do not call them (the tool picks
+ * on_enter_tree and on_exit_tree there).
+ */
 extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it,
 				 struct task_struct *task,
-				 unsigned long long addr) __ksym;
+				 unsigned long long addr) __ksym __weak;
 extern struct vm_area_struct *
-bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym;
-extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym;
+bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym __weak;
+extern void
+bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym __weak;
 extern int bpf_iter_task_new(struct bpf_iter_task *it,
 			     struct task_struct *task,
-			     unsigned int flags) __ksym;
-extern struct task_struct *bpf_iter_task_next(struct bpf_iter_task *it) __ksym;
-extern void bpf_iter_task_destroy(struct bpf_iter_task *it) __ksym;
+			     unsigned int flags) __ksym __weak;
+extern struct task_struct *
+bpf_iter_task_next(struct bpf_iter_task *it) __ksym __weak;
+extern void bpf_iter_task_destroy(struct bpf_iter_task *it) __ksym __weak;
 
 static int is_compat(struct task_struct *t)
 {
@@ -369,6 +376,7 @@ static void file_name(struct file *f, char *name)
  * Where addr is: its mapping's file and offset, or flags 0.  The helper
  * only tries the mmap lock: tried again while another thread holds it.
  */
+#define ENOENT 2
 #define EBUSY 16
 #define FIND_TRIES 256
 
@@ -650,8 +658,15 @@ struct batch {
 	unsigned int full;		/* more may follow */
 	unsigned long long next;	/* the last one's end */
 	unsigned int tries;
-	unsigned int pad;
+	int err;
 	struct mapping m[BATCH];
+	/* Without the iterator: where the walk is in the maple tree. */
+	unsigned long long root;
+	unsigned long long node;	/* to go down into, or 0: a leaf */
+	unsigned long long hi;		/* its last index (a leaf's) */
+	unsigned long long index, until;
+	unsigned int np, off;		/* the leaf's pivots, its slot */
+	unsigned long long piv[16], slot[16];	/* the node, as read */
 };
 
 struct {
@@ -737,6 +752,160 @@ __noinline int ws_gather_iter(unsigned long long from,
 }
 
 /*
+ * Without the VMA iterator (before Linux 6.7): the address space's maple
+ * tree (6.1), read inside bpf_find_vma()'s callback, which holds the mmap
+ * lock (only tried, EBUSY, as the iterator does) so that no writer
+ * changes the tree meanwhile.  lib/maple_tree.c's encoding: a node
+ * pointer's low 8 bits are not the address, bits 3-6 are its type (the
+ * root's bit 1 says it is a node); pivot i is the last index of slot i,
+ * the last slot's is the node's own (a 0 pivot past the data, or none);
+ * a leaf's slots are the VMAs, NULL for the gaps between them.
+ */
+#define MT_NODE_MASK 255ULL
+#define MT_TYPE(p) (((p) >> 3) & 15)
+#define MT_STEPS 1024			/* descents and slots per batch */
+
+/* Reads node p into the batch: its pivots' number, or 0. */
+static unsigned int mt_read(struct batch *b, unsigned long long p)
+{
+	void *n = (void *)(p & ~MT_NODE_MASK);
+	unsigned int type = MT_TYPE(p), np, ns;
+	unsigned long po, so;
+
+	if (type == bpf_core_enum_value(enum maple_type, maple_arange_64)) {
+		po = bpf_core_field_offset(struct maple_arange_64, pivot);
+		so = bpf_core_field_offset(struct maple_arange_64, slot);
+		np = bpf_core_field_size(struct maple_arange_64, pivot) / 8;
+		ns = bpf_core_field_size(struct maple_arange_64, slot) / 8;
+	} else if (type == bpf_core_enum_value(enum maple_type,
+					       maple_range_64) ||
+		   type == bpf_core_enum_value(enum maple_type,
+					       maple_leaf_64)) {
+		po = bpf_core_field_offset(struct maple_range_64, pivot);
+		so = bpf_core_field_offset(struct maple_range_64, slot);
+		np = bpf_core_field_size(struct maple_range_64, pivot) / 8;
+		ns = bpf_core_field_size(struct maple_range_64, slot) / 8;
+	} else {
+		return 0;
+	}
+	if (np >= 16 || ns > 16 ||
+	    bpf_probe_read_kernel(b->piv, np * 8, n + po) ||
+	    bpf_probe_read_kernel(b->slot, ns * 8, n + so))
+		return 0;
+	return np;
+}
+
+/*
+ * One step: down a level towards index, or one slot of the leaf along.
+ * 1 when the batch is done.
+ */
+static long mt_step(unsigned int i, void *unused)
+{
+	struct batch *b = batch();
+	struct vm_area_struct *v;
+	unsigned long long p, max;
+	unsigned int np, k, at;
+
+	if (!b)
+		return 1;
+	if (b->node) {
+		p = b->node;
+		np = mt_read(b, p);
+		if (!np) {
+			b->err = -22;
+			return 1;
+		}
+		/* The slot that holds index. */
+		for (k = 0; k < np && k < 15; k++)
+			if (b->piv[k] >= b->index || (k && !b->piv[k]))
+				break;
+		if (MT_TYPE(p) == bpf_core_enum_value(enum maple_type,
+						      maple_leaf_64)) {
+			b->np = np;
+			b->off = k;
+			b->node = 0;
+			return 0;
+		}
+		if (k < np && b->piv[k])
+			b->hi = b->piv[k];
+		b->node = b->slot[k & 15];
+		return 0;
+	}
+	k = b->off & 15;
+	max = k < b->np && b->piv[k] ? b->piv[k] : b->hi;
+	p = b->slot[k];
+	/* Internal values (below 4096, ending in binary 10) are no VMA. */
+	if (p && (p & 3) != 2) {
+		v = (void *)p;
+		if (BPF_CORE_READ(v, vm_start) >= b->until)
+			return 1;
+		if (b->n >= BATCH) {
+			b->full = 1;
+			return 1;
+		}
+		at = b->n++;
+		barrier_var(at);	/* as in thread_step() */
+		vma_read(v, &b->m[at & (BATCH - 1)]);
+		b->next = BPF_CORE_READ(v, vm_end);
+	}
+	if (max < b->hi) {
+		b->off = k + 1;
+		return 0;
+	}
+	/* The leaf's end: down again from the root to the next index. */
+	if (b->hi == ~0ULL)
+		return 1;
+	b->index = b->hi + 1;
+	b->node = b->root;
+	b->hi = ~0ULL;
+	return 0;
+}
+
+static long tree_cb(struct task_struct *t, struct vm_area_struct *anchor,
+		    void *unused)
+{
+	struct batch *b = batch();
+	unsigned long long root;
+
+	if (!b)
+		return 0;
+	root = (unsigned long long)BPF_CORE_READ(t, mm, mm_mt.ma_root);
+	/* An empty tree, or a single entry at 0: no VMA to walk. */
+	if ((root & 3) != 2 || root <= 4096)
+		return 0;
+	b->root = b->node = root;
+	bpf_loop(MT_STEPS, mt_step, NULL, 0);
+	return 0;
+}
+
+/*
+ * The same as ws_gather_iter(), from the maple tree.  bpf_find_vma()
+ * needs an address that is mapped: the call's own (or its stack's).
+ */
+__noinline int ws_gather_tree(unsigned long long from,
+			      unsigned long long until)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(t);
+	struct batch *b = batch();
+	long err;
+
+	if (!b || !r)
+		return -22;
+	b->n = b->full = 0;
+	b->err = 0;
+	b->index = from;
+	b->until = until;
+	b->hi = ~0ULL;
+	err = bpf_find_vma(t, r->ip, tree_cb, NULL, 0);
+	if (err == -ENOENT)
+		err = bpf_find_vma(t, r->sp, tree_cb, NULL, 0);
+	if (!err)
+		err = b->err;
+	return err ? err : b->n;
+}
+
+/*
  * A walk only tries the process's mmap lock: another of its threads
  * mapping or unmapping meanwhile makes it fail (EBUSY).  Tried again a
  * few times, the holder being brief; else the walk fails.  A walk longer
@@ -782,12 +951,20 @@ static long walk_iter(unsigned int i, struct walker *c)
 	return walk_batch(c, ws_gather_iter(c->from, c->until));
 }
 
+static long walk_tree(unsigned int i, struct walker *c)
+{
+	return walk_batch(c, ws_gather_tree(c->from, c->until));
+}
+
 /*
  * The process's mappings from the one holding from (or the next) up,
- * until one starts at until or above, or what looks at them is done.
+ * until one starts at until or above, or what looks at them is done;
+ * with the iterator, or from the tree (a constant: a program calls only
+ * what the kernel it is loaded into has).
  */
-static int walk(struct ws_event *e, unsigned long long from,
-		unsigned long long until, enum visit what)
+static __always_inline int walk(struct ws_event *e, unsigned long long from,
+				unsigned long long until, enum visit what,
+				int tree)
 {
 	struct walker c = { e, from, until, what, 0, 0 };
 	struct batch *b = batch();
@@ -795,7 +972,8 @@ static int walk(struct ws_event *e, unsigned long long from,
 	if (!b)
 		return -22;
 	b->tries = 0;
-	bpf_loop(WALK_BATCHES + WALK_TRIES, walk_iter, &c, 0);
+	bpf_loop(WALK_BATCHES + WALK_TRIES, tree ? walk_tree : walk_iter, &c,
+		 0);
 	return c.err;
 }
 
@@ -832,15 +1010,100 @@ __noinline int ws_threads_iter(struct ws_event *e)
 }
 
 /*
+ * A kernel pointer's value, as a number, for arithmetic the verifier
+ * refuses on a pointer: it keeps a pointer's type through any cast, not
+ * through memory a helper copies.
+ */
+static unsigned long long addr_of(const void *p)
+{
+	unsigned long long a = 0;
+
+	bpf_probe_read_kernel(&a, sizeof(a), &p);
+	return a;
+}
+
+struct thread_walk {
+	struct ws_event *e;
+	unsigned long long head, at;	/* signal->thread_head, a thread */
+	unsigned long long node;	/* thread_node's offset in a task */
+	unsigned long long sp;		/* user sp's place in a stack */
+	int me;
+};
+
+static long thread_step(unsigned int i, struct thread_walk *c)
+{
+	struct list_head *l = (void *)c->at;
+	struct ws_event *e = c->e;
+	struct task_struct *th;
+	unsigned long long at, stack, sp;
+	unsigned int n = e->nthreads;
+	int pid;
+
+	at = (unsigned long long)BPF_CORE_READ(l, next);
+	if (!at || at == c->head)
+		return 1;
+	c->at = at;
+	th = (void *)(at - c->node);
+	pid = BPF_CORE_READ(th, pid);
+	if (pid == c->me)
+		return 0;
+	if (n >= WS_THREADS) {
+		e->more_threads = 1;
+		return 1;
+	}
+	stack = (unsigned long long)BPF_CORE_READ(th, stack);
+	if (!stack || bpf_probe_read_kernel(&sp, sizeof(sp),
+					    (void *)(stack + c->sp)))
+		return 0;
+	e->nthreads = n + 1;
+	/*
+	 * The mask kept from the compiler, who knows it changes nothing:
+	 * 6.1's verifier loses the bound when n goes through the stack.
+	 */
+	barrier_var(n);
+	n &= WS_THREADS - 1;
+	e->threads[n].tid = pid;
+	e->threads[n].sp = sp;
+	return 0;
+}
+
+/*
+ * The same as ws_threads_iter(), without the task iterator (before Linux
+ * 6.7): the thread group's list (under RCU, as the tracepoint runs), and
+ * each thread's user registers where the kernel keeps them, at the same
+ * place in every task's kernel stack as in the caller's.
+ */
+__noinline int ws_threads_list(struct ws_event *e)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct thread_walk c = {};
+
+	if (!e)
+		return -22;
+	e->nthreads = e->more_threads = 0;
+	c.e = e;
+	c.head = (unsigned long long)BPF_CORE_READ(t, signal) +
+		 bpf_core_field_offset(struct signal_struct, thread_head);
+	c.at = c.head;
+	c.node = bpf_core_field_offset(struct task_struct, thread_node);
+	c.sp = addr_of((void *)bpf_task_pt_regs(t)) -
+	       (unsigned long long)BPF_CORE_READ(t, stack) +
+	       bpf_core_field_offset(struct pt_regs, sp);
+	c.me = t->pid;
+	bpf_loop(WS_THREADS + 2, thread_step, &c, 0);
+	return 0;
+}
+
+/*
  * The mappings meeting the call's range, in e->v; e->err.  shmat's end
  * is not known yet: up to WS_VICTIMS of them.
  */
-static void victims_of(struct ws_event *e)
+static __always_inline void victims_of(struct ws_event *e, int tree)
 {
 	e->nvictims = 0;
 	e->truncated = 0;
 	e->err = walk(e, e->start, e->end > e->start ? e->end : ~0ULL,
-		      V_VICTIMS);
+		      V_VICTIMS, tree);
 }
 
 /*
@@ -848,14 +1111,14 @@ static void victims_of(struct ws_event *e)
  * object a loader mapped (what the tool would otherwise learn from the
  * file's header, by a path that may name another file by then).
  */
-static void mark_exec(struct ws_event *e)
+static __always_inline void mark_exec(struct ws_event *e, int tree)
 {
 	unsigned int i, files = 0;
 
 	for (i = 0; i < WS_VICTIMS && i < e->nvictims; i++)
 		files |= e->v[i].kind & WS_K_FILE;
 	if (files)
-		walk(e, 0, ~0ULL, V_EXEC);
+		walk(e, 0, ~0ULL, V_EXEC, tree);
 }
 
 /* Nothing replaced but free space and reservation pages. */
@@ -936,8 +1199,8 @@ __noinline int ws_caller(struct ws_event *e, unsigned long long ip)
 }
 
 /* Everything the tool needs of the call, taken while it is at entry. */
-static void take(struct task_struct *t, struct pt_regs *r, int compat,
-		 struct ws_event *e)
+static __always_inline void take(struct task_struct *t, struct pt_regs *r,
+				 int compat, struct ws_event *e, int tree)
 {
 	unsigned long long id = bpf_get_current_pid_tgid();
 
@@ -957,16 +1220,19 @@ static void take(struct task_struct *t, struct pt_regs *r, int compat,
 		e->err = -22;
 		return;
 	}
-	ws_threads_iter(e);
+	if (tree)
+		ws_threads_list(e);
+	else
+		ws_threads_iter(e);
 	regions_of(t, e);
-	victims_of(e);
+	victims_of(e, tree);
 	/* What only the tool needs: for a call it will be sent. */
 	if (e->err || (e->nvictims && !only_reserved(e)) ||
 	    wcall_family(e->call) == WC_SHMAT) {
 		if (!e->err)
 			e->err = ws_images(e);
 		if (!e->err)
-			mark_exec(e);
+			mark_exec(e, tree);
 		if (wcall_family(e->call) == WC_MMAP)
 			call_file(t, e);
 	}
@@ -1005,8 +1271,7 @@ static void remember(struct task_struct *t, struct ws_event *e)
 	h->next = at + 1;
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(on_enter, struct pt_regs *regs, long id)
+static __always_inline int enter(struct pt_regs *regs, long id, int tree)
 {
 	struct call probe = {};
 	struct task_struct *t;
@@ -1039,18 +1304,37 @@ int BPF_PROG(on_enter, struct pt_regs *regs, long id)
 	e->end = probe.end;
 	e->result_at = probe.result_at;
 	e->err = 0;
-	take(t, regs, compat, e);
+	take(t, regs, compat, e, tree);
 	e->armed = 1;
 	return 0;
 }
 
+/*
+ * Two of each program at the calls' entry and exit: with the task and
+ * VMA iterators (Linux 6.7), and without (the maple tree and the thread
+ * list read directly, for 6.1 to 6.6).  The tool loads the pair the
+ * kernel can take, by what its BTF offers.
+ */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_enter, struct pt_regs *regs, long id)
+{
+	return enter(regs, id, 0);
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_enter_tree, struct pt_regs *regs, long id)
+{
+	return enter(regs, id, 1);
+}
+
 /* shmat's range: only the mappings the segment met. */
-static void shm_range(struct ws_event *e, unsigned long long at)
+static __always_inline void shm_range(struct ws_event *e,
+				      unsigned long long at, int tree)
 {
 	unsigned int i, n = 0;
 
 	e->end = e->start;
-	walk(e, at, at + 1, V_SHM);
+	walk(e, at, at + 1, V_SHM, tree);
 	for (i = 0; i < WS_VICTIMS && i < e->nvictims; i++)
 		if (e->v[i].start < e->end)
 			n = i + 1;
@@ -1059,8 +1343,7 @@ static void shm_range(struct ws_event *e, unsigned long long at)
 		e->truncated = 0;
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
+static __always_inline int leave(struct pt_regs *regs, long ret, int tree)
 {
 	long id = regs->orig_ax;
 	struct ws_site s = {};
@@ -1091,7 +1374,8 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 	if (e->call == WC_IPC && e->result_at)
 		bpf_probe_read_user(&at, 4, (void *)e->result_at);
 	if (wcall_family(e->call) == WC_SHMAT)
-		shm_range(e, e->call == WC_IPC ? at : (unsigned long)ret);
+		shm_range(e, e->call == WC_IPC ? at : (unsigned long)ret,
+			  tree);
 	if (!e->err && !e->nvictims) {
 		if (c)
 			__sync_fetch_and_add(&c->free, 1);
@@ -1121,6 +1405,18 @@ int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
 	if (c)
 		__sync_fetch_and_add(&c->sent, 1);
 	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_exit, struct pt_regs *regs, long ret)
+{
+	return leave(regs, ret, 0);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_exit_tree, struct pt_regs *regs, long ret)
+{
+	return leave(regs, ret, 1);
 }
 
 /* A new program: a new address space, its history gone. */

@@ -10,6 +10,7 @@
  * benign ("unseen-region").
  */
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -77,10 +78,11 @@ static int has_cap(const struct __user_cap_data_struct *d, unsigned int v)
 }
 
 /*
- * Root, or CAP_BPF with CAP_PERFMON (the programs read kernel memory and
- * use the task iterators); the kernel's BTF, which CO-RE and tp_btf
- * need.  tracefs is not: tp_btf programs attach by BTF id.  0, or
- * -errno with why.
+ * Root, or CAP_BPF with CAP_PERFMON (the programs read kernel memory,
+ * walk tasks, and, without the iterators, do arithmetic on a kernel
+ * pointer's value); the kernel's BTF, which CO-RE and tp_btf need.
+ * tracefs is not: tp_btf programs attach by BTF id.  0, or -errno with
+ * why.
  */
 static int allowed(char *why, size_t len)
 {
@@ -102,15 +104,45 @@ static int allowed(char *why, size_t len)
 	return 0;
 }
 
+/*
+ * How the programs walk a process: with the open-coded task and VMA
+ * iterators (Linux 6.7), if the kernel's BTF has their kfuncs (1); or
+ * reading the address space's maple tree (6.1) and the thread group's
+ * list themselves (0: on_enter_tree and on_exit_tree are loaded).  What
+ * the kernel offers, not its version, which a distribution's backports
+ * make say little.  NCB_TEST_SYSTEM_TREE set in the environment asks
+ * for the second anywhere, for the tests to compare the two.  -errno,
+ * with why, on a kernel that has neither.
+ */
+static int walk_kind(char *why, size_t len)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int iters, tree;
+
+	if (!btf)
+		return 1;	/* the load will say why */
+	iters = btf__find_by_name_kind(btf, "bpf_iter_task_vma_new",
+				       BTF_KIND_FUNC) > 0 &&
+		btf__find_by_name_kind(btf, "bpf_iter_task_new",
+				       BTF_KIND_FUNC) > 0;
+	tree = btf__find_by_name_kind(btf, "maple_tree",
+				      BTF_KIND_STRUCT) > 0;
+	btf__free(btf);
+	if (tree && (!iters || getenv("NCB_TEST_SYSTEM_TREE")))
+		return 0;
+	if (iters)
+		return 1;
+	snprintf(why, len, "--system needs Linux 6.1 or later (the maple "
+		 "tree of VMAs, or 6.7's task and VMA iterators)");
+	return -ENOTSUP;
+}
+
 /* Why the programs would not load, in words. */
 static void load_failed(int e, char *why, size_t len)
 {
 	const char *hint = "";
 
-	if (strstr(last_msg, "bpf_iter_task") ||
-	    strstr(last_msg, "extern"))
-		hint = " (the task and VMA iterators need Linux 6.7 or later)";
-	else if (e == -EPERM)
+	if (e == -EPERM)
 		hint = " (the kernel refused them: lockdown, a container, or "
 		       "kernel.unprivileged_bpf_disabled)";
 	snprintf(why, len, "cannot load the BPF programs: %s%s%s%s",
@@ -696,7 +728,7 @@ int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
 {
 	struct sys s = { .o = o };
 	struct ring_buffer *rb = NULL;
-	int e;
+	int e, iters;
 
 	e = allowed(why, whylen);
 	if (e)
@@ -714,6 +746,15 @@ int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
 	s.skel->rodata->scoped = so->npids || so->nuids || so->ncomms ||
 				 so->ncgroups;
 	s.skel->rodata->ncgroups = (unsigned int)so->ncgroups;
+	iters = walk_kind(why, whylen);
+	if (iters < 0) {
+		e = iters;
+		goto out;
+	}
+	bpf_program__set_autoload(s.skel->progs.on_enter, iters);
+	bpf_program__set_autoload(s.skel->progs.on_exit, iters);
+	bpf_program__set_autoload(s.skel->progs.on_enter_tree, !iters);
+	bpf_program__set_autoload(s.skel->progs.on_exit_tree, !iters);
 	if (so->buffer)
 		bpf_map__set_max_entries(s.skel->maps.events,
 					 (unsigned int)so->buffer);
