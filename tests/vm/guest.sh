@@ -1,8 +1,8 @@
 #!/bin/sh
 # guest.sh SET SERIES: run in the guest by row.sh.  Each item of the set
 # (see items.sh) with its output in /run/io/res/ITEM.out and its status in
-# /run/io/res/ITEM.rc, one after the other: the programs share the
-# guest's two CPUs with nothing else, as they do the host's.
+# /run/io/res/ITEM.rc, one after the other: each has the guest to
+# itself.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/vm/items.sh"
