@@ -195,7 +195,7 @@ static int fake_proc(const struct release_case *c)
 {
 	if (unshare(CLONE_NEWNS) && unshare(CLONE_NEWUSER | CLONE_NEWNS))
 		return 0;
-	if (mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) ||
 	    mount("ncb", "/proc", "tmpfs", 0, NULL))
 		return 1;
 	if (mkdir("/proc/sys", 0755) || mkdir("/proc/sys/kernel", 0755) ||
