@@ -140,6 +140,7 @@ fork kernel-memory heap 1
 vfork kernel-memory heap 1
 thread kernel-memory heap 1
 after-leader kernel-memory heap 1
+huge kernel-memory heap 1
 EOF
 	start "$tmp/e" --comm "$comm" && "$p" exec heap >"$tmp/o" 2>&1
 	stop && events "$tmp/e" "len(ev) == 1" \

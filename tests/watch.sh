@@ -86,6 +86,7 @@ fork kernel-memory heap
 vfork kernel-memory heap
 thread kernel-memory heap
 after-leader kernel-memory heap
+huge kernel-memory heap
 EOF
 	for m in "" --deny --upgrade; do
 		"$nc" watch $m --json -O "$tmp/e" "$p" no-type >"$tmp/o" 2>&1

@@ -9,7 +9,9 @@
  *   clobbers: heap stack image thread-stack many-threads (the stack of
  *             the last of twenty threads) library mremap shmat fork
  *             exec thread vfork after-leader (a thread, once the main
- *             thread has exited)
+ *             thread has exited) huge (a page asked with MAP_HUGETLB at
+ *             the 2 MiB boundary below a heap page: the kernel replaces
+ *             the whole huge page, heap and all)
  *   invalid:  no-type (MAP_FIXED over the heap with no mapping type: the
  *             kernel's EINVAL, and nothing replaced)
  *   benign:   reserve remap-own ring own-region own-stack
@@ -75,6 +77,30 @@ static int outcome(void *p, uintptr_t page, unsigned char mark)
 							 : "replaced");
 	fflush(stdout);
 	return err ? 1 : 0;
+}
+
+/*
+ * A 4 KiB MAP_HUGETLB placement at the huge page boundary below a heap
+ * page: the kernel takes the whole huge page (MAP_NORESERVE: no huge page
+ * need be free for the call, only to touch one, so it works with
+ * nr_hugepages 0).  Whatever else is between the boundary and the heap
+ * goes too.
+ */
+static int huge(void)
+{
+	uintptr_t page = heap_page(), at = page & ~((2UL << 20) - 1);
+	void *p;
+
+	memset((void *)page, MARK, pg);
+	p = mmap((void *)at, pg, PROT_READ | PROT_WRITE,
+		 ANON | MAP_FIXED | MAP_HUGETLB | MAP_NORESERVE, -1, 0);
+	if (p != MAP_FAILED) {
+		/* The page is a huge page with nothing in it now. */
+		printf("%s: ok\nreplaced\n", name);
+		fflush(stdout);
+		return 0;
+	}
+	return outcome(p, page, MARK);
 }
 
 static int over(uintptr_t page)
@@ -359,6 +385,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(name, "heap"))
 		return over(heap_page());
+	if (!strcmp(name, "huge"))
+		return huge();
 	if (!strcmp(name, "stack"))
 		return stack();
 	if (!strcmp(name, "image"))

@@ -32,6 +32,9 @@ typedef uint64_t wc_u64;
 #define WC_MAP_FIXED_NOREPLACE	0x100000
 #define WC_MAP_TYPE_BITS	0x03	/* MAP_SHARED | MAP_PRIVATE */
 #define WC_MAP_SHARED_VALIDATE	0x03
+#define WC_MAP_HUGETLB		0x40000
+#define WC_MAP_HUGE_SHIFT	26
+#define WC_MAP_HUGE_MASK	0x3f
 #define WC_MREMAP_MAYMOVE	1
 #define WC_MREMAP_FIXED		2
 #define WC_MREMAP_DONTUNMAP	4
@@ -172,14 +175,32 @@ static inline wc_u64 wc_page_up(wc_u64 n, wc_u64 page)
 }
 
 /*
+ * What an mmap's length is rounded up to: a page, or for MAP_HUGETLB a
+ * huge page, of the size MAP_HUGE_SHIFT's bits give or else the default
+ * (huge): ksys_mmap_pgoff, mm/mmap.c, len = ALIGN(len, huge_page_size).
+ * The kernel replaces the whole huge page, not the length asked.
+ */
+static inline wc_u64 wcall_mmap_granule(const wc_u64 a[6], wc_u64 page,
+					wc_u64 huge)
+{
+	wc_u64 lg = a[3] >> WC_MAP_HUGE_SHIFT & WC_MAP_HUGE_MASK;
+
+	if (!(a[3] & WC_MAP_HUGETLB))
+		return page;
+	return lg ? (wc_u64)1 << lg : huge;
+}
+
+/*
  * The range [*start, *end) a fixed placement replaces, from its
- * arguments as mmap, mremap and shmat take them.  shmat's length is its
- * segment's (seg, in bytes: 0 until known), its address rounded down to
- * shmlba with SHM_RND.  A range whose end wraps is the kernel's EINVAL.
+ * arguments as mmap, mremap and shmat take them.  An mmap's length is
+ * rounded up to gran (a page, or a huge page: wcall_mmap_granule, or a
+ * hugetlbfs file's), shmat's is its segment's (seg, in bytes: 0 until
+ * known), its address rounded down to shmlba with SHM_RND.  A range whose
+ * end wraps is the kernel's EINVAL.
  */
 static inline void wcall_range(enum wcall c, const wc_u64 a[6], wc_u64 seg,
-			       wc_u64 page, wc_u64 shmlba, wc_u64 *start,
-			       wc_u64 *end)
+			       wc_u64 page, wc_u64 gran, wc_u64 shmlba,
+			       wc_u64 *start, wc_u64 *end)
 {
 	switch (wcall_family(c)) {
 	case WC_MREMAP:
@@ -192,7 +213,7 @@ static inline void wcall_range(enum wcall c, const wc_u64 a[6], wc_u64 seg,
 		break;
 	default:
 		*start = a[0];
-		*end = a[0] + wc_page_up(a[1], page);
+		*end = a[0] + wc_page_up(a[1], gran);
 		break;
 	}
 }

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* The watchers' file facts (files.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include "files.h"
+
+/* include/uapi/linux/magic.h */
+#define HUGETLBFS_MAGIC 0x958458f6
 
 /* Slots a key may be in, from its hash on. */
 #define PROBE 8
@@ -103,4 +108,31 @@ int wfile_magic(int fd)
 	unsigned char magic[4];
 
 	return pread(fd, magic, 4, 0) == 4 && !memcmp(magic, "\177ELF", 4);
+}
+
+uint64_t wfile_huge_page(const char *path)
+{
+	struct statfs sfs;
+
+	if (statfs(path, &sfs) || sfs.f_type != HUGETLBFS_MAGIC)
+		return 0;
+	return (uint64_t)sfs.f_bsize;
+}
+
+/*
+ * x86's huge page is 2 MiB; a kernel without hugetlbfs says nothing, and
+ * refuses MAP_HUGETLB (nothing is replaced then).
+ */
+uint64_t wfile_huge_default(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	unsigned long long kb = 0;
+	char line[128];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Hugepagesize: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb ? (uint64_t)kb << 10 : 2ULL << 20;
 }

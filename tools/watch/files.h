@@ -42,5 +42,9 @@ struct wfile *wfiles_add(struct wfiles *fs, uint64_t dev, uint64_t ino);
 void wfiles_drop(struct wfile *f);
 /* Whether the open file starts with the ELF magic. */
 int wfile_magic(int fd);
+/* The huge page size of a file on hugetlbfs (a path), else 0. */
+uint64_t wfile_huge_page(const char *path);
+/* The default huge page size (/proc/meminfo), or 2 MiB if it says none. */
+uint64_t wfile_huge_default(void);
 
 #endif

@@ -28,6 +28,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 const volatile unsigned int scoped;	/* a scope was given */
 const volatile unsigned int ncgroups;	/* entries in scope_cgroups */
 const volatile unsigned int self;	/* the tool's own tgid */
+const volatile __u64 huge_default;	/* the default huge page size */
 
 /*
  * Not sent for want of room in the ring buffer: events, and paths (whose
@@ -218,7 +219,8 @@ static int placement(enum wcall call, struct call *e)
 		wcall_ipc_args(a);
 		a[3] = a[4] = a[5] = 0;
 	}
-	wcall_range(call, a, 0, PAGE, PAGE, &e->start, &e->end);
+	wcall_range(call, a, 0, PAGE, wcall_mmap_granule(a, PAGE, huge_default),
+		    PAGE, &e->start, &e->end);
 	if (wcall_family(call) == WC_SHMAT)
 		e->end = 0;
 	return call;

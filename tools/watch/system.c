@@ -743,6 +743,7 @@ int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
 		goto out;
 	}
 	s.skel->rodata->self = (unsigned int)getpid();
+	s.skel->rodata->huge_default = wfile_huge_default();
 	s.skel->rodata->scoped = so->npids || so->nuids || so->ncomms ||
 				 so->ncgroups;
 	s.skel->rodata->ncgroups = (unsigned int)so->ncgroups;

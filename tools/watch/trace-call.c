@@ -95,6 +95,25 @@ static int old_mmap_args(pid_t tid, struct watch_event *e)
  * (old_mmap's read from its block, ipc's made shmat's), its target range.
  * 0, or -errno.
  */
+/*
+ * What a fixed mmap's length is rounded up to: a huge page for
+ * MAP_HUGETLB or a file on hugetlbfs (ksys_mmap_pgoff: is_file_hugepages),
+ * else a page.
+ */
+static uint64_t mmap_granule(const struct tracer *t, pid_t tid,
+			     const struct watch_event *e)
+{
+	uint64_t g = wcall_mmap_granule(e->args, (uint64_t)t->page, t->huge);
+	char path[64];
+
+	if (wcall_family(e->call) != WC_MMAP || g != (uint64_t)t->page ||
+	    (e->args[3] & WC_MAP_ANONYMOUS))
+		return g;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tid,
+		 (int)e->args[4]);
+	return wfile_huge_page(path) ?: g;
+}
+
 static int decode(struct tracer *t, pid_t tid, const struct syscall_info *si,
 		  struct watch_event *e)
 {
@@ -121,7 +140,8 @@ static int decode(struct tracer *t, pid_t tid, const struct syscall_info *si,
 		/* Not known: a page, for the report. */
 		seg = err ? page : seg;
 	}
-	wcall_range(e->call, e->args, seg, page, SHMLBA, &e->start, &e->end);
+	wcall_range(e->call, e->args, seg, page, mmap_granule(t, tid, e),
+		    SHMLBA, &e->start, &e->end);
 	/* A range that wraps is the kernel's EINVAL: nothing replaced. */
 	return e->end > e->start ? 0 : -ENOENT;
 }

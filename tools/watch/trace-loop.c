@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "arch.h"
+#include "files.h"
 #include "trace.h"
 
 /*
@@ -384,6 +385,7 @@ int watch_run(char *const argv[], const struct watch_opts *o,
 		 PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL |
 		 PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXIT;
 	t.page = sysconf(_SC_PAGESIZE);
+	t.huge = wfile_huge_default();
 	clock_gettime(CLOCK_MONOTONIC, &t.t0);
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
@@ -528,6 +530,7 @@ int watch_attach(pid_t pid, const struct watch_opts *o, char *why,
 	int e, status;
 
 	t.page = sysconf(_SC_PAGESIZE);
+	t.huge = wfile_huge_default();
 	clock_gettime(CLOCK_MONOTONIC, &t.t0);
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);

@@ -67,6 +67,7 @@ struct tracer {
 	size_t nprocs, cprocs;
 	struct timespec t0;
 	long page;
+	uint64_t huge;			/* the default huge page size */
 	int attached;			/* no filter: every call stops */
 	long opts;			/* a thread's options; 0 attached */
 };
