@@ -211,6 +211,7 @@ NCB_CORE_DEF int ncb_core_maps_hide_prot_none(void);
 #define NCB__EADDRNOTAVAIL	99
 #define NCB__O_RDONLY		0
 #define NCB__O_CLOEXEC		02000000
+#define NCB__O_NONBLOCK		04000
 #define NCB__AT_FDCWD		(-100)
 #define NCB__F_GETFD		1
 
@@ -708,6 +709,34 @@ static int ncb__version_line(const char *line, int len, void *arg)
 	return -1;
 }
 
+/* A kernel's version line: Debian's 6.12 has 61 bytes. */
+#define NCB__SHORT_FILE 256
+
+/*
+ * A file of /proc/sys: fn on its first line, of NCB__SHORT_FILE bytes at
+ * most, from one bounded read.  Such a file is one short line; whatever is
+ * bound over it is read no further (a device) nor waited for (a FIFO:
+ * O_NONBLOCK).  0, or -errno of the open.
+ */
+static int ncb__first_line(const char *path,
+			   int (*fn)(const char *, int, void *), void *arg)
+{
+	char line[NCB__SHORT_FILE];
+	long fd, n;
+	int len = 0;
+
+	fd = NCB__SC4(__NR_openat, NCB__AT_FDCWD, path,
+		      NCB__O_RDONLY | NCB__O_CLOEXEC | NCB__O_NONBLOCK, 0);
+	if (fd < 0)
+		return (int)fd;
+	n = ncb__read((int)fd, line, sizeof(line));
+	ncb__close((int)fd);
+	while (n > 0 && len < n && line[len] != '\n')
+		len++;
+	(void)fn(line, len, arg);
+	return 0;
+}
+
 static unsigned long ncb__release_read(void)
 {
 	static const char *const more[] = {
@@ -716,21 +745,13 @@ static unsigned long ncb__release_read(void)
 	const unsigned int n = sizeof(more) / sizeof(*more);
 	unsigned long v = 0;
 	unsigned int i;
-	int fd;
 
-	fd = (int)ncb__open("/proc/sys/kernel/osrelease");
-	if (fd < 0)
+	if (ncb__first_line("/proc/sys/kernel/osrelease", ncb__release_line,
+			    &v))
 		return 0;
-	(void)ncb__each_line(fd, ncb__release_line, &v);
-	ncb__close(fd);
 	/* A distribution's patch 0 may stand for any patch of the series. */
-	for (i = 0; v && !(v & 0xff) && i < n; i++) {
-		fd = (int)ncb__open(more[i]);
-		if (fd < 0)
-			continue;
-		(void)ncb__each_line(fd, ncb__version_line, &v);
-		ncb__close(fd);
-	}
+	for (i = 0; v && !(v & 0xff) && i < n; i++)
+		(void)ncb__first_line(more[i], ncb__version_line, &v);
 	return v;
 }
 
@@ -1771,6 +1792,8 @@ static int ncb__look_first(int flags)
 	return (huge && anon) || ncb_core_procmap_query();
 }
 
+static void ncb__unclaim(unsigned long new, unsigned long nl);
+
 /* The mapping at a, by hint or claim, once: or -EEXIST, or -errno. */
 static long ncb__mmap_once(unsigned long a, unsigned long len,
 			   unsigned long alen, int prot, int flags, int fd,
@@ -1794,10 +1817,16 @@ static long ncb__mmap_once(unsigned long a, unsigned long len,
 	err = ncb__claim(a, alen, mode);
 	if (err)
 		return err;
-	/* The range is ours: MAP_FIXED replaces only our placeholder. */
+	/*
+	 * The range is ours: MAP_FIXED replaces only our placeholder.  A
+	 * failure may come after the kernel discarded it (before 6.12, a
+	 * file's mmap or the commit charge after do_mas_munmap; since, a
+	 * slab allocation), and another thread may have mapped in the hole
+	 * since: undone only while the placeholder is there.
+	 */
 	p = ncb__mmap_raw(a, len, prot, flags | NCB__MAP_FIXED, fd, off);
 	if (NCB_CORE_FAILED(p))
-		ncb__munmap(a, alen);
+		ncb__unclaim(a, alen);
 	return p;
 }
 

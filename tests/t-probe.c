@@ -141,6 +141,7 @@ TEST(kernel_release)
 struct release_case {
 	const char *osrelease, *version, *signature;
 	unsigned long want;
+	int bound;		/* over version: 1 a FIFO, 2 /dev/zero */
 };
 
 #define REL(a, b, c) ((a) << 16 | (b) << 8 | (c))
@@ -148,28 +149,31 @@ struct release_case {
 static const struct release_case release_cases[] = {
 	{ "6.1.0-57-amd64",
 	  "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3 (2026-03-04)", NULL,
-	  REL(6, 1, 192) },
+	  REL(6, 1, 192), 0 },
 	{ "6.12.57+deb12-amd64",
 	  "#1 SMP PREEMPT_DYNAMIC Debian 6.12.57-1~deb12u1 (2025-11-05)",
-	  NULL, REL(6, 12, 57) },
+	  NULL, REL(6, 12, 57), 0 },
 	{ "4.19.0-27-amd64", "#1 SMP Debian 4.19.316-1 (2024-06-25)", NULL,
-	  REL(4, 19, 255) },
+	  REL(4, 19, 255), 0 },
 	{ "6.8.0-45-generic",
 	  "#45-Ubuntu SMP PREEMPT_DYNAMIC Fri Aug 30 12:02:04 UTC 2024",
-	  "Ubuntu 6.8.0-45.45-generic 6.8.12", REL(6, 8, 12) },
-	{ "6.18.0", "#1 SMP PREEMPT_DYNAMIC @0", NULL, REL(6, 18, 0) },
+	  "Ubuntu 6.8.0-45.45-generic 6.8.12", REL(6, 8, 12), 0 },
+	{ "6.18.0", "#1 SMP PREEMPT_DYNAMIC @0", NULL, REL(6, 18, 0), 0 },
 	{ "6.6.92-arch1-1", "#1 SMP PREEMPT_DYNAMIC 6.6.93", NULL,
-	  REL(6, 6, 92) },
+	  REL(6, 6, 92), 0 },
 	/* Another series named in the version changes nothing. */
 	{ "6.1.0-1-amd64", "#1 SMP Debian 5.10.226-1 6.10.3 16.1.9", NULL,
-	  REL(6, 1, 0) },
+	  REL(6, 1, 0), 0 },
 	/* Hostile contents: held in range, never overflowed. */
 	{ "6.1.0", "#1 6.1.99999999999999999999999999999999 6.1.", NULL,
-	  REL(6, 1, 255) },
-	{ "99999999999999999999.300.7", "", NULL, REL(255, 255, 7) },
-	{ "6.1.0", "6.1.3.6.1.7", NULL, REL(6, 1, 3) },
-	{ "linux", "#1 6.1.20", NULL, 0 },
-	{ "", NULL, NULL, 0 },
+	  REL(6, 1, 255), 0 },
+	{ "99999999999999999999.300.7", "", NULL, REL(255, 255, 7), 0 },
+	{ "6.1.0", "6.1.3.6.1.7", NULL, REL(6, 1, 3), 0 },
+	{ "linux", "#1 6.1.20", NULL, 0, 0 },
+	{ "", NULL, NULL, 0, 0 },
+	/* Neither waited for nor read for ever. */
+	{ "6.1.0", "", NULL, REL(6, 1, 0), 1 },
+	{ "6.1.0", "", NULL, REL(6, 1, 0), 2 },
 };
 
 static int put_file(const char *path, const char *text)
@@ -204,6 +208,12 @@ static int fake_proc(const struct release_case *c)
 	     put_file("/proc/sys/kernel/version", c->version)) ||
 	    (c->signature &&
 	     put_file("/proc/version_signature", c->signature)))
+		return 2;
+	if (c->bound == 1 && (unlink("/proc/sys/kernel/version") ||
+			      mkfifo("/proc/sys/kernel/version", 0644)))
+		return 2;
+	if (c->bound == 2 && mount("/dev/zero", "/proc/sys/kernel/version",
+				   "none", MS_BIND, NULL))
 		return 2;
 	return -1;
 }
