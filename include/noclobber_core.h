@@ -1299,7 +1299,7 @@ static void ncb__unmap_stray(long p, unsigned long len, unsigned long alen)
  * nothing else holds is not refused for a stray of our own.  A refusal
  * for a stray of the very call a signal handler interrupted stands.
  */
-#define NCB__STRAY_TRIES 8
+#define NCB__STRAY_TRIES 16
 
 static unsigned long ncb__hints_begun, ncb__hints_ended;
 
@@ -1849,6 +1849,28 @@ static long ncb__mmap_placed(unsigned long a, unsigned long len,
 	}
 }
 
+/*
+ * With the flag: the kernel's answer, asked again where a stray of this
+ * process may have been what it refused.
+ */
+static long ncb__mmap_flagged(unsigned long a, unsigned long len, int prot,
+			      int flags, int fd, long long off)
+{
+	struct ncb__hints h;
+	long p;
+	int i;
+
+	for (i = 0;; i++) {
+		ncb__hints_look(&h);
+		p = ncb__mmap_raw(a, len, prot, flags | NCB__MAP_NOREPLACE, fd,
+				  off);
+		if (p != -NCB__EEXIST || i == NCB__STRAY_TRIES ||
+		    !ncb__hints_flew(&h))
+			return p;
+		ncb__yield();
+	}
+}
+
 NCB__FN long ncb_core_mmap_mode(void *addr, unsigned long len, int prot,
 				     int flags, int fd, long long off,
 				     int mode)
@@ -1868,8 +1890,7 @@ NCB__FN long ncb_core_mmap_mode(void *addr, unsigned long len, int prot,
 	/* The kernel refuses MAP_SHARED_VALIDATE with the flag (EOPNOTSUPP). */
 	if (mode == NCB_NOREPLACE_HONOURED &&
 	    (flags & NCB__MAP_TYPE) != NCB__MAP_SHARED_VALIDATE) {
-		p = ncb__mmap_raw(a, len, prot, flags | NCB__MAP_NOREPLACE, fd,
-				  off);
+		p = ncb__mmap_flagged(a, len, prot, flags, fd, off);
 		if ((unsigned long)p == a || NCB_CORE_FAILED(p))
 			return p;
 		/* Not honoured after all: treat it as the hint it was. */

@@ -9,3 +9,19 @@
 #define NCB_CORE_STACK_PROTECTOR
 #define NCB_CORE_IMPLEMENTATION
 #include "noclobber_core.h"
+#include "internal.h"
+
+/*
+ * The library's own short-lived mappings (a kernel's choice tried and
+ * undone, a commit's source before it moves: resv.c) are hints in flight
+ * like the core's: a refusal made while one is may be asked again.
+ */
+void ncb__stray_begin(void)
+{
+	__atomic_add_fetch(&ncb__hints_begun, 1, __ATOMIC_SEQ_CST);
+}
+
+void ncb__stray_end(void)
+{
+	__atomic_add_fetch(&ncb__hints_ended, 1, __ATOMIC_SEQ_CST);
+}

@@ -132,6 +132,10 @@ NCB_HIDDEN uint64_t ncb__as_pgoff(const struct ncb_as *as, uint64_t addr);
 NCB_HIDDEN int ncb__as_check(const struct ncb_as *as);
 NCB_HIDDEN size_t ncb__as_bytes(const struct ncb_as *as);
 
+/* Around the library's own short-lived mappings (core.c). */
+NCB_HIDDEN void ncb__stray_begin(void);
+NCB_HIDDEN void ncb__stray_end(void);
+
 /* A release as ncb_core_kernel_release gives it. */
 #define NCB__KERNEL(major, minor) ((major) << 16 | (minor) << 8)
 

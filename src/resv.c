@@ -150,7 +150,7 @@ static const int reserved = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
  * (since Linux 6.7 it aligns large anonymous mappings for huge pages);
  * otherwise over-reserve and trim to the alignment: all of it is ours.
  */
-static int reserve_aligned(size_t len, size_t align, uintptr_t *out)
+static int reserve_aligned_once(size_t len, size_t align, uintptr_t *out)
 {
 	size_t pg = ncb__probe()->page_size, span = len + align - pg;
 	uintptr_t p, a;
@@ -177,6 +177,17 @@ static int reserve_aligned(size_t len, size_t align, uintptr_t *out)
 	return 0;
 }
 
+/* Its mappings made and trimmed are strays for the moment. */
+static int reserve_aligned(size_t len, size_t align, uintptr_t *out)
+{
+	int err;
+
+	ncb__stray_begin();
+	err = reserve_aligned_once(len, align, out);
+	ncb__stray_end();
+	return err;
+}
+
 /* The window with its defaults filled in: hi 0 is the top of the space. */
 static void window(const struct ncb_resv_opts *o, uint64_t *lo, uint64_t *hi)
 {
@@ -198,17 +209,23 @@ static int take_kernel_choice(uint64_t lo, uint64_t hi, size_t len,
 {
 	uintptr_t p;
 
+	int kept = 0;
+
 	*kernel_end = 0;
+	ncb__stray_begin();
 	p = (uintptr_t)mmap(NULL, len, PROT_NONE, reserved, -1, 0);
-	if ((void *)p == MAP_FAILED)
-		return 0;
-	if (p >= lo && p <= hi && hi - p >= len && !(p & (align - 1))) {
+	if ((void *)p == MAP_FAILED) {
+		p = 0;
+	} else if (p >= lo && p <= hi && hi - p >= len &&
+		   !(p & (align - 1))) {
 		*out = p;
-		return 1;
+		kept = 1;
+	} else {
+		(void)munmap((void *)p, len);
+		*kernel_end = (uint64_t)p + len;
 	}
-	(void)munmap((void *)p, len);
-	*kernel_end = (uint64_t)p + len;
-	return 0;
+	ncb__stray_end();
+	return kept;
 }
 
 /*
@@ -227,15 +244,15 @@ static int take_top(uint64_t lo, uint64_t top, size_t len, size_t align,
 	t = (uintptr_t)((top - len) & ~(uint64_t)(align - 1));
 	if (t < lo)
 		return 0;
+	ncb__stray_begin();
 	p = (uintptr_t)mmap((void *)t, len, PROT_NONE, reserved, -1, 0);
-	if ((void *)p == MAP_FAILED)
+	if ((void *)p != MAP_FAILED && p != t)
+		(void)munmap((void *)p, len);
+	ncb__stray_end();
+	if (p != t)
 		return 0;
-	if (p == t) {
-		*out = p;
-		return 1;
-	}
-	(void)munmap((void *)p, len);
-	return 0;
+	*out = p;
+	return 1;
 }
 
 /*
@@ -594,27 +611,32 @@ static int kept(uintptr_t a, size_t len)
 	       c.at >= c.end;
 }
 
-/* 0, or -errno with *doubt set when the pages may have been unmapped. */
-static int map_onto(uintptr_t a, size_t len, int prot, int flags, int fd,
+/* Over the pages, directly: 0, or -errno with *doubt as for map_onto. */
+static int map_over(uintptr_t a, size_t len, int prot, int flags, int fd,
 		    off_t offset, int *doubt)
 {
-	int err, merge, moved;
-	int move = !direct_safe(prot, flags) && movable(flags, fd);
-	sigset_t all, old;
-	void *p = MAP_FAILED;
+	int err;
 
-	*doubt = 0;
-	if (move)
-		p = mmap(NULL, len, prot, flags, fd, offset);
-	/* Not movable, or no room elsewhere: over the pages, then. */
-	if (!move || (p == MAP_FAILED && errno == ENOMEM)) {
-		p = mmap((void *)a, len, prot, flags | MAP_FIXED, fd, offset);
-		if (p != MAP_FAILED)
-			return 0;
-		err = -errno;
-		*doubt = !fails_cleanly(prot, flags) || !kept(a, len);
-		return err;
-	}
+	if (mmap((void *)a, len, prot, flags | MAP_FIXED, fd, offset) !=
+	    MAP_FAILED)
+		return 0;
+	err = -errno;
+	*doubt = !fails_cleanly(prot, flags) || !kept(a, len);
+	return err;
+}
+
+/* Made elsewhere, then moved over the pages; as map_onto. */
+static int map_moved(uintptr_t a, size_t len, int prot, int flags, int fd,
+		     off_t offset, int *doubt)
+{
+	int err, merge, moved;
+	sigset_t all, old;
+	void *p;
+
+	p = mmap(NULL, len, prot, flags, fd, offset);
+	/* No room elsewhere: over the pages, then. */
+	if (p == MAP_FAILED && errno == ENOMEM)
+		return map_over(a, len, prot, flags, fd, offset, doubt);
 	if (p == MAP_FAILED)
 		return -errno;
 	/*
@@ -640,6 +662,25 @@ static int map_onto(uintptr_t a, size_t len, int prot, int flags, int fd,
 	(void)munmap(p, len);
 	/* Any failure may come after the destination was discarded. */
 	*doubt = 1;
+	return err;
+}
+
+/*
+ * 0, or -errno with *doubt set when the pages may have been unmapped.
+ * The source of a move sits where the kernel chose until it moves: a
+ * stray for the moment.
+ */
+static int map_onto(uintptr_t a, size_t len, int prot, int flags, int fd,
+		    off_t offset, int *doubt)
+{
+	int err;
+
+	*doubt = 0;
+	if (direct_safe(prot, flags) || !movable(flags, fd))
+		return map_over(a, len, prot, flags, fd, offset, doubt);
+	ncb__stray_begin();
+	err = map_moved(a, len, prot, flags, fd, offset, doubt);
+	ncb__stray_end();
 	return err;
 }
 
