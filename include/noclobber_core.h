@@ -159,6 +159,17 @@ NCB_CORE_DEF int ncb_core_maps_hide_prot_none(void);
 #pragma GCC optimize("no-stack-protector")
 #endif
 
+/*
+ * Atomic read-modify-writes inline: aarch64's GCC calls libgcc's
+ * __aarch64_ldadd* helpers for them by default (-moutline-atomics),
+ * which a freestanding program does not link.
+ */
+#if defined(__aarch64__) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC target("no-outline-atomics")
+#define NCB__INLINE_ATOMICS_GCC
+#endif
+
 /* Unused in a vendor's file when NCB_CORE_DEF is static: no warning. */
 #define NCB__FN NCB_CORE_DEF __attribute__((unused))
 
@@ -1822,7 +1833,9 @@ static long ncb__mmap_once(unsigned long a, unsigned long len,
 	 * failure may come after the kernel discarded it (before 6.12, a
 	 * file's mmap or the commit charge after do_mas_munmap; since, a
 	 * slab allocation), and another thread may have mapped in the hole
-	 * since: undone only while the placeholder is there.
+	 * since: undone only while a mapping of the placeholder's extent is
+	 * there (one of exactly that extent made in the moment between
+	 * passes for it).
 	 */
 	p = ncb__mmap_raw(a, len, prot, flags | NCB__MAP_FIXED, fd, off);
 	if (NCB_CORE_FAILED(p))
@@ -2248,6 +2261,9 @@ NCB__FN long ncb_core_mremap(void *old_addr, unsigned long old_len,
 #pragma clang attribute pop
 #endif
 #ifdef NCB__NO_SSP_GCC
+#pragma GCC pop_options
+#endif
+#ifdef NCB__INLINE_ATOMICS_GCC
 #pragma GCC pop_options
 #endif
 
