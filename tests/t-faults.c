@@ -212,10 +212,11 @@ TEST(mmap_taken_range)
  * A shared mapping with MAP_SHARED_VALIDATE, which the kernel refuses
  * with the flag: the library's fallback paths, on every kernel.
  */
-TEST(mmap_shared_validate)
+/* A two-page memfd that MAP_SHARED_VALIDATE maps here, or a SKIP. */
+static int validated_file(void)
 {
-	int fd = memfd_create("t-faults", MFD_CLOEXEC), i, e;
-	char *a, *p;
+	int fd = memfd_create("t-faults", MFD_CLOEXEC);
+	char *a;
 
 	if (fd < 0)
 		SKIP("memfd_create: %s", strerror(errno));
@@ -226,6 +227,14 @@ TEST(mmap_shared_validate)
 	if (a == MAP_FAILED)
 		SKIP("mmap(MAP_SHARED_VALIDATE): %s", errname(errno));
 	munmap(a, 2 * pg);
+	return fd;
+}
+
+TEST(mmap_shared_validate)
+{
+	int fd = validated_file(), i, e;
+	char *a, *p;
+
 	for (i = 0; i < ROUNDS; i++) {
 		a = area();
 		test_faults(1);
@@ -290,18 +299,10 @@ static void *hole_bystander(void *arg)
  */
 TEST(failed_placement_spares_the_hole)
 {
-	int fd = memfd_create("t-faults", MFD_CLOEXEC), i;
+	int fd = validated_file(), i;
 	pthread_t t;
 	char *p;
 
-	if (fd < 0)
-		SKIP("memfd_create: %s", strerror(errno));
-	if (ftruncate(fd, (off_t)(2 * pg)))
-		FAIL("ftruncate: %s", strerror(errno));
-	p = mmap(NULL, 2 * pg, PROT_READ, MAP_SHARED_VALIDATE, fd, 0);
-	if (p == MAP_FAILED)
-		SKIP("mmap(MAP_SHARED_VALIDATE): %s", errname(errno));
-	munmap(p, 2 * pg);
 	ncb__probe();
 	H.at = area() + pg;
 	ASSERT_EQ(pthread_create(&t, NULL, hole_bystander, NULL), 0);
