@@ -483,6 +483,8 @@ static unsigned long ncb__release_v;
 static int ncb__release_known;
 static int ncb__mode;
 static int ncb__query;		/* 0 unknown, 1 works, 2 does not */
+static int ncb__dest_first;	/* 0 unknown, 1 mremap checks the new
+				   place first, 2 the source */
 static int ncb__hide;		/* 0 unknown, 1 hides, 2 does not */
 
 #define NCB__GET(v) __atomic_load_n(&(v), __ATOMIC_RELAXED)
@@ -1955,8 +1957,8 @@ static int ncb__mremap_lengths(unsigned long old, unsigned long old_len,
 
 /*
  * mremap's bound on the destination: a length or range past TASK_SIZE is
- * EINVAL (mm/mremap.c: check_mremap_params, mremap_to in older releases),
- * before the source is looked at.  Asked of the kernel as mmap's is
+ * EINVAL (mm/mremap.c: mremap_to; check_mremap_params since 6.17, before
+ * the source is looked at).  Asked of the kernel as mmap's is
  * (ncb__ask_space), whose ENOMEM may also be the map count past its
  * limit: a page at 0, which only that refuses with ENOMEM, tells them
  * apart, and the map count is left to the claim.  The range is asked
@@ -1974,17 +1976,67 @@ static int ncb__mremap_space(unsigned long new, unsigned long nl)
 	return -NCB__EINVAL;
 }
 
-/* The argument checks of mremap(2) and mremap_to(), in the kernel's order. */
+/*
+ * Whether mremap checks the new place (its alignment, TASK_SIZE, overlap
+ * with the source) before it looks the source up: since Linux 6.17,
+ * 3215eaceca87 ("mm/mremap: refactor initial parameter sanity checks").
+ * Before, the system call finds the source first (vma_lookup, EFAULT)
+ * and mremap_to checks the new place after.  Asked of the kernel once: a
+ * move from the last page of the address space, which no process can
+ * map, onto itself fails on the new range (EINVAL) where that is checked
+ * first, on the source (EFAULT) where not, and changes nothing either
+ * way.  Where something else answers (an emulator's own mremap), the
+ * release says.
+ */
+static int ncb__mremap_dest_first(void)
+{
+	unsigned long pg = ncb_core_page_size(), last = 0UL - pg;
+	int v = NCB__GET(ncb__dest_first);
+	long r;
+
+	if (v)
+		return v == 1;
+	r = ncb__mremap_raw(last, pg, pg, NCB__MREMAP_MAYMOVE |
+			    NCB__MREMAP_FIXED, last);
+	if (r == -NCB__EINVAL || r == -NCB__EFAULT)
+		v = r == -NCB__EINVAL ? 1 : 2;
+	else
+		v = ncb_core_kernel_release() >= (6UL << 16 | 17UL << 8) ? 1
+									 : 2;
+	NCB__SET(ncb__dest_first, v);
+	return v == 1;
+}
+
+/* Whether a mapping holds addr: 1, 0, or -errno of the look-up. */
+static int ncb__mapped(unsigned long addr)
+{
+	struct ncb__range rg;
+
+	rg.start = addr;
+	rg.end = addr + 1;
+	rg.page = 0;
+	return ncb__look(&rg, 0, ncb__covers);
+}
+
+/*
+ * The argument checks of mremap(2) and mremap_to(), in the kernel's
+ * order.  Since 6.17 the lengths of an MREMAP_DONTUNMAP move are compared
+ * rounded to pages, before as given; and only since then is the new place
+ * checked before the source is looked up: before, a missing source is
+ * EFAULT first (mremap_to comes after vma_lookup).
+ */
 static int ncb__mremap_precheck(unsigned long old, unsigned long old_len,
 				unsigned long new_len, int flags,
 				unsigned long new)
 {
 	unsigned long pg = ncb_core_page_size(), ol, nl;
-	int err;
+	int first = ncb__mremap_dest_first(), err;
 
 	if (flags & ~NCB__MREMAP_FLAGS)
 		return -NCB__EINVAL;
-	if ((flags & NCB__MREMAP_DONTUNMAP) && old_len != new_len)
+	if ((flags & NCB__MREMAP_DONTUNMAP) &&
+	    (first ? ncb__round(old_len, pg) != ncb__round(new_len, pg)
+		   : old_len != new_len))
 		return -NCB__EINVAL;
 	if (old & (pg - 1))
 		return -NCB__EINVAL;
@@ -1992,6 +2044,8 @@ static int ncb__mremap_precheck(unsigned long old, unsigned long old_len,
 	if (!ncb__round(new_len, pg) ||
 	    (old_len && !ncb__round(old_len, pg)))
 		return -NCB__EINVAL;
+	if (!first && (err = ncb__mapped(old)) <= 0)
+		return err < 0 ? err : -NCB__EFAULT;
 	if (new & (pg - 1))
 		return -NCB__EINVAL;
 	err = ncb__mremap_lengths(old, old_len, new_len, new, pg, &ol, &nl);

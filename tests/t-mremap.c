@@ -92,20 +92,45 @@ FOR_MODES(bad_arguments)
 
 /*
  * A destination past the end of the user address space: EINVAL, mremap's
- * own check (check_mremap_params; mremap_to before), made before the
- * source is looked at; also over x86_64's vsyscall page, which the maps
- * list.  Where the kernel honours the flag it is asked too: it unmaps
- * nothing there.
+ * own check, also over x86_64's vsyscall page, which the maps list.  Where
+ * the kernel honours the flag it is asked too: it unmaps nothing there.
  */
-static void beyond_to(int mode, void *src, size_t len, uintptr_t to)
+static void beyond_to(int mode, void *src, size_t len, uintptr_t to,
+		      int want)
 {
 	void *p = mremap_in(mode, src, len, len, 0, (void *)to);
 
-	ASSERT_MAP_ERR(p, EINVAL);
+	ASSERT_MAP_ERR(p, want);
 	if (ncb__probe()->noreplace != NCB_NOREPLACE_HONOURED)
 		return;
 	p = mremap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)to);
-	ASSERT_MAP_ERR(p, EINVAL);
+	ASSERT_MAP_ERR(p, want);
+}
+
+/*
+ * With no mapping at the source, what the kernel finds first: since 6.17
+ * the destination (3215eaceca87, "mm/mremap: refactor initial parameter
+ * sanity checks", moved its checks before the source is looked up),
+ * EINVAL; before, the source (vma_lookup in the system call, then
+ * mremap_to), EFAULT.  The kernel is asked where it answers itself, and
+ * its answer must be the one its release says.
+ */
+static int sourceless_error(void *none, uintptr_t to)
+{
+	unsigned long rel = ncb_core_kernel_release();
+	int want = rel >= (6UL << 16 | 17UL << 8) ? EINVAL : EFAULT;
+	void *p;
+
+	if (ncb__probe()->noreplace != NCB_NOREPLACE_HONOURED)
+		return want;
+	p = mremap(none, test_page(), test_page(),
+		   MREMAP_MAYMOVE | MREMAP_FIXED, (void *)to);
+	ASSERT_TRUE(p == MAP_FAILED);
+	if (rel && errno != want)
+		FAIL("Linux %lu.%lu.%lu: %s, wanted %s", rel >> 16,
+		     rel >> 8 & 0xff, rel & 0xff, errname(errno),
+		     errname(want));
+	return errno;
 }
 
 static void beyond_task_size(int mode)
@@ -115,17 +140,19 @@ static void beyond_task_size(int mode)
 	uintptr_t last = UINTPTR_MAX & ~(uintptr_t)(pg - 1);
 	uintptr_t top = test_task_size();
 
-	beyond_to(mode, src, pg, last);
+	beyond_to(mode, src, pg, last, EINVAL);
 #if defined(__x86_64__)
-	beyond_to(mode, src, pg, 0xffffffffff600000UL);
-	beyond_to(mode, src, 2 * pg, 0xffffffffff5ff000UL);
+	beyond_to(mode, src, pg, 0xffffffffff600000UL, EINVAL);
+	beyond_to(mode, src, 2 * pg, 0xffffffffff5ff000UL, EINVAL);
 #endif
 	if (top) {
-		beyond_to(mode, src, pg, top);
-		beyond_to(mode, src, 2 * pg, top - pg);
-		/* No source there: the destination is still the error. */
-		beyond_to(mode, w + 2 * pg, pg, top);
+		beyond_to(mode, src, pg, top, EINVAL);
+		beyond_to(mode, src, 2 * pg, top - pg, EINVAL);
+		beyond_to(mode, w + 2 * pg, pg, top,
+			  sourceless_error(w + 2 * pg, top));
 	}
+	beyond_to(mode, w + 2 * pg, pg, last,
+		  sourceless_error(w + 2 * pg, last));
 	check_sentinel(src, 2 * pg, 0x37);
 	ASSERT_EQ(occupants(w, 4 * pg), 1);
 	munmap(w, 4 * pg);
