@@ -271,6 +271,9 @@ struct ncb_as_opts {
 	uint64_t start_brk;		/* the program break: where the heap */
 	uint64_t brk;			/* starts and ends; 0: from a loaded
 					   [heap], else none */
+	uint32_t release;		/* the kernel release whose rules
+					   apply, as ncb_core_kernel_release
+					   gives it; 0: the running one's */
 };
 
 struct ncb_as;

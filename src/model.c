@@ -61,6 +61,7 @@ struct ncb_as {
 	uint64_t task_size;
 	uint64_t guard;
 	uint32_t max_map_count;
+	uint32_t rel;		/* the release whose rules apply */
 	int thp;
 	uint64_t start_brk;	/* 0: no program break known */
 	uint64_t brk;
@@ -69,6 +70,61 @@ struct ncb_as {
 	struct ncb_mapping gate;
 	char gate_path[16];
 };
+
+/*
+ * The rules that differ between the releases the model knows, each by the
+ * mainline release that first had the change and the stable releases it
+ * was taken back to (the first patch level of each series with it).  A
+ * release is major << 16 | minor << 8 | patch, as ncb_core_kernel_release
+ * gives it.
+ */
+#define REL(major, minor, patch) \
+	((uint32_t)(major) << 16 | (uint32_t)(minor) << 8 | (uint32_t)(patch))
+
+struct change {
+	uint32_t mainline;
+	uint32_t stable[2];
+};
+
+/*
+ * efa7df3e3bb5 ("mm: align larger anonymous mappings on THP boundaries"):
+ * a private anonymous mapping of 2 MiB or more is placed on a PMD boundary.
+ */
+static const struct change thp_anon = { REL(6, 7, 0), { 0 } };
+
+/*
+ * d4148aeab412 ("mm, mmap: limit THP alignment of anonymous mappings to
+ * PMD-aligned sizes"): only lengths that are a multiple of 2 MiB.
+ */
+static const struct change thp_pmd_sizes = { REL(6, 12, 0), { 0 } };
+
+/*
+ * 249608ee4713 ("mm: respect mmap hint address when aligning for THP"):
+ * a hint keeps the plain search (6.12.5 has it too).
+ */
+static const struct change thp_not_hint = { REL(6, 13, 0),
+					    { REL(6, 12, 5) } };
+
+/*
+ * 9b9143298585 ("mm/mprotect: allow unfaulted VMAs to be unaccounted on
+ * mprotect()"): an anonymous area without pages made read-only gives up
+ * its commit charge (VM_ACCOUNT), and so merges with uncharged neighbours.
+ */
+static const struct change mprotect_unaccount = { REL(6, 7, 0), { 0 } };
+
+/* Whether the modelled release has the change. */
+static int has(const struct ncb_as *as, const struct change *c)
+{
+	unsigned int i;
+
+	if (as->rel >= c->mainline)
+		return 1;
+	for (i = 0; i < sizeof(c->stable) / sizeof(*c->stable); i++)
+		if (c->stable[i] && as->rel >> 8 == c->stable[i] >> 8 &&
+		    as->rel >= c->stable[i])
+			return 1;
+	return 0;
+}
 
 /*
  * PAGE_ALIGN in the modelled page size (a length that wraps becomes 0,
@@ -238,6 +294,17 @@ static int remove_range(struct ncb_as *as, uint64_t start, uint64_t end)
 	return 0;
 }
 
+/*
+ * The release whose rules the model follows: the one asked for, else the
+ * running kernel's, else (no release to be read) the newest rules known.
+ */
+static uint32_t model_release(uint32_t asked)
+{
+	unsigned long v = asked ? asked : ncb_core_kernel_release();
+
+	return v && v <= 0xffffff ? (uint32_t)v : 0xffffff;
+}
+
 int ncb_as_new(struct ncb_as **asp, const struct ncb_as_opts *opts)
 {
 	const struct ncb_probe *p = ncb__probe();
@@ -245,7 +312,8 @@ int ncb_as_new(struct ncb_as **asp, const struct ncb_as_opts *opts)
 	struct ncb_as *as;
 
 	if (!asp || ncb__opts_in(&o, sizeof(o), opts,
-				 NCB__END(ncb_as_opts, brk)))
+				 NCB__END(ncb_as_opts, brk)) ||
+	    o.release > 0xffffff)
 		return -EINVAL;
 	as = calloc(1, sizeof(*as));
 	if (!as)
@@ -257,7 +325,9 @@ int ncb_as_new(struct ncb_as **asp, const struct ncb_as_opts *opts)
 				    : as->task_size - (128ULL << 20);
 	as->guard = o.stack_guard_gap ? o.stack_guard_gap : 256 * as->pg;
 	as->max_map_count = o.max_map_count ? o.max_map_count : 65530;
-	as->thp = o.thp ? o.thp > 0 : sizeof(void *) == 8;
+	as->rel = model_release(o.release);
+	as->thp = o.thp ? o.thp > 0
+			: sizeof(void *) == 8 && has(as, &thp_anon);
 	as->start_brk = o.start_brk;
 	as->brk = o.brk > o.start_brk ? o.brk : o.start_brk;
 	if (as->pg & (as->pg - 1) || as->mmap_base > as->task_size) {
@@ -516,18 +586,18 @@ static int unmapped_area_bottomup(const struct ncb_as *as, uint64_t len,
 	return *out < high && high - *out >= len ? 0 : -ENOMEM;
 }
 
-/* The kernel's choice for a mapping without MAP_FIXED. */
-static int get_unmapped_area(const struct ncb_as *as, uint64_t hint,
-			     uint64_t len, int flags, uint32_t file,
-			     uint64_t *out)
+/*
+ * The architecture's search (arch_get_unmapped_area_topdown): the hint if
+ * the whole range is free and clear of a stack's guard gap, else the
+ * highest gap below mmap_base.
+ */
+static int search(const struct ncb_as *as, uint64_t hint, uint64_t len,
+		  uint64_t *out)
 {
 	struct area *next, *prev;
 	struct mt_cur c;
-	uint64_t align = 0;
 	int err;
 
-	if (len > as->task_size - as->min_addr)
-		return -ENOMEM;
 	if (hint) {
 		hint = page_up(as, hint);
 		next = find_vma(as, hint, &c);
@@ -540,20 +610,7 @@ static int get_unmapped_area(const struct ncb_as *as, uint64_t hint,
 			return 0;
 		}
 	}
-	/*
-	 * Linux 6.7: large private anonymous mappings of 64-bit tasks are
-	 * THP-aligned: a gap one PMD larger is found, and the highest aligned
-	 * place in it taken (__thp_get_unmapped_area); else the plain search.
-	 */
-	if (as->thp && !file && !(flags & MAP_SHARED) && !hint &&
-	    !(len & (PMD_SIZE - 1)) &&
-	    !unmapped_area_topdown(as, len + PMD_SIZE, 0, as->pg,
-				   as->mmap_base, out)) {
-		*out = (*out + PMD_SIZE) & ~(PMD_SIZE - 1);
-		return 0;
-	}
-	err = unmapped_area_topdown(as, len, align, as->pg, as->mmap_base,
-				    out);
+	err = unmapped_area_topdown(as, len, 0, as->pg, as->mmap_base, out);
 	/*
 	 * Nothing below mmap_base: rather than fail, the kernel searches
 	 * bottom-up from the legacy base, a third of the way up, to the top
@@ -565,6 +622,44 @@ static int get_unmapped_area(const struct ncb_as *as, uint64_t hint,
 					     page_up(as, as->task_size / 3),
 					     as->task_size, out);
 	return err;
+}
+
+/*
+ * Whether __get_unmapped_area THP-aligns the mapping: private anonymous
+ * memory of 64-bit tasks (as->thp), 2 MiB or more, then only multiples of
+ * 2 MiB, and then only without a hint (the changes above).
+ */
+static int thp_aligns(const struct ncb_as *as, uint64_t hint, uint64_t len,
+		      int flags, uint32_t file)
+{
+	if (!as->thp || file || (flags & MAP_SHARED) || len + PMD_SIZE < len)
+		return 0;
+	if (hint && has(as, &thp_not_hint))
+		return 0;
+	if (has(as, &thp_pmd_sizes))
+		return !(len & (PMD_SIZE - 1));
+	return len >= PMD_SIZE;
+}
+
+/*
+ * The kernel's choice for a mapping without MAP_FIXED.  THP alignment
+ * (__thp_get_unmapped_area) searches for a range one PMD longer, hint
+ * included: a hint that holds it is taken as it is, else the highest
+ * aligned place in what was found; if nothing holds it, the plain search.
+ */
+static int get_unmapped_area(const struct ncb_as *as, uint64_t hint,
+			     uint64_t len, int flags, uint32_t file,
+			     uint64_t *out)
+{
+	if (len > as->task_size - as->min_addr)
+		return -ENOMEM;
+	if (thp_aligns(as, hint, len, flags, file) &&
+	    !search(as, hint, len + PMD_SIZE, out)) {
+		if (!hint || *out != page_up(as, hint))
+			*out = (*out + PMD_SIZE) & ~(PMD_SIZE - 1);
+		return 0;
+	}
+	return search(as, hint, len, out);
 }
 
 int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
@@ -979,13 +1074,14 @@ static int protect_piece(struct ncb_as *as, struct mt_cur c, uint64_t start,
 
 	/*
 	 * Made writable, private memory is charged; made read-only, an
-	 * anonymous area without pages is uncharged again (mprotect_fixup).
+	 * anonymous area without pages is uncharged again (mprotect_fixup,
+	 * since 6.7).
 	 */
 	if ((nf & A_WRITE) &&
 	    !(n.flags & (A_ACCOUNT | A_WRITE | A_SHARED | A_NORESERVE)))
 		nf |= A_ACCOUNT;
 	else if (!(nf & A_WRITE) && (n.flags & A_ACCOUNT) && !n.file &&
-		 !(n.flags & A_TOUCHED))
+		 !(n.flags & A_TOUCHED) && has(as, &mprotect_unaccount))
 		nf &= (uint16_t)~A_ACCOUNT;
 	if (nf == n.flags)
 		return 0;

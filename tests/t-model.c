@@ -12,16 +12,31 @@
 
 #define PG 4096ULL
 
-static struct ncb_as *model(void)
+/* A release as ncb_core_kernel_release gives it. */
+#define REL(major, minor, patch) \
+	((uint32_t)(major) << 16 | (uint32_t)(minor) << 8 | (uint32_t)(patch))
+
+/*
+ * A 47-bit x86-64 space without ASLR under the rules of a release, THP
+ * alignment as that release does it (thp 0) or forced (1).
+ */
+static struct ncb_as *model_of(uint32_t release, int thp)
 {
 	struct ncb_as_opts o = { .size = sizeof(o), .page_size = PG,
 				 .mmap_min_addr = 0x10000,
 				 .task_size = 0x7ffffffff000ULL,
-				 .mmap_base = 0x7ffff7fff000ULL, .thp = 1 };
+				 .mmap_base = 0x7ffff7fff000ULL, .thp = thp,
+				 .release = release };
 	struct ncb_as *as;
 
 	ASSERT_EQ(ncb_as_new(&as, &o), 0);
 	return as;
+}
+
+/* The hand-made layouts: Linux 6.18's rules, whatever the kernel. */
+static struct ncb_as *model(void)
+{
+	return model_of(REL(6, 18, 0), 1);
 }
 
 static uint64_t map(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
@@ -165,7 +180,8 @@ TEST(bottom_up_fallback)
 	struct ncb_as_opts o = { .size = sizeof(o), .page_size = PG,
 				 .mmap_min_addr = 0x10000,
 				 .task_size = 1ULL << 32,
-				 .mmap_base = 1ULL << 31, .thp = -1 };
+				 .mmap_base = 1ULL << 31, .thp = -1,
+				 .release = REL(6, 18, 0) };
 	struct ncb_as *as;
 	uint64_t a;
 
@@ -259,6 +275,93 @@ TEST(mremap_regressions)
 	ASSERT_EQ(got, t + 3 * PG);
 	ASSERT_EQ(ncb__as_check(as), 0);
 	ncb_as_free(as);
+}
+
+#define MB2 (2ULL << 20)
+#define BASE 0x7ffff7fff000ULL
+
+/* The highest place below BASE for len bytes, THP-aligned or not. */
+static uint64_t topdown(uint64_t len, int aligned)
+{
+	if (!aligned)
+		return BASE - len;
+	return (BASE - len - MB2 + MB2 - 1) & ~(MB2 - 1);
+}
+
+/*
+ * THP alignment of private anonymous memory by release: none before 6.7
+ * (efa7df3e3bb5), then for 2 MiB and more, from 6.12 only for multiples
+ * of 2 MiB (d4148aeab412); the padded search takes a hint that holds it
+ * as it is, and since 6.13 and 6.12.5 a hint keeps the plain search
+ * (249608ee4713).
+ */
+TEST(thp_by_release)
+{
+	static const struct {
+		uint32_t rel;
+		uint64_t len;
+		int aligned;
+	} c[] = {
+		{ REL(6, 1, 192), 2 * MB2, 0 },
+		{ REL(6, 7, 0), 2 * MB2, 1 },
+		{ REL(6, 7, 0), MB2 + PG, 1 },
+		{ REL(6, 7, 0), MB2 - PG, 0 },
+		{ REL(6, 12, 118), 2 * MB2, 1 },
+		{ REL(6, 12, 118), MB2 + PG, 0 },
+		{ REL(6, 18, 0), MB2, 1 },
+		{ REL(6, 18, 0), MB2 + PG, 0 },
+	};
+	uint64_t hint = 0x200000000ULL, roomy = 0x300000000ULL, a;
+	struct ncb_as *as;
+	unsigned int i;
+	int ignored;
+
+	for (i = 0; i < sizeof(c) / sizeof(*c); i++) {
+		as = model_of(c[i].rel, 0);
+		a = map(as, 0, c[i].len, PROT_READ, P | MAP_NORESERVE);
+		if (a != topdown(c[i].len, c[i].aligned))
+			FAIL("%#x: %#jx bytes at %#jx", c[i].rel,
+			     (uintmax_t)c[i].len, (uintmax_t)a);
+		ncb_as_free(as);
+	}
+	/* A hint with room for the mapping but not for the padding. */
+	for (i = 0; i < 4; i++) {
+		static const uint32_t rel[] = { REL(6, 12, 4), REL(6, 12, 5),
+						REL(6, 13, 0), REL(6, 18, 0) };
+
+		as = model_of(rel[i], 0);
+		map(as, hint + MB2, PG, PROT_READ, P | MAP_FIXED);
+		a = map(as, hint, MB2, PROT_READ, P);
+		ignored = rel[i] == REL(6, 12, 4);
+		ASSERT_EQ(a, ignored ? topdown(MB2, 1) : hint);
+		/* One with room for both is taken before 6.12.5 too. */
+		ASSERT_EQ(map(as, roomy, MB2, PROT_READ, P), roomy);
+		ncb_as_free(as);
+	}
+}
+
+/*
+ * Anonymous memory without pages made read-only gives up its commit
+ * charge since 6.7 (9b9143298585), and then joins an uncharged neighbour.
+ */
+TEST(mprotect_charge_by_release)
+{
+	static const uint32_t rel[] = { REL(6, 1, 192), REL(6, 7, 0),
+					REL(6, 12, 118), REL(6, 18, 0) };
+	uint64_t a = 0x100000000ULL;
+	struct ncb_as *as;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
+		as = model_of(rel[i], 0);
+		map(as, a, 2 * PG, PROT_READ, P | MAP_FIXED);
+		map(as, a + 2 * PG, 2 * PG, RW, P | MAP_FIXED);
+		ASSERT_EQ(ncb_as_count(as), 2);
+		ASSERT_EQ(ncb_as_mprotect(as, a + 2 * PG, 2 * PG, PROT_READ),
+			  0);
+		ASSERT_EQ(ncb_as_count(as), rel[i] < REL(6, 7, 0) ? 2 : 1);
+		ncb_as_free(as);
+	}
 }
 
 #define SH (MAP_SHARED)
@@ -408,7 +511,8 @@ TEST(program_break)
 				 .mmap_min_addr = 0x10000,
 				 .task_size = 0x7ffffffff000ULL,
 				 .mmap_base = 0x7ffff7fff000ULL,
-				 .start_brk = 0x500000, .brk = 0x500000 };
+				 .start_brk = 0x500000, .brk = 0x500000,
+				 .release = REL(6, 18, 0) };
 	struct ncb_as *as;
 	uint64_t b;
 
@@ -504,7 +608,8 @@ TEST(find_free_matches_brute_force)
 	struct ncb_as_opts o = { .size = sizeof(o), .page_size = PG,
 				 .mmap_min_addr = 0x10000,
 				 .task_size = 0x7ffffffff000ULL,
-				 .mmap_base = base + 3000 * PG, .thp = -1 };
+				 .mmap_base = base + 3000 * PG, .thp = -1,
+				 .release = REL(6, 18, 0) };
 	struct ncb_as *as;
 	int i, place, rg, rw;
 
@@ -1173,6 +1278,7 @@ TEST(map_count_limit)
 TEST_MAIN(T(fixed_split_merge), T(loaded_pieces_merge_again),
 	  T(noreplace_and_errors),
 	  T(topdown_and_hints), T(guard_gap), T(mremap_regressions),
+	  T(thp_by_release), T(mprotect_charge_by_release),
 	  T(shared_anonymous_files), T(registered_files_apart_from_made_ones),
 	  T(file_index), T(program_break), T(bottom_up_fallback),
 	  T(find_free_matches_brute_force), T(find_free_exact_fit),

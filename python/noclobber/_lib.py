@@ -59,6 +59,7 @@ class AsOptsStruct(ctypes.Structure):
         ("thp", _int),
         ("start_brk", _u64),
         ("brk", _u64),
+        ("release", _u32),
     ]
 
 

@@ -51,7 +51,9 @@ class AddressSpace:
     Options (keyword arguments, 0 or absent for the default) are the
     fields of struct ncb_as_opts: page_size, mmap_min_addr, mmap_base,
     task_size, stack_guard_gap, max_map_count, thp (1 yes, -1 no, 0 as
-    for this process), start_brk and brk; see ncb_as_new(3).  The calls
+    the release does for this process), start_brk, brk and release (the
+    kernel release whose rules apply, major << 16 | minor << 8 | patch,
+    0 for the running kernel's); see ncb_as_new(3).  The calls
     raise the OSError subclass of the errno the kernel would give
     (FileExistsError for EEXIST, ...).  A closed space raises ValueError.
     Calls from several threads are taken one at a time.

@@ -37,6 +37,21 @@ def test_mmap_base_option() -> None:
         assert space.mmap(0, PAGE, RW, ANON) == 0x40000000 - PAGE
 
 
+def release(major: int, minor: int, patch: int) -> int:
+    """A release as ncb_core_kernel_release encodes it."""
+    return major << 16 | minor << 8 | patch
+
+
+@pytest.mark.parametrize("rel,aligned", [((6, 1, 192), False),
+                                         ((6, 12, 118), True)])
+def test_release_option(rel: Any, aligned: bool) -> None:
+    """6.1 places anonymous memory without THP alignment, 6.12 with."""
+    opts = dict(SMALL, thp=0, mmap_base=0x40001000, release=release(*rel))
+    with nc.AddressSpace(**opts) as space:
+        addr = space.mmap(0, 4 << 20, nc.PROT_READ, ANON)
+        assert (addr % (2 << 20) == 0) == aligned
+
+
 def test_unknown_option() -> None:
     with pytest.raises(TypeError, match="unknown option 'colour'"):
         nc.AddressSpace(colour=1)
@@ -44,13 +59,15 @@ def test_unknown_option() -> None:
 
 @pytest.mark.parametrize("opts", [dict(page_size=-1),
                                   dict(max_map_count=1 << 32),
-                                  dict(thp=1 << 31)])
+                                  dict(thp=1 << 31),
+                                  dict(release=1 << 32)])
 def test_option_out_of_range(opts: Any) -> None:
     with pytest.raises(OverflowError):
         nc.AddressSpace(**opts)
 
 
 @pytest.mark.parametrize("opts", [dict(page_size=3000),
+                                  dict(release=1 << 24),
                                   dict(task_size=1 << 40,
                                        mmap_base=1 << 41)])
 def test_invalid_options(opts: Any) -> None:
