@@ -112,6 +112,24 @@ static const struct change thp_not_hint = { REL(6, 13, 0),
  */
 static const struct change mprotect_unaccount = { REL(6, 7, 0), { 0 } };
 
+/*
+ * 3215eaceca87 ("mm/mremap: refactor initial parameter sanity checks") and
+ * a85dc37186a5 ("mm/mremap: check remap conditions earlier"): mremap
+ * checks the new range (alignment, TASK_SIZE, overlap, the map count's
+ * margin) before it looks the source up, and the source (its length
+ * within one area, a zero old_len on private memory) before it unmaps
+ * the destination or cuts the source's tail.  Before, a missing source
+ * is EFAULT first, and a move that fails those checks has already
+ * discarded what lay at the destination.
+ */
+static const struct change mremap_checks_first = { REL(6, 17, 0), { 0 } };
+
+/*
+ * d23cb648e365 ("mm/mremap: permit mremap() move of multiple VMAs"): a
+ * move of the same size to a fixed place may span areas and gaps.
+ */
+static const struct change mremap_many = { REL(6, 17, 0), { 0 } };
+
 /* Whether the modelled release has the change. */
 static int has(const struct ncb_as *as, const struct change *c)
 {
@@ -788,34 +806,80 @@ static int grow_in_place(struct ncb_as *as, uint64_t start, uint64_t end,
 	return 0;
 }
 
-/* The parameter checks of mremap, in the kernel's order. */
-static int mremap_params(const struct ncb_as *as, uint64_t addr,
-			 uint64_t old_len, uint64_t new_len, int flags,
-			 uint64_t new_addr)
+/*
+ * The checks of the arguments alone, before the source is looked up: the
+ * flags, the source's alignment, a new length of 0 (a zero old_len
+ * duplicates shared memory), and since 6.17 a new length past the task's
+ * size whatever the flags.  Before 6.17 the lengths of an
+ * MREMAP_DONTUNMAP move are compared as given, since as rounded to pages.
+ */
+static int mremap_args(const struct ncb_as *as, uint64_t addr,
+		       uint64_t *old_len, uint64_t *new_len, int flags)
 {
+	int first = has(as, &mremap_checks_first);
+
 	if (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP))
 		return -EINVAL;
-	if (page_off(as, addr))
+	if ((flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) &&
+	    !(flags & MREMAP_MAYMOVE))
 		return -EINVAL;
-	/* A zero old_len duplicates shared memory; a zero new_len is void. */
-	if (!new_len)
+	if (!first && (flags & MREMAP_DONTUNMAP) && *old_len != *new_len)
+		return -EINVAL;
+	/* PAGE_ALIGN: a length that wraps becomes 0, as in the kernel. */
+	*old_len = page_up(as, *old_len);
+	*new_len = page_up(as, *new_len);
+	if ((flags & MREMAP_DONTUNMAP) && *old_len != *new_len)
+		return -EINVAL;
+	if (page_off(as, addr) || !*new_len)
+		return -EINVAL;
+	if (first && *new_len > as->task_size)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * The checks of a new place given (MREMAP_FIXED, or MREMAP_DONTUNMAP's
+ * hint): its alignment, the task's size, no overlap with the source, and
+ * room for both ranges to split in three before anything moves.  Without
+ * those flags new_addr is not looked at (78d2d32f0b78, "mm/mremap: fix
+ * regression in vrm->new_addr check").
+ */
+static int mremap_dest(const struct ncb_as *as, uint64_t addr,
+		       uint64_t old_len, uint64_t new_len, uint64_t new_addr)
+{
+	if (page_off(as, new_addr))
 		return -EINVAL;
 	if (new_len > as->task_size || new_addr > as->task_size - new_len)
 		return -EINVAL;
-	if (!(flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)))
-		return 0;
-	if (page_off(as, new_addr))
+	if (addr < new_addr + new_len && new_addr < addr + old_len)
 		return -EINVAL;
-	if (!(flags & MREMAP_MAYMOVE))
-		return -EINVAL;
-	if ((flags & MREMAP_DONTUNMAP) && old_len != new_len)
-		return -EINVAL;
-	if ((flags & MREMAP_FIXED) && addr < new_addr + new_len &&
-	    new_addr < addr + old_len)
-		return -EINVAL;
-	/* Room for both ranges to split in three before anything moves. */
 	if (as->t.count + 2 >= (uint64_t)as->max_map_count - 3)
 		return -ENOMEM;
+	return 0;
+}
+
+/* Whether a move may span areas and gaps (remap_move, Linux 6.17). */
+static int moves_many(const struct ncb_as *as, int flags, uint64_t old_len,
+		      uint64_t new_len)
+{
+	return (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) == MREMAP_FIXED &&
+	       old_len == new_len && has(as, &mremap_many);
+}
+
+/*
+ * The checks of the source when new space will be mapped (vma_to_resize,
+ * remap_is_valid): a zero old_len only on shared memory, the range (as
+ * far as it is kept) within its area unless the move may span areas.
+ */
+static int mremap_source(const struct area *a, uint64_t addr,
+			 uint64_t old_len, uint64_t new_len, int many)
+{
+	uint64_t check = new_len < old_len ? new_len : old_len;
+
+	if (!old_len && !(a->flags & A_SHARED))
+		return -EINVAL;
+	if (!many && check > a->end - addr)
+		return -EFAULT;
 	return 0;
 }
 
@@ -826,7 +890,7 @@ static int mremap_params(const struct ncb_as *as, uint64_t addr,
  */
 static int move_area(struct ncb_as *as, const struct area *src,
 		     uint64_t addr, uint64_t old_len, uint64_t new_len,
-		     uint64_t to, int keep)
+		     uint64_t to, int flags)
 {
 	uint64_t pgoff = src->pgoff + (addr - src->start) / as->pg;
 	struct area n = *src;
@@ -840,7 +904,7 @@ static int move_area(struct ncb_as *as, const struct area *src,
 	 */
 	if (!n.file && !(n.flags & A_TOUCHED))
 		pgoff = to / as->pg;
-	if (!keep) {
+	if (!(flags & MREMAP_DONTUNMAP) && old_len) {
 		err = remove_range(as, addr, addr + old_len);
 		if (err)
 			return err;
@@ -890,7 +954,16 @@ static struct area *area_at(const struct ncb_as *as, uint64_t addr)
 	return a && a->start <= addr ? a : NULL;
 }
 
-/* mremap with a new place: MREMAP_FIXED or MREMAP_DONTUNMAP (mremap_to). */
+static int remap_flags(const struct area *a)
+{
+	return a->flags & A_SHARED ? MAP_SHARED : MAP_PRIVATE;
+}
+
+/*
+ * mremap with a new place: MREMAP_FIXED, or MREMAP_DONTUNMAP with new_addr
+ * as a hint (mremap_to).  The destination goes first, then what the source
+ * sheds; before 6.17 the source is checked only then.
+ */
 static int mremap_to(struct ncb_as *as, uint64_t addr, uint64_t old_len,
 		     uint64_t new_len, int flags, uint64_t new_addr,
 		     uint64_t *out)
@@ -898,16 +971,15 @@ static int mremap_to(struct ncb_as *as, uint64_t addr, uint64_t old_len,
 	struct area *a;
 	int err;
 
-	if ((flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) == MREMAP_FIXED &&
-	    old_len == new_len)
+	if (moves_many(as, flags, old_len, new_len)) {
 		err = move_pieces(as, addr, old_len, new_addr);
-	else if (flags & MREMAP_FIXED)
-		err = ncb_as_munmap(as, new_addr, new_len);
-	else
-		err = 0;
-	if (err || ((flags & MREMAP_FIXED) && old_len == new_len &&
-		    !(flags & MREMAP_DONTUNMAP)))
 		goto out;
+	}
+	if (flags & MREMAP_FIXED) {
+		err = ncb_as_munmap(as, new_addr, new_len);
+		if (err)
+			return err;
+	}
 	if (old_len > new_len) {
 		err = ncb_as_munmap(as, addr + new_len, old_len - new_len);
 		if (err)
@@ -917,15 +989,18 @@ static int mremap_to(struct ncb_as *as, uint64_t addr, uint64_t old_len,
 	a = area_at(as, addr);
 	if (!a)
 		return -EFAULT;
-	if (!(flags & MREMAP_FIXED)) {
-		err = get_unmapped_area(as, 0, new_len, a->flags & A_SHARED ?
-					MAP_SHARED : MAP_PRIVATE, a->file,
-					&new_addr);
+	if (!has(as, &mremap_checks_first)) {
+		err = mremap_source(a, addr, old_len, new_len, 0);
 		if (err)
 			return err;
 	}
-	err = move_area(as, a, addr, old_len, new_len, new_addr,
-			(flags & MREMAP_DONTUNMAP) || !old_len);
+	if (!(flags & MREMAP_FIXED)) {
+		err = get_unmapped_area(as, new_addr, new_len, remap_flags(a),
+					a->file, &new_addr);
+		if (err)
+			return err;
+	}
+	err = move_area(as, a, addr, old_len, new_len, new_addr, flags);
 out:
 	if (!err)
 		*out = new_addr;
@@ -950,41 +1025,47 @@ static int mremap_at(struct ncb_as *as, struct area *a, uint64_t addr,
 		return 0;
 	if (!(flags & MREMAP_MAYMOVE))
 		return -ENOMEM;
-	err = get_unmapped_area(as, 0, new_len, a->flags & A_SHARED ?
-				MAP_SHARED : MAP_PRIVATE, a->file, out);
+	err = get_unmapped_area(as, 0, new_len, remap_flags(a), a->file, out);
 	if (!err)
-		err = move_area(as, a, addr, old_len, new_len, *out, !old_len);
+		err = move_area(as, a, addr, old_len, new_len, *out, 0);
 	return err;
 }
 
+/*
+ * The kernel's order: the arguments; since 6.17 the new place; the source
+ * looked up (EFAULT); before 6.17 the new place; since 6.17 the source's
+ * checks when new space will be mapped (before, for a move to a place
+ * given, after the destination is unmapped: mremap_to).
+ */
 int ncb_as_mremap(struct ncb_as *as, uint64_t addr, uint64_t old_len,
 		  uint64_t new_len, int flags, uint64_t new_addr,
 		  uint64_t *out)
 {
-	int implies = flags & (MREMAP_FIXED | MREMAP_DONTUNMAP), err;
-	uint64_t check;
+	int implies = flags & (MREMAP_FIXED | MREMAP_DONTUNMAP), first, err;
 	struct area *a;
 
 	if (!as || !out)
 		return -EINVAL;
-	/* PAGE_ALIGN: a length that wraps becomes 0, as in the kernel. */
-	old_len = page_up(as, old_len);
-	new_len = page_up(as, new_len);
-	err = mremap_params(as, addr, old_len, new_len, flags, new_addr);
+	first = has(as, &mremap_checks_first);
+	err = mremap_args(as, addr, &old_len, &new_len, flags);
+	if (!err && implies && first)
+		err = mremap_dest(as, addr, old_len, new_len, new_addr);
 	if (err)
 		return err;
 	a = area_at(as, addr);
 	if (!a)
 		return -EFAULT;
-	/* Checks before anything changes when new space will be mapped. */
-	if (implies || new_len > old_len) {
-		if (!old_len && !(a->flags & A_SHARED))
-			return -EINVAL;
-		check = new_len < old_len ? new_len : old_len;
-		/* Linux 6.17: a plain move may span areas and gaps. */
-		if ((implies != MREMAP_FIXED || old_len != new_len) &&
-		    check > a->end - addr)
-			return -EFAULT;
+	if (implies && !first) {
+		err = mremap_dest(as, addr, old_len, new_len, new_addr);
+		if (err)
+			return err;
+	}
+	if (first ? implies || new_len > old_len
+		  : !implies && new_len > old_len) {
+		err = mremap_source(a, addr, old_len, new_len,
+				    moves_many(as, flags, old_len, new_len));
+		if (err)
+			return err;
 	}
 	if (implies)
 		return mremap_to(as, addr, old_len, new_len, flags, new_addr,

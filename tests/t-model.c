@@ -364,6 +364,122 @@ TEST(mprotect_charge_by_release)
 	}
 }
 
+/* Whether an area starts at addr. */
+static int starts_at(struct ncb_as *as, uint64_t addr)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+
+	return ncb_as_find(as, addr, &m) == 1 && m.start == addr;
+}
+
+static int remap(struct ncb_as *as, uint64_t addr, uint64_t old_len,
+		 uint64_t new_len, int flags, uint64_t new_addr)
+{
+	uint64_t got = 0;
+	int err = ncb_as_mremap(as, addr, old_len, new_len, flags, new_addr,
+				&got);
+
+	if (!err && (flags & MREMAP_FIXED))
+		ASSERT_EQ(got, new_addr);
+	return err;
+}
+
+#define MF (MREMAP_MAYMOVE | MREMAP_FIXED)
+#define MD (MREMAP_MAYMOVE | MREMAP_DONTUNMAP)
+
+/*
+ * mremap's order by release.  Before 6.17 a missing source is EFAULT
+ * before the new place is looked at, and a move to a fixed place discards
+ * what lay there before the source's checks fail; since 6.17 every check
+ * comes first (3215eaceca87, a85dc37186a5) and a move of the same size
+ * may span areas (d23cb648e365).
+ */
+TEST(mremap_order_by_release)
+{
+	static const uint32_t rel[] = { REL(6, 1, 192), REL(6, 12, 118),
+					REL(6, 17, 0), REL(6, 18, 0) };
+	uint64_t a = 0x100000000ULL, t = 0x100100000ULL, none = t - 16 * PG;
+	uint64_t top = 0x7ffffffff000ULL;
+	struct ncb_as *as;
+	unsigned int i;
+	int first;
+
+	for (i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
+		first = rel[i] >= REL(6, 17, 0);
+		as = model_of(rel[i], -1);
+		map(as, a, 2 * PG, PROT_READ, P | MAP_FIXED);
+		map(as, a + 2 * PG, PG, RW, P | MAP_FIXED);
+		map(as, t, 4 * PG, PROT_EXEC, P | MAP_FIXED);
+		/* No source: the new place's faults first since 6.17. */
+		ASSERT_EQ(remap(as, none, PG, PG, MF, top),
+			  first ? -EINVAL : -EFAULT);
+		ASSERT_EQ(remap(as, none, PG, PG, MF, t + 1),
+			  first ? -EINVAL : -EFAULT);
+		ASSERT_EQ(remap(as, none, PG, PG, MF, none),
+			  first ? -EINVAL : -EFAULT);
+		/* With a source, EINVAL whatever the release. */
+		ASSERT_EQ(remap(as, a, PG, PG, MF, top), -EINVAL);
+		ASSERT_EQ(remap(as, a, PG, PG, MD, a), -EINVAL);
+		/* The source's faults: the target survives since 6.17. */
+		ASSERT_EQ(remap(as, a, 0, PG, MF, t), -EINVAL);
+		ASSERT_EQ(starts_at(as, t), first);
+		map(as, t, PG, PROT_EXEC, P | MAP_FIXED);
+		ASSERT_EQ(remap(as, a, 3 * PG, 4 * PG, MF, t), -EFAULT);
+		ASSERT_EQ(starts_at(as, t), first);
+		map(as, t, 4 * PG, PROT_EXEC, P | MAP_FIXED);
+		/* Two areas of the same size: moved since 6.17. */
+		if (first) {
+			ASSERT_EQ(remap(as, a, 3 * PG, 3 * PG, MF, t), 0);
+			expect_dump(as,
+				    "100100000-100102000 r--p 00000000 00:00 0 \n"
+				    "100102000-100103000 rw-p 00000000 00:00 0 \n"
+				    "100103000-100104000 --xp 00000000 00:00 0 \n");
+		} else {
+			ASSERT_EQ(remap(as, a, 3 * PG, 3 * PG, MF, t), -EFAULT);
+			expect_dump(as,
+				    "100000000-100002000 r--p 00000000 00:00 0 \n"
+				    "100002000-100003000 rw-p 00000000 00:00 0 \n"
+				    "100103000-100104000 --xp 00000000 00:00 0 \n");
+		}
+		ASSERT_EQ(ncb__as_check(as), 0);
+		ncb_as_free(as);
+	}
+}
+
+/*
+ * Arguments whose meaning changed: a new length past the task's size
+ * without a place given is EINVAL since 6.17, ENOMEM from the search for
+ * room before; MREMAP_DONTUNMAP's lengths are compared rounded to pages
+ * since 6.17, as given before; new_addr is only read with MREMAP_FIXED or
+ * MREMAP_DONTUNMAP (78d2d32f0b78), which takes it as a hint.
+ */
+TEST(mremap_arguments_by_release)
+{
+	static const uint32_t rel[] = { REL(6, 1, 192), REL(6, 12, 118),
+					REL(6, 18, 0) };
+	uint64_t a = 0x100000000ULL, far = 0x300000000ULL, got;
+	struct ncb_as *as;
+	unsigned int i;
+	int first;
+
+	for (i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
+		first = rel[i] >= REL(6, 17, 0);
+		as = model_of(rel[i], -1);
+		map(as, a, 2 * PG, PROT_READ, P | MAP_FIXED);
+		ASSERT_EQ(remap(as, a, PG, 1ULL << 60, MREMAP_MAYMOVE, 0),
+			  first ? -EINVAL : -ENOMEM);
+		ASSERT_EQ(remap(as, a, PG, PG - 1, MD, far),
+			  first ? 0 : -EINVAL);
+		ASSERT_EQ(ncb_as_mremap(as, a + PG, PG, PG, MD, far + PG,
+					&got), 0);
+		ASSERT_EQ(got, far + PG);
+		ASSERT_EQ(ncb_as_mremap(as, a, PG, 2 * PG, MREMAP_MAYMOVE,
+					UINT64_MAX & ~(PG - 1), &got), 0);
+		ASSERT_EQ(got, BASE - 2 * PG);
+		ncb_as_free(as);
+	}
+}
+
 #define SH (MAP_SHARED)
 #define ANON_PATH "/dev/zero (deleted)"
 
@@ -887,8 +1003,13 @@ static void random_mremap(struct diff *d, struct ncb_as *as, struct op *o)
 	o->new_addr = d->arena + (rnd(s) % ARENA_PAGES) * PG;
 	if (o->new_addr + o->new_len > end)
 		o->new_len = end - o->new_addr;
-	if (!(o->flags & MREMAP_FIXED))
-		o->new_addr = 0;
+	/*
+	 * new_addr is read with MREMAP_FIXED, and as MREMAP_DONTUNMAP's hint;
+	 * otherwise now and then a wild one, which must not matter.
+	 */
+	if (!(o->flags & MREMAP_FIXED) &&
+	    !((o->flags & MREMAP_DONTUNMAP) && rnd(s) % 2))
+		o->new_addr = rnd(s) % 8 ? 0 : -PG;
 	/* Now and then a bad argument, checked in the kernel's order. */
 	switch (rnd(s) % 32) {
 	case 0:
@@ -902,6 +1023,10 @@ static void random_mremap(struct diff *d, struct ncb_as *as, struct op *o)
 		break;
 	case 3:
 		o->len = 0;
+		break;
+	case 4:
+		/* Past the space: before 6.17 no source is EFAULT first. */
+		o->new_addr = -PG;
 		break;
 	}
 }
@@ -1279,6 +1404,7 @@ TEST_MAIN(T(fixed_split_merge), T(loaded_pieces_merge_again),
 	  T(noreplace_and_errors),
 	  T(topdown_and_hints), T(guard_gap), T(mremap_regressions),
 	  T(thp_by_release), T(mprotect_charge_by_release),
+	  T(mremap_order_by_release), T(mremap_arguments_by_release),
 	  T(shared_anonymous_files), T(registered_files_apart_from_made_ones),
 	  T(file_index), T(program_break), T(bottom_up_fallback),
 	  T(find_free_matches_brute_force), T(find_free_exact_fit),
