@@ -130,6 +130,16 @@ static const struct change mremap_checks_first = { REL(6, 17, 0), { 0 } };
  */
 static const struct change mremap_many = { REL(6, 17, 0), { 0 } };
 
+/*
+ * 00b2591b9f04 ("mm/mremap: fix locked_vm leak from MREMAP_DONTUNMAP
+ * self-merge"): the copy an MREMAP_DONTUNMAP move makes of an anonymous
+ * area without pages no longer merges with the area it was copied from
+ * (6.1.191 and 6.12.114 have it; 6.18.44 does not).
+ */
+static const struct change dontunmap_apart = { REL(7, 3, 0),
+					       { REL(6, 1, 191),
+						 REL(6, 12, 114) } };
+
 /* Whether the modelled release has the change. */
 static int has(const struct ncb_as *as, const struct change *c)
 {
@@ -202,11 +212,12 @@ static int mergeable(const struct ncb_as *as, const struct area *a,
 }
 
 /*
- * Insert the free range [start, end), merging as vma_merge does; c is
- * where find_vma(start) left off.
+ * Insert the free range [start, end), merging as vma_merge does, but not
+ * with the area that starts where apart does, if given; c is where
+ * find_vma(start) left off.
  */
-static int area_add_at(struct ncb_as *as, struct mt_cur *c,
-		       const struct area *a)
+static int area_join(struct ncb_as *as, struct mt_cur *c,
+		     const struct area *a, const struct area *apart)
 {
 	uint64_t start = a->start, end = a->end;
 	struct mt_cur pc = *c;
@@ -215,8 +226,10 @@ static int area_add_at(struct ncb_as *as, struct mt_cur *c,
 
 	next = ncb__mt_at(c);
 	prev = ncb__mt_prev(&pc);
-	with_prev = prev && mergeable(as, prev, a);
-	with_next = next && mergeable(as, a, next);
+	with_prev = prev && mergeable(as, prev, a) &&
+		    !(apart && prev->start == apart->start);
+	with_next = next && mergeable(as, a, next) &&
+		    !(apart && next->start == apart->start);
 	if (with_prev && with_next) {
 		/* next goes, then prev takes its place and the gap between. */
 		uint64_t e = next->end;
@@ -239,6 +252,12 @@ static int area_add_at(struct ncb_as *as, struct mt_cur *c,
 		return 0;
 	}
 	return ncb__mt_insert(&as->t, c, a);
+}
+
+static int area_add_at(struct ncb_as *as, struct mt_cur *c,
+		       const struct area *a)
+{
+	return area_join(as, c, a, NULL);
 }
 
 static int area_add(struct ncb_as *as, const struct area *a)
@@ -884,6 +903,29 @@ static int mremap_source(const struct area *a, uint64_t addr,
 }
 
 /*
+ * Put the copy n of area src in place (copy_vma).  The copy an
+ * MREMAP_DONTUNMAP move makes of an anonymous area without pages keeps
+ * apart from its source where the release says so: the backport to 6.1
+ * (vma_merge) merges nothing next to the source, later ones merge with
+ * any neighbour but the source.
+ */
+static int place_copy(struct ncb_as *as, const struct area *n,
+		      const struct area *src, int flags)
+{
+	struct mt_cur c;
+
+	if (!(flags & MREMAP_DONTUNMAP) || n->file ||
+	    (n->flags & A_TOUCHED) || !has(as, &dontunmap_apart))
+		return area_add(as, n);
+	if (as->rel < REL(6, 12, 0) &&
+	    (n->start == src->end || n->end == src->start))
+		return area_insert(as, n->start, n->end, n->pgoff, n->file,
+				   n->flags, n->origin);
+	find_vma(as, n->start, &c);
+	return area_join(as, &c, n, src);
+}
+
+/*
  * Move [addr, addr + old_len), within one area, to a new place of new_len
  * bytes (move_vma): the copy may merge there, the source goes unless
  * kept (MREMAP_DONTUNMAP, or a zero old_len duplicating shared memory).
@@ -893,7 +935,7 @@ static int move_area(struct ncb_as *as, const struct area *src,
 		     uint64_t to, int flags)
 {
 	uint64_t pgoff = src->pgoff + (addr - src->start) / as->pg;
-	struct area n = *src;
+	struct area n = *src, was = *src;
 	int err;
 
 	if (as->t.count >= (uint64_t)as->max_map_count - 3)
@@ -914,7 +956,7 @@ static int move_area(struct ncb_as *as, const struct area *src,
 	n.end = to + new_len;
 	n.pgoff = pgoff;
 	if (!err)
-		err = area_add(as, &n);
+		err = place_copy(as, &n, &was, flags);
 	return err;
 }
 

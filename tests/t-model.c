@@ -480,6 +480,44 @@ TEST(mremap_arguments_by_release)
 	}
 }
 
+/*
+ * The copy an MREMAP_DONTUNMAP move makes of anonymous memory without
+ * pages merged with its source until 00b2591b9f04 (7.3; 6.1.191 and
+ * 6.12.114 took it, 6.18.44 has not): 6.1's backport then merges nothing
+ * next to the source, later ones any neighbour but the source.
+ */
+TEST(dontunmap_copy_by_release)
+{
+	static const struct {
+		uint32_t rel;
+		const char *want;
+	} c[] = {
+		{ REL(6, 1, 190), "100000000-100007000 rw-p 00000000 00:00 0 \n" },
+		{ REL(6, 1, 192), "100000000-100001000 rw-p 00000000 00:00 0 \n"
+				  "100001000-100004000 rw-p 00000000 00:00 0 \n"
+				  "100004000-100007000 rw-p 00000000 00:00 0 \n" },
+		{ REL(6, 12, 113), "100000000-100007000 rw-p 00000000 00:00 0 \n" },
+		{ REL(6, 12, 118), "100000000-100004000 rw-p 00000000 00:00 0 \n"
+				   "100004000-100007000 rw-p 00000000 00:00 0 \n" },
+		{ REL(6, 18, 44), "100000000-100007000 rw-p 00000000 00:00 0 \n" },
+		{ REL(7, 3, 0), "100000000-100004000 rw-p 00000000 00:00 0 \n"
+				"100004000-100007000 rw-p 00000000 00:00 0 \n" },
+	};
+	uint64_t n = 0x100000000ULL, s = n + 4 * PG;
+	struct ncb_as *as;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(c) / sizeof(*c); i++) {
+		as = model_of(c[i].rel, -1);
+		map(as, n, PG, RW, P | MAP_FIXED);
+		map(as, s, 3 * PG, RW, P | MAP_FIXED);
+		ASSERT_EQ(remap(as, s, 3 * PG, 3 * PG, MD | MREMAP_FIXED,
+				s - 3 * PG), 0);
+		expect_dump(as, c[i].want);
+		ncb_as_free(as);
+	}
+}
+
 #define SH (MAP_SHARED)
 #define ANON_PATH "/dev/zero (deleted)"
 
@@ -1405,6 +1443,7 @@ TEST_MAIN(T(fixed_split_merge), T(loaded_pieces_merge_again),
 	  T(topdown_and_hints), T(guard_gap), T(mremap_regressions),
 	  T(thp_by_release), T(mprotect_charge_by_release),
 	  T(mremap_order_by_release), T(mremap_arguments_by_release),
+	  T(dontunmap_copy_by_release),
 	  T(shared_anonymous_files), T(registered_files_apart_from_made_ones),
 	  T(file_index), T(program_break), T(bottom_up_fallback),
 	  T(find_free_matches_brute_force), T(find_free_exact_fit),
