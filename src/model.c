@@ -21,6 +21,11 @@
 
 #define PMD_SIZE (2ULL << 20)
 
+/* Linux 6.11's map type; Debian 12's headers lack it. */
+#ifndef MAP_DROPPABLE
+#define MAP_DROPPABLE 0x08
+#endif
+
 /*
  * Files come in two kinds that never meet in a look-up: those the caller
  * names (ncb_as_file, and every path ncb_as_load reads), found by path,
@@ -104,6 +109,13 @@ static const struct change thp_pmd_sizes = { REL(6, 12, 0), { 0 } };
  */
 static const struct change thp_not_hint = { REL(6, 13, 0),
 					    { REL(6, 12, 5) } };
+
+/*
+ * 9651fcedf7b9 ("mm: add MAP_DROPPABLE for designating always lazily
+ * freeable mappings"), 6.11: a map type of private anonymous memory the
+ * kernel may drop, never charged, merging only with its own kind.
+ */
+static const struct change map_droppable = { REL(6, 11, 0), { 0 } };
 
 /*
  * 9b9143298585 ("mm/mprotect: allow unfaulted VMAs to be unaccounted on
@@ -699,6 +711,30 @@ static int get_unmapped_area(const struct ncb_as *as, uint64_t hint,
 	return search(as, hint, len, out);
 }
 
+/*
+ * The map type's checks and flags (do_mmap's switch on it, once the range
+ * is placed): a file may be shared, validated or private; anonymous
+ * memory shared or private, or droppable where the release has it; and
+ * neither a file nor shared memory grows down.
+ */
+static int type_flags(const struct ncb_as *as, int flags, uint32_t file,
+		      uint16_t *af)
+{
+	int type = flags & MAP_TYPE, down = flags & MAP_GROWSDOWN;
+
+	if (type == MAP_PRIVATE && !(file && down))
+		return 0;
+	if (type == MAP_SHARED || (file && type == MAP_SHARED_VALIDATE)) {
+		*af |= A_SHARED;
+		return down ? -EINVAL : 0;
+	}
+	if (file || type != MAP_DROPPABLE || !has(as, &map_droppable) ||
+	    (flags & (MAP_LOCKED | MAP_HUGETLB)) || down)
+		return -EINVAL;
+	*af |= A_DROPPABLE | A_NORESERVE;
+	return 0;
+}
+
 int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
 		int flags, uint32_t file, uint64_t offset, uint64_t *out)
 {
@@ -706,7 +742,7 @@ int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
 	struct area *a, n;
 	struct mt_cur c;
 	uint16_t af;
-	int err, busy, type = flags & MAP_TYPE;
+	int err, busy;
 
 	if (!as || !out || (file && file >= as->nfiles))
 		return -EINVAL;
@@ -728,9 +764,6 @@ int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
 		return -EOVERFLOW;
 	if (as->t.count > as->max_map_count)
 		return -ENOMEM;
-	if (type != MAP_SHARED && type != MAP_PRIVATE &&
-	    type != MAP_SHARED_VALIDATE)
-		return -EINVAL;
 	if (flags & MAP_FIXED) {
 		if (alen > as->task_size - as->min_addr ||
 		    addr > as->task_size - alen)
@@ -749,8 +782,10 @@ int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
 	if ((flags & NCB_MAP_FIXED_NOREPLACE) && busy)
 		return -EEXIST;
 	af = prot_flags(prot);
-	if (type != MAP_PRIVATE) {
-		af |= A_SHARED;
+	err = type_flags(as, flags, file, &af);
+	if (err)
+		return err;
+	if (af & A_SHARED) {
 		/* Each shared anonymous mapping is a file of its own. */
 		if (!file) {
 			err = anon_file(as, &file);
@@ -763,7 +798,7 @@ int ncb_as_mmap(struct ncb_as *as, uint64_t addr, uint64_t len, int prot,
 	}
 	if (flags & MAP_NORESERVE)
 		af |= A_NORESERVE;
-	else if ((af & (A_WRITE | A_SHARED)) == A_WRITE)
+	else if ((af & (A_WRITE | A_SHARED | A_NORESERVE)) == A_WRITE)
 		af |= A_ACCOUNT;
 	if (flags & MAP_GROWSDOWN)
 		af |= A_GROWSDOWN;

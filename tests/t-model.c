@@ -518,6 +518,70 @@ TEST(dontunmap_copy_by_release)
 	}
 }
 
+#ifndef MAP_DROPPABLE
+#define MAP_DROPPABLE 0x08
+#endif
+
+static int mmap_err(struct ncb_as *as, uint64_t addr, uint64_t len,
+		    int flags)
+{
+	uint64_t got;
+
+	return ncb_as_mmap(as, addr, len, RW, flags | MAP_ANONYMOUS, 0, 0,
+			   &got);
+}
+
+/*
+ * Map types: MAP_DROPPABLE since 6.11 (9651fcedf7b9), private anonymous
+ * memory never charged that merges only with its own kind; in any
+ * release the type is checked once the range is placed (ENOMEM and
+ * EEXIST first), anonymous memory is only shared or private, and shared
+ * memory does not grow down.
+ */
+TEST(map_types_by_release)
+{
+	static const uint32_t rel[] = { REL(6, 1, 192), REL(6, 11, 0),
+					REL(6, 18, 0) };
+	uint64_t a = 0x100000000ULL, top = 0x7ffffffff000ULL;
+	struct ncb_as *as;
+	unsigned int i;
+	int drops;
+
+	for (i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
+		drops = rel[i] >= REL(6, 11, 0);
+		as = model_of(rel[i], -1);
+		ASSERT_EQ(mmap_err(as, a, PG, MAP_DROPPABLE | MAP_FIXED),
+			  drops ? 0 : -EINVAL);
+		map(as, a + PG, PG, RW, P | MAP_FIXED);
+		ASSERT_EQ(mmap_err(as, a + 2 * PG, PG, MAP_DROPPABLE |
+				   MAP_FIXED), drops ? 0 : -EINVAL);
+		ASSERT_EQ(ncb_as_count(as), drops ? 3 : 1);
+		if (drops) {
+			/* Its own kind joins it, uncharged. */
+			ASSERT_EQ(mmap_err(as, a + 3 * PG, PG, MAP_DROPPABLE |
+					   MAP_FIXED), 0);
+			ASSERT_EQ(ncb_as_count(as), 3);
+			ASSERT_EQ(ncb__as_flags(as, a + 3 * PG) & 0x20, 0);
+			expect_dump(as,
+				    "100000000-100001000 rw-p 00000000 00:00 0 \n"
+				    "100001000-100002000 rw-p 00000000 00:00 0 \n"
+				    "100002000-100004000 rw-p 00000000 00:00 0 \n");
+		}
+		ASSERT_EQ(mmap_err(as, 0, PG, MAP_DROPPABLE | MAP_GROWSDOWN),
+			  -EINVAL);
+		ASSERT_EQ(mmap_err(as, 0, PG, MAP_DROPPABLE | MAP_LOCKED),
+			  -EINVAL);
+		ASSERT_EQ(mmap_err(as, 0, PG, MAP_SHARED_VALIDATE), -EINVAL);
+		ASSERT_EQ(mmap_err(as, 0, PG, 0), -EINVAL);
+		ASSERT_EQ(mmap_err(as, 0, PG, MAP_SHARED | MAP_GROWSDOWN),
+			  -EINVAL);
+		ASSERT_EQ(mmap_err(as, top, PG, MAP_FIXED), -ENOMEM);
+		ASSERT_EQ(mmap_err(as, a + PG, PG, MAP_FIXED_NOREPLACE),
+			  -EEXIST);
+		ncb_as_free(as);
+	}
+}
+
 #define SH (MAP_SHARED)
 #define ANON_PATH "/dev/zero (deleted)"
 
@@ -1097,9 +1161,19 @@ static void random_op(struct diff *d, struct ncb_as *as, struct op *o)
 		return;
 	}
 	if (r < 45) {
+		/*
+		 * Now and then droppable memory (6.11), or a type anonymous
+		 * memory cannot have.
+		 */
+		static const int types[] = { MAP_PRIVATE, MAP_PRIVATE,
+					     MAP_PRIVATE, MAP_PRIVATE,
+					     MAP_PRIVATE, MAP_PRIVATE,
+					     MAP_SHARED, MAP_SHARED,
+					     MAP_DROPPABLE, MAP_SHARED_VALIDATE };
+
 		o->type = OP_MMAP;
-		o->flags = (rnd(s) % 5 ? MAP_PRIVATE : MAP_SHARED) |
-			   MAP_ANONYMOUS | (rnd(s) % 6 ? 0 : MAP_NORESERVE);
+		o->flags = types[rnd(s) % 10] | MAP_ANONYMOUS |
+			   (rnd(s) % 6 ? 0 : MAP_NORESERVE);
 		r = rnd(s) % 10;
 		if (r < 5)
 			o->flags |= MAP_FIXED;
@@ -1443,7 +1517,7 @@ TEST_MAIN(T(fixed_split_merge), T(loaded_pieces_merge_again),
 	  T(topdown_and_hints), T(guard_gap), T(mremap_regressions),
 	  T(thp_by_release), T(mprotect_charge_by_release),
 	  T(mremap_order_by_release), T(mremap_arguments_by_release),
-	  T(dontunmap_copy_by_release),
+	  T(dontunmap_copy_by_release), T(map_types_by_release),
 	  T(shared_anonymous_files), T(registered_files_apart_from_made_ones),
 	  T(file_index), T(program_break), T(bottom_up_fallback),
 	  T(find_free_matches_brute_force), T(find_free_exact_fit),
