@@ -20,8 +20,8 @@ Top-down placements depend on mmap_base, which /proc does not show: with
 --maps it is taken to be the end of the highest mapping below [stack] other
 than [vvar] and [vdso] (where the dynamic linker's image ends, the first
 thing the kernel placed); --opt mmap_base=ADDR gives it, and --opt sets
-the model's other options (page_size, task_size, ...) likewise, to replay
-another machine's log.  The log should be of one
+the model's other options (page_size, task_size, release for another
+kernel's rules, ...) likewise, to replay another machine's log.  The log should be of one
 process: a call's pid prefix is read and dropped, and a call interrupted by
 another thread's ("<unfinished ...>", "<... resumed>") is joined again.
 Timestamps (strace -t, -tt, -ttt, -r) are read and dropped too.
