@@ -254,7 +254,8 @@ NCB_API int ncb_resv_release(struct ncb_resv *resv);
 
 /*
  * Address-space model: Linux's mmap rules on an address space held in
- * memory, for emulators, sandboxes and planners.
+ * memory, for emulators, sandboxes and planners; a release's rules (6.1
+ * and later), the running kernel's by default.
  */
 struct ncb_as_opts {
 	size_t size;			/* sizeof(struct ncb_as_opts) */
@@ -266,8 +267,8 @@ struct ncb_as_opts {
 	uint64_t stack_guard_gap;	/* 0: 256 pages */
 	uint32_t max_map_count;		/* 0: 65530 */
 	int thp;			/* THP-align 2 MiB anonymous maps:
-					   1 yes, -1 no, 0 as for this
-					   process (64-bit: yes) */
+					   1 yes, -1 no, 0 as the release
+					   does for this process */
 	uint64_t start_brk;		/* the program break: where the heap */
 	uint64_t brk;			/* starts and ends; 0: from a loaded
 					   [heap], else none */

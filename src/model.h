@@ -22,7 +22,7 @@
 #define A_NORESERVE	0x40
 #define A_SPECIAL	0x80	/* [vdso], [vvar], ...: never merges */
 #define A_TOUCHED	0x100	/* loaded from maps: has pages (an anon_vma) */
-#define A_DROPPABLE	0x200	/* MAP_DROPPABLE: never merges with the rest */
+#define A_DROPPABLE	0x200	/* MAP_DROPPABLE memory */
 #define A_PROT		(A_READ | A_WRITE | A_EXEC)
 
 struct area {

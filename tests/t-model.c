@@ -280,6 +280,9 @@ TEST(mremap_regressions)
 #define MB2 (2ULL << 20)
 #define BASE 0x7ffff7fff000ULL
 
+/* The dump's line of an anonymous area [start, end) of permissions p. */
+#define LINE(start, end, p) #start "-" #end " " p " 00000000 00:00 0 \n"
+
 /* The highest place below BASE for len bytes, THP-aligned or not. */
 static uint64_t topdown(uint64_t len, int aligned)
 {
@@ -431,15 +434,15 @@ TEST(mremap_order_by_release)
 		if (first) {
 			ASSERT_EQ(remap(as, a, 3 * PG, 3 * PG, MF, t), 0);
 			expect_dump(as,
-				    "100100000-100102000 r--p 00000000 00:00 0 \n"
-				    "100102000-100103000 rw-p 00000000 00:00 0 \n"
-				    "100103000-100104000 --xp 00000000 00:00 0 \n");
+				    LINE(100100000, 100102000, "r--p")
+				    LINE(100102000, 100103000, "rw-p")
+				    LINE(100103000, 100104000, "--xp"));
 		} else {
 			ASSERT_EQ(remap(as, a, 3 * PG, 3 * PG, MF, t), -EFAULT);
 			expect_dump(as,
-				    "100000000-100002000 r--p 00000000 00:00 0 \n"
-				    "100002000-100003000 rw-p 00000000 00:00 0 \n"
-				    "100103000-100104000 --xp 00000000 00:00 0 \n");
+				    LINE(100000000, 100002000, "r--p")
+				    LINE(100002000, 100003000, "rw-p")
+				    LINE(100103000, 100104000, "--xp"));
 		}
 		ASSERT_EQ(ncb__as_check(as), 0);
 		ncb_as_free(as);
@@ -492,16 +495,16 @@ TEST(dontunmap_copy_by_release)
 		uint32_t rel;
 		const char *want;
 	} c[] = {
-		{ REL(6, 1, 190), "100000000-100007000 rw-p 00000000 00:00 0 \n" },
-		{ REL(6, 1, 192), "100000000-100001000 rw-p 00000000 00:00 0 \n"
-				  "100001000-100004000 rw-p 00000000 00:00 0 \n"
-				  "100004000-100007000 rw-p 00000000 00:00 0 \n" },
-		{ REL(6, 12, 113), "100000000-100007000 rw-p 00000000 00:00 0 \n" },
-		{ REL(6, 12, 118), "100000000-100004000 rw-p 00000000 00:00 0 \n"
-				   "100004000-100007000 rw-p 00000000 00:00 0 \n" },
-		{ REL(6, 18, 44), "100000000-100007000 rw-p 00000000 00:00 0 \n" },
-		{ REL(7, 3, 0), "100000000-100004000 rw-p 00000000 00:00 0 \n"
-				"100004000-100007000 rw-p 00000000 00:00 0 \n" },
+		{ REL(6, 1, 190), LINE(100000000, 100007000, "rw-p") },
+		{ REL(6, 1, 192), LINE(100000000, 100001000, "rw-p")
+				  LINE(100001000, 100004000, "rw-p")
+				  LINE(100004000, 100007000, "rw-p") },
+		{ REL(6, 12, 113), LINE(100000000, 100007000, "rw-p") },
+		{ REL(6, 12, 118), LINE(100000000, 100004000, "rw-p")
+				   LINE(100004000, 100007000, "rw-p") },
+		{ REL(6, 18, 44), LINE(100000000, 100007000, "rw-p") },
+		{ REL(7, 3, 0), LINE(100000000, 100004000, "rw-p")
+				LINE(100004000, 100007000, "rw-p") },
 	};
 	uint64_t n = 0x100000000ULL, s = n + 4 * PG;
 	struct ncb_as *as;
@@ -563,9 +566,9 @@ TEST(map_types_by_release)
 			ASSERT_EQ(ncb_as_count(as), 3);
 			ASSERT_EQ(ncb__as_flags(as, a + 3 * PG) & 0x20, 0);
 			expect_dump(as,
-				    "100000000-100001000 rw-p 00000000 00:00 0 \n"
-				    "100001000-100002000 rw-p 00000000 00:00 0 \n"
-				    "100002000-100004000 rw-p 00000000 00:00 0 \n");
+				    LINE(100000000, 100001000, "rw-p")
+				    LINE(100001000, 100002000, "rw-p")
+				    LINE(100002000, 100004000, "rw-p"));
 		}
 		ASSERT_EQ(mmap_err(as, 0, PG, MAP_DROPPABLE | MAP_GROWSDOWN),
 			  -EINVAL);
@@ -1165,11 +1168,11 @@ static void random_op(struct diff *d, struct ncb_as *as, struct op *o)
 		 * Now and then droppable memory (6.11), or a type anonymous
 		 * memory cannot have.
 		 */
-		static const int types[] = { MAP_PRIVATE, MAP_PRIVATE,
-					     MAP_PRIVATE, MAP_PRIVATE,
-					     MAP_PRIVATE, MAP_PRIVATE,
-					     MAP_SHARED, MAP_SHARED,
-					     MAP_DROPPABLE, MAP_SHARED_VALIDATE };
+		static const int types[] = {
+			MAP_PRIVATE, MAP_PRIVATE, MAP_PRIVATE, MAP_PRIVATE,
+			MAP_PRIVATE, MAP_PRIVATE, MAP_SHARED, MAP_SHARED,
+			MAP_DROPPABLE, MAP_SHARED_VALIDATE,
+		};
 
 		o->type = OP_MMAP;
 		o->flags = types[rnd(s) % 10] | MAP_ANONYMOUS |
