@@ -1011,8 +1011,16 @@ static void __attribute__((noreturn)) child(int in, int out)
 						   o.len, o.prot);
 			r.err = r.ret ? errno : 0;
 		} else if (o.type == OP_MREMAP) {
-			p = mremap((void *)(uintptr_t)o.addr, o.len, o.new_len,
-				   o.flags, (void *)(uintptr_t)o.new_addr);
+			/*
+			 * The system call itself: glibc's mremap in C (i386)
+			 * passed new_addr only with MREMAP_FIXED until BZ
+			 * #31968 was fixed (2024), losing MREMAP_DONTUNMAP's
+			 * hint.
+			 */
+			p = (void *)syscall(SYS_mremap, (uintptr_t)o.addr,
+					    (uintptr_t)o.len,
+					    (uintptr_t)o.new_len, o.flags,
+					    (uintptr_t)o.new_addr);
 			r.ret = (uintptr_t)p;
 			r.err = p == MAP_FAILED ? errno : 0;
 		} else if (o.type == OP_BRK) {
