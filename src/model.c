@@ -98,6 +98,19 @@ struct change {
 static const struct change thp_anon = { REL(6, 7, 0), { 0 } };
 
 /*
+ * 4ef9ad19e176 ("mm: huge_memory: don't force huge page alignment on 32
+ * bit"), 6.8: not for 32-bit tasks.
+ */
+static const struct change thp_64bit_only = { REL(6, 8, 0), { 0 } };
+
+/*
+ * 96204e15310c ("mm: thp_get_unmapped_area must honour topdown
+ * preference"), 6.8: a padded range found top-down that is already
+ * aligned gives its highest aligned place, not its lowest.
+ */
+static const struct change thp_topdown = { REL(6, 8, 0), { 0 } };
+
+/*
  * d4148aeab412 ("mm, mmap: limit THP alignment of anonymous mappings to
  * PMD-aligned sizes"): only lengths that are a multiple of 2 MiB.
  */
@@ -376,7 +389,8 @@ int ncb_as_new(struct ncb_as **asp, const struct ncb_as_opts *opts)
 	as->max_map_count = o.max_map_count ? o.max_map_count : 65530;
 	as->rel = model_release(o.release);
 	as->thp = o.thp ? o.thp > 0
-			: sizeof(void *) == 8 && has(as, &thp_anon);
+			: has(as, &thp_anon) && (sizeof(void *) == 8 ||
+						 !has(as, &thp_64bit_only));
 	as->start_brk = o.start_brk;
 	as->brk = o.brk > o.start_brk ? o.brk : o.start_brk;
 	if (as->pg & (as->pg - 1) || as->mmap_base > as->task_size) {
@@ -704,8 +718,10 @@ static int get_unmapped_area(const struct ncb_as *as, uint64_t hint,
 		return -ENOMEM;
 	if (thp_aligns(as, hint, len, flags, file) &&
 	    !search(as, hint, len + PMD_SIZE, out)) {
-		if (!hint || *out != page_up(as, hint))
-			*out = (*out + PMD_SIZE) & ~(PMD_SIZE - 1);
+		if (hint && *out == page_up(as, hint))
+			return 0;
+		*out += has(as, &thp_topdown) ? PMD_SIZE : PMD_SIZE - 1;
+		*out &= ~(PMD_SIZE - 1);
 		return 0;
 	}
 	return search(as, hint, len, out);
