@@ -483,8 +483,8 @@ static unsigned long ncb__release_v;
 static int ncb__release_known;
 static int ncb__mode;
 static int ncb__query;		/* 0 unknown, 1 works, 2 does not */
-static int ncb__dest_first;	/* 0 unknown, 1 mremap checks the new
-				   place first, 2 the source */
+static int ncb__dest_order;	/* 0 unknown, else what mremap checks
+				   before the source (ncb__mremap_order) */
 static int ncb__hide;		/* 0 unknown, 1 hides, 2 does not */
 
 #define NCB__GET(v) __atomic_load_n(&(v), __ATOMIC_RELAXED)
@@ -1977,34 +1977,60 @@ static int ncb__mremap_space(unsigned long new, unsigned long nl)
 }
 
 /*
- * Whether mremap checks the new place (its alignment, TASK_SIZE, overlap
- * with the source) before it looks the source up: since Linux 6.17,
- * 3215eaceca87 ("mm/mremap: refactor initial parameter sanity checks").
- * Before, the system call finds the source first (vma_lookup, EFAULT)
- * and mremap_to checks the new place after.  Asked of the kernel once: a
- * move from the last page of the address space, which no process can
- * map, onto itself fails on the new range (EINVAL) where that is checked
- * first, on the source (EFAULT) where not, and changes nothing either
- * way.  Where something else answers (an emulator's own mremap), the
- * release says.
+ * What mremap checks of the new place before it looks the source up
+ * (vma_lookup, EFAULT): all of it (its alignment, TASK_SIZE, the overlap)
+ * since Linux 6.17, 3215eaceca87 ("mm/mremap: refactor initial parameter
+ * sanity checks"): NCB__NEW_ALL; only its alignment since 6.15,
+ * 1d7ea9f7317b ("mm/mremap: refactor mremap() system call
+ * implementation"): NCB__NEW_ALIGN; nothing before, where mremap_to checks
+ * it after: NCB__NEW_NONE.  Asked of the kernel once, with moves from the
+ * last page of the address space, which no process can map, that change
+ * nothing: onto itself, refused for its range (EINVAL) only where all
+ * comes first; one byte further, for its alignment where that does.
+ * Where something else answers (an emulator's own mremap), the release
+ * says.
  */
-static int ncb__mremap_dest_first(void)
+#define NCB__NEW_NONE	1
+#define NCB__NEW_ALIGN	2
+#define NCB__NEW_ALL	3
+
+static int ncb__mremap_order_by_release(void)
 {
-	unsigned long pg = ncb_core_page_size(), last = 0UL - pg;
-	int v = NCB__GET(ncb__dest_first);
+	unsigned long rel = ncb_core_kernel_release();
+
+	if (rel >= (6UL << 16 | 17UL << 8))
+		return NCB__NEW_ALL;
+	return rel >= (6UL << 16 | 15UL << 8) ? NCB__NEW_ALIGN : NCB__NEW_NONE;
+}
+
+static long ncb__move_from_last(unsigned long to)
+{
+	unsigned long pg = ncb_core_page_size();
+
+	return ncb__mremap_raw(0UL - pg, pg, pg, NCB__MREMAP_MAYMOVE |
+			       NCB__MREMAP_FIXED, to);
+}
+
+static int ncb__mremap_order(void)
+{
+	unsigned long last = 0UL - ncb_core_page_size();
+	int v = NCB__GET(ncb__dest_order);
 	long r;
 
 	if (v)
-		return v == 1;
-	r = ncb__mremap_raw(last, pg, pg, NCB__MREMAP_MAYMOVE |
-			    NCB__MREMAP_FIXED, last);
-	if (r == -NCB__EINVAL || r == -NCB__EFAULT)
-		v = r == -NCB__EINVAL ? 1 : 2;
-	else
-		v = ncb_core_kernel_release() >= (6UL << 16 | 17UL << 8) ? 1
-									 : 2;
-	NCB__SET(ncb__dest_first, v);
-	return v == 1;
+		return v;
+	r = ncb__move_from_last(last);
+	if (r == -NCB__EFAULT) {
+		r = ncb__move_from_last(last + 1);
+		v = r == -NCB__EINVAL ? NCB__NEW_ALIGN
+		    : r == -NCB__EFAULT ? NCB__NEW_NONE
+					: ncb__mremap_order_by_release();
+	} else {
+		v = r == -NCB__EINVAL ? NCB__NEW_ALL
+				      : ncb__mremap_order_by_release();
+	}
+	NCB__SET(ncb__dest_order, v);
+	return v;
 }
 
 /* Whether a mapping holds addr: 1, 0, or -errno of the look-up. */
@@ -2018,25 +2044,34 @@ static int ncb__mapped(unsigned long addr)
 	return ncb__look(&rg, 0, ncb__covers);
 }
 
+/* EFAULT if no mapping holds addr, 0 if one does, or -errno. */
+static int ncb__source_missing(unsigned long addr)
+{
+	int err = ncb__mapped(addr);
+
+	return err < 0 ? err : err ? 0 : -NCB__EFAULT;
+}
+
 /*
  * The argument checks of mremap(2) and mremap_to(), in the kernel's
- * order.  Since 6.17 the lengths of an MREMAP_DONTUNMAP move are compared
- * rounded to pages, before as given; and only since then is the new place
- * checked before the source is looked up: before, a missing source is
- * EFAULT first (mremap_to comes after vma_lookup).
+ * order.  A missing source is EFAULT where the kernel looks it up: before
+ * the new place's alignment until 6.15, before its range until 6.17 (see
+ * ncb__mremap_order).  Since 6.17 the lengths of an MREMAP_DONTUNMAP move
+ * are compared rounded to pages, before as given.
  */
 static int ncb__mremap_precheck(unsigned long old, unsigned long old_len,
 				unsigned long new_len, int flags,
 				unsigned long new)
 {
 	unsigned long pg = ncb_core_page_size(), ol, nl;
-	int first = ncb__mremap_dest_first(), err;
+	int order = ncb__mremap_order(), err;
 
 	if (flags & ~NCB__MREMAP_FLAGS)
 		return -NCB__EINVAL;
 	if ((flags & NCB__MREMAP_DONTUNMAP) &&
-	    (first ? ncb__round(old_len, pg) != ncb__round(new_len, pg)
-		   : old_len != new_len))
+	    (order == NCB__NEW_ALL
+	     ? ncb__round(old_len, pg) != ncb__round(new_len, pg)
+	     : old_len != new_len))
 		return -NCB__EINVAL;
 	if (old & (pg - 1))
 		return -NCB__EINVAL;
@@ -2044,10 +2079,12 @@ static int ncb__mremap_precheck(unsigned long old, unsigned long old_len,
 	if (!ncb__round(new_len, pg) ||
 	    (old_len && !ncb__round(old_len, pg)))
 		return -NCB__EINVAL;
-	if (!first && (err = ncb__mapped(old)) <= 0)
-		return err < 0 ? err : -NCB__EFAULT;
+	if (order == NCB__NEW_NONE && (err = ncb__source_missing(old)))
+		return err;
 	if (new & (pg - 1))
 		return -NCB__EINVAL;
+	if (order == NCB__NEW_ALIGN && (err = ncb__source_missing(old)))
+		return err;
 	err = ncb__mremap_lengths(old, old_len, new_len, new, pg, &ol, &nl);
 	return err ? err : ncb__mremap_space(new, nl);
 }
