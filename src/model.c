@@ -138,6 +138,14 @@ static const struct change map_droppable = { REL(6, 11, 0), { 0 } };
 static const struct change mprotect_unaccount = { REL(6, 7, 0), { 0 } };
 
 /*
+ * 1d7ea9f7317b ("mm/mremap: refactor mremap() system call implementation"),
+ * 6.15: the new place's alignment and the map count's margin are checked
+ * (check_mremap_params) before the source is looked up; its TASK_SIZE
+ * bound and the overlap stay in mremap_to, after.
+ */
+static const struct change mremap_args_first = { REL(6, 15, 0), { 0 } };
+
+/*
  * 3215eaceca87 ("mm/mremap: refactor initial parameter sanity checks") and
  * a85dc37186a5 ("mm/mremap: check remap conditions earlier"): mremap
  * checks the new range (alignment, TASK_SIZE, overlap, the map count's
@@ -909,23 +917,43 @@ static int mremap_args(const struct ncb_as *as, uint64_t addr,
 
 /*
  * The checks of a new place given (MREMAP_FIXED, or MREMAP_DONTUNMAP's
- * hint): its alignment, the task's size, no overlap with the source, and
- * room for both ranges to split in three before anything moves.  Without
- * those flags new_addr is not looked at (78d2d32f0b78, "mm/mremap: fix
- * regression in vrm->new_addr check").
+ * hint), those the mask names, in the kernel's order: its alignment, the
+ * task's size, no overlap with the source, and room for both ranges to
+ * split in three before anything moves.  Without those flags new_addr is
+ * not looked at (78d2d32f0b78, "mm/mremap: fix regression in
+ * vrm->new_addr check").
  */
+#define DEST_ALIGN	1
+#define DEST_RANGE	2	/* TASK_SIZE and the overlap */
+#define DEST_COUNT	4
+#define DEST_ALL	(DEST_ALIGN | DEST_RANGE | DEST_COUNT)
+
 static int mremap_dest(const struct ncb_as *as, uint64_t addr,
-		       uint64_t old_len, uint64_t new_len, uint64_t new_addr)
+		       uint64_t old_len, uint64_t new_len, uint64_t new_addr,
+		       int mask)
 {
-	if (page_off(as, new_addr))
+	if ((mask & DEST_ALIGN) && page_off(as, new_addr))
 		return -EINVAL;
-	if (new_len > as->task_size || new_addr > as->task_size - new_len)
+	if ((mask & DEST_RANGE) &&
+	    (new_len > as->task_size || new_addr > as->task_size - new_len ||
+	     (addr < new_addr + new_len && new_addr < addr + old_len)))
 		return -EINVAL;
-	if (addr < new_addr + new_len && new_addr < addr + old_len)
-		return -EINVAL;
-	if (as->t.count + 2 >= (uint64_t)as->max_map_count - 3)
+	if ((mask & DEST_COUNT) &&
+	    as->t.count + 2 >= (uint64_t)as->max_map_count - 3)
 		return -ENOMEM;
 	return 0;
+}
+
+/*
+ * Which of the new place's checks come before the source is looked up:
+ * all since 6.17, its alignment and the map count since 6.15, none
+ * before.
+ */
+static int dest_first(const struct ncb_as *as)
+{
+	if (has(as, &mremap_checks_first))
+		return DEST_ALL;
+	return has(as, &mremap_args_first) ? DEST_ALIGN | DEST_COUNT : 0;
 }
 
 /* Whether a move may span areas and gaps (remap_move, Linux 6.17). */
@@ -1125,10 +1153,11 @@ static int mremap_at(struct ncb_as *as, struct area *a, uint64_t addr,
 }
 
 /*
- * The kernel's order: the arguments; since 6.17 the new place; the source
- * looked up (EFAULT); before 6.17 the new place; since 6.17 the source's
- * checks when new space will be mapped (before, for a move to a place
- * given, after the destination is unmapped: mremap_to).
+ * The kernel's order: the arguments; the new place's checks that come
+ * first in the release; the source looked up (EFAULT); the rest of the
+ * new place's; since 6.17 the source's checks when new space will be
+ * mapped (before, for a move to a place given, after the destination is
+ * unmapped: mremap_to).
  */
 int ncb_as_mremap(struct ncb_as *as, uint64_t addr, uint64_t old_len,
 		  uint64_t new_len, int flags, uint64_t new_addr,
@@ -1141,15 +1170,17 @@ int ncb_as_mremap(struct ncb_as *as, uint64_t addr, uint64_t old_len,
 		return -EINVAL;
 	first = has(as, &mremap_checks_first);
 	err = mremap_args(as, addr, &old_len, &new_len, flags);
-	if (!err && implies && first)
-		err = mremap_dest(as, addr, old_len, new_len, new_addr);
+	if (!err && implies)
+		err = mremap_dest(as, addr, old_len, new_len, new_addr,
+				  dest_first(as));
 	if (err)
 		return err;
 	a = area_at(as, addr);
 	if (!a)
 		return -EFAULT;
-	if (implies && !first) {
-		err = mremap_dest(as, addr, old_len, new_len, new_addr);
+	if (implies) {
+		err = mremap_dest(as, addr, old_len, new_len, new_addr,
+				  DEST_ALL & ~dest_first(as));
 		if (err)
 			return err;
 	}

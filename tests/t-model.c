@@ -414,24 +414,29 @@ static int remap(struct ncb_as *as, uint64_t addr, uint64_t old_len,
 TEST(mremap_order_by_release)
 {
 	static const uint32_t rel[] = { REL(6, 1, 192), REL(6, 12, 118),
-					REL(6, 17, 0), REL(6, 18, 0) };
+					REL(6, 16, 0), REL(6, 17, 0),
+					REL(6, 18, 0) };
 	uint64_t a = 0x100000000ULL, t = 0x100100000ULL, none = t - 16 * PG;
 	uint64_t top = 0x7ffffffff000ULL;
 	struct ncb_as *as;
 	unsigned int i;
-	int first;
+	int first, aligned_first;
 
 	for (i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
 		first = rel[i] >= REL(6, 17, 0);
+		aligned_first = rel[i] >= REL(6, 15, 0);
 		as = model_of(rel[i], -1);
 		map(as, a, 2 * PG, PROT_READ, P | MAP_FIXED);
 		map(as, a + 2 * PG, PG, RW, P | MAP_FIXED);
 		map(as, t, 4 * PG, PROT_EXEC, P | MAP_FIXED);
-		/* No source: the new place's faults first since 6.17. */
+		/*
+		 * No source: the new place's faults first since 6.17, its
+		 * alignment since 6.15 (1d7ea9f7317b).
+		 */
 		ASSERT_EQ(remap(as, none, PG, PG, MF, top),
 			  first ? -EINVAL : -EFAULT);
 		ASSERT_EQ(remap(as, none, PG, PG, MF, t + 1),
-			  first ? -EINVAL : -EFAULT);
+			  aligned_first ? -EINVAL : -EFAULT);
 		ASSERT_EQ(remap(as, none, PG, PG, MF, none),
 			  first ? -EINVAL : -EFAULT);
 		/* With a source, EINVAL whatever the release. */
@@ -459,6 +464,35 @@ TEST(mremap_order_by_release)
 				    LINE(100103000, 100104000, "--xp"));
 		}
 		ASSERT_EQ(ncb__as_check(as), 0);
+		ncb_as_free(as);
+	}
+}
+
+/*
+ * The map count's margin for a move to a place given (ENOMEM) is checked
+ * before the source is looked up since 6.15, after before (EFAULT first).
+ */
+TEST(mremap_map_count_by_release)
+{
+	static const uint32_t rel[] = { REL(6, 12, 118), REL(6, 15, 0),
+					REL(6, 18, 0) };
+	uint64_t a = 0x100000000ULL;
+	struct ncb_as_opts o = { .size = sizeof(o), .page_size = PG,
+				 .mmap_min_addr = 0x10000,
+				 .task_size = 0x7ffffffff000ULL,
+				 .mmap_base = BASE, .thp = -1,
+				 .max_map_count = 8 };
+	struct ncb_as *as;
+	unsigned int i, k;
+
+	for (i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
+		o.release = rel[i];
+		ASSERT_EQ(ncb_as_new(&as, &o), 0);
+		for (k = 0; k < 4; k++)
+			map(as, a + 2 * k * PG, PG, PROT_READ, P | MAP_FIXED);
+		ASSERT_EQ(remap(as, a + PG, PG, PG, MF, a + 64 * PG),
+			  rel[i] >= REL(6, 15, 0) ? -ENOMEM : -EFAULT);
+		ASSERT_EQ(remap(as, a, PG, PG, MF, a + 64 * PG), -ENOMEM);
 		ncb_as_free(as);
 	}
 }
@@ -1541,7 +1575,8 @@ TEST_MAIN(T(fixed_split_merge), T(loaded_pieces_merge_again),
 	  T(noreplace_and_errors),
 	  T(topdown_and_hints), T(guard_gap), T(mremap_regressions),
 	  T(thp_by_release), T(mprotect_charge_by_release),
-	  T(mremap_order_by_release), T(mremap_arguments_by_release),
+	  T(mremap_order_by_release), T(mremap_map_count_by_release),
+	  T(mremap_arguments_by_release),
 	  T(dontunmap_copy_by_release), T(map_types_by_release),
 	  T(shared_anonymous_files), T(registered_files_apart_from_made_ones),
 	  T(file_index), T(program_break), T(bottom_up_fallback),
