@@ -108,17 +108,20 @@ static void beyond_to(int mode, void *src, size_t len, uintptr_t to,
 }
 
 /*
- * With no mapping at the source, what the kernel finds first: since 6.17
- * the destination (3215eaceca87, "mm/mremap: refactor initial parameter
- * sanity checks", moved its checks before the source is looked up),
- * EINVAL; before, the source (vma_lookup in the system call, then
- * mremap_to), EFAULT.  The kernel is asked where it answers itself, and
- * its answer must be the one its release says.
+ * With no mapping at the source, what the kernel finds first: the
+ * destination's fault (EINVAL) where it is checked before the source is
+ * looked up, from the release given on, else the source's (EFAULT): its
+ * range since 6.17 (3215eaceca87, "mm/mremap: refactor initial parameter
+ * sanity checks"), its alignment since 6.15 (1d7ea9f7317b, "mm/mremap:
+ * refactor mremap() system call implementation"); before, vma_lookup in
+ * the system call came first and mremap_to checked the new place after.
+ * The kernel is asked where it answers itself, and its answer must be the
+ * one its release says.
  */
-static int sourceless_error(void *none, uintptr_t to)
+static int sourceless_error(void *none, uintptr_t to, unsigned long since)
 {
 	unsigned long rel = ncb_core_kernel_release();
-	int want = rel >= (6UL << 16 | 17UL << 8) ? EINVAL : EFAULT;
+	int want = rel >= since ? EINVAL : EFAULT;
 	void *p;
 
 	if (ncb__probe()->noreplace != NCB_NOREPLACE_HONOURED)
@@ -132,6 +135,9 @@ static int sourceless_error(void *none, uintptr_t to)
 		     errname(want));
 	return errno;
 }
+
+#define NCB_6_15 (6UL << 16 | 15UL << 8)
+#define NCB_6_17 (6UL << 16 | 17UL << 8)
 
 static void beyond_task_size(int mode)
 {
@@ -149,10 +155,14 @@ static void beyond_task_size(int mode)
 		beyond_to(mode, src, pg, top, EINVAL);
 		beyond_to(mode, src, 2 * pg, top - pg, EINVAL);
 		beyond_to(mode, w + 2 * pg, pg, top,
-			  sourceless_error(w + 2 * pg, top));
+			  sourceless_error(w + 2 * pg, top, NCB_6_17));
 	}
 	beyond_to(mode, w + 2 * pg, pg, last,
-		  sourceless_error(w + 2 * pg, last));
+		  sourceless_error(w + 2 * pg, last, NCB_6_17));
+	/* An unaligned one: found before the source since 6.15. */
+	beyond_to(mode, w + 2 * pg, pg, (uintptr_t)src + 2 * pg + 1,
+		  sourceless_error(w + 2 * pg, (uintptr_t)src + 2 * pg + 1,
+				   NCB_6_15));
 	check_sentinel(src, 2 * pg, 0x37);
 	ASSERT_EQ(occupants(w, 4 * pg), 1);
 	munmap(w, 4 * pg);
