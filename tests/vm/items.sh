@@ -45,16 +45,3 @@ item_command() {
 	*) echo "$b/tests/$1" ;;
 	esac
 }
-
-# item_todo ITEM: why the item is known to fail on Debian's kernels, if it
-# is (TAP's TODO: run and reported, not counted against the row).  The
-# model and these programs' expectations follow 6.18's rules, which differ
-# from 6.1's and 6.12's in THP alignment, mremap's order of checks and
-# merging; t-elf's loads meet the same differences.
-item_todo() {
-	case $1 in
-	t-model | t-mremap | t-mremap-core | t-elf)
-		echo "expects 6.18's rules (THP alignment, mremap's order," \
-			"merging), not Linux $vm_series's" ;;
-	esac
-}

@@ -38,11 +38,7 @@ for i; do
 		r=$(sed -n 's/.*# *SKIP *//p' "$o" | head -n 1)
 		echo "ok $n - $i # SKIP ${r:-skipped}"
 	elif [ "$rc" = 0 ] && ! grep -q '^not ok' "$o"; then
-		todo=$(item_todo "$i")
-		echo "ok $n - $i${todo:+ # TODO $todo}"
-	elif [ -n "$(item_todo "$i")" ]; then
-		grep '^not ok' "$o" | sed 's/^/# /'
-		echo "not ok $n - $i # TODO $(item_todo "$i")"
+		echo "ok $n - $i"
 	else
 		# Each failure with the comments just before it.
 		awk '/^not ok/ { for (k = 0; k < c; k++) print "# " b[k];
