@@ -250,7 +250,7 @@ static int events(const char *size, FILE *csv)
 	st = run(argv, out, sizeof(out), &ns);
 	/* What the tool judged: all but what the programs counted. */
 	if (stop(w, "mmap-churn", "loader own-image own-region own-stack "
-		 "unseen-region clobbers unjudged", &got, &lost) || st)
+		 "clobbers unjudged", &got, &lost) || st)
 		return -1;
 	printf("%-28s %8d %9ld %8ld %9.0f\n", size ? size : "4M (the default)",
 	       OVER, got, lost, (double)(got + lost) / (ns / 1e9));

@@ -3,6 +3,7 @@
  * The watcher's rules, on a recorded address space: each benign pattern
  * and each kind of clobber, without a process to trace.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
@@ -16,7 +17,9 @@
  * committed, a large anonymous chunk, a second thread's stack with its
  * guard page, the heap and the main stack; libbss.so (15, of 8 KiB) is
  * mapped 16 KiB long, as an emulator's loader maps an object's span; two
- * threads' stacks without a guard page between them, merged.
+ * threads' stacks without a guard page between them, merged; anonymous
+ * memory made where the watcher did not see, and some made by code in no
+ * file.
  */
 static const char maps_text[] =
 	"555500000000-555500001000 r--p 00000000 08:01 10 /usr/bin/prog\n"
@@ -33,6 +36,8 @@ static const char maps_text[] =
 	"7f2000000000-7f2000001000 ---p 00000000 00:00 0 \n"
 	"7f2000001000-7f2000801000 rw-p 00000000 00:00 0 \n"
 	"7f3000000000-7f3000001000 rw-s 00000000 08:01 14 /srv/data\n"
+	"7f3400000000-7f3400010000 rw-p 00000000 00:00 0 \n"
+	"7f3800000000-7f3800010000 rwxp 00000000 00:00 0 \n"
 	"7f4000000000-7f4000005000 r--p 00000000 08:01 13 /usr/lib/libnew.so\n"
 	"7f4000005000-7f4000006000 r-xp 00001000 08:01 13 /usr/lib/libnew.so\n"
 	"7f4000006000-7f4000007000 ---p 00000000 00:00 0 \n"
@@ -55,16 +60,28 @@ static const struct ncb__wthread threads[] = {
 	{ 104, 0x7d0000070000, 0x7d0000080000 },
 };
 
-/* Made by the program itself (a fixed placement the watcher saw). */
+#define REGION(s, e, by, file) { s, e, by, file, 0, 0, 0 }
+
+/*
+ * The makings the watcher saw, in address order: the program's commits
+ * (two the kernel merged into one mapping), the C library's malloc chunk,
+ * libnew's plain mapping of the data file, code in no file's region, and
+ * an anonymous region the program once made where libbss.so is now (a
+ * record of what is gone: not believed over another file's mapping).
+ */
 static const struct ncb__wregion regions[] = {
-	{ 0x7f0000010000, 0x7f0000020000, { DEV, 10 }, 0 },
-	/* Two commits the kernel merged into one mapping, and a file. */
-	{ 0x7c0000000000, 0x7c0000004000, { DEV, 10 }, 0 },
-	{ 0x7c0000004000, 0x7c0000008000, { DEV, 10 }, 0 },
+	REGION(0x7c0000000000, 0x7c0000004000, MOD(10), MOD(0)),
+	REGION(0x7c0000004000, 0x7c0000008000, MOD(10), MOD(0)),
+	REGION(0x7f0000010000, 0x7f0000020000, MOD(10), MOD(0)),
+	REGION(0x7f1000000000, 0x7f1000100000, MOD(12), MOD(0)),
+	REGION(0x7f3000000000, 0x7f3000001000, MOD(13), MOD(14)),
+	REGION(0x7f3800000000, 0x7f3800010000, MOD(0), MOD(0)),
+	REGION(0x7f4800000000, 0x7f4800004000, MOD(10), MOD(0)),
 };
 
 static const struct ncb__wproc proc = {
-	{ DEV, 10 }, { DEV, 11 }, threads, 5, regions, 3,
+	{ DEV, 10 }, { DEV, 11 }, threads, 5, regions,
+	sizeof(regions) / sizeof(regions[0]),
 };
 
 struct verdict {
@@ -199,12 +216,71 @@ TEST(regions_by_maker)
 		       NCB__WC_OTHER_MODULE, NCB__W_REGION);
 }
 
-TEST(unseen_region)
+/* Made by another module with a plain mmap: a malloc chunk, a cache. */
+TEST(plain_regions_by_maker)
 {
-	ASSERT_VERDICT(judge(0x7f1000000000, 0x7f1000010000, PROG, NONE),
-		       NCB__WC_UNSEEN, 0);
+	ASSERT_VERDICT(judge(0x7f1000010000, 0x7f1000011000, PROG, NONE),
+		       NCB__WC_OTHER_MODULE, NCB__W_REGION);
+	ASSERT_VERDICT(judge(0x7f1000010000, 0x7f1000011000, LIBC, NONE),
+		       NCB__WC_OWN_REGION, 0);
 	ASSERT_VERDICT(judge(0x7f3000000000, 0x7f3000001000, PROG, NONE),
-		       NCB__WC_UNSEEN, 0);
+		       NCB__WC_OTHER_MODULE, NCB__W_REGION);
+	ASSERT_VERDICT(judge(0x7f3000000000, 0x7f3000001000, LIBNEW, NONE),
+		       NCB__WC_OWN_REGION, 0);
+}
+
+/* Made where the watcher did not see, or by code in no file: unjudged. */
+TEST(unknown_maker)
+{
+	ASSERT_VERDICT(judge(0x7f3400000000, 0x7f3400001000, PROG, NONE),
+		       NCB__WC_UNKNOWN, 0);
+	ASSERT_VERDICT(judge(0x7f3800000000, 0x7f3800001000, PROG, NONE),
+		       NCB__WC_UNKNOWN, 0);
+	ASSERT_VERDICT(judge(0x7f3800000000, 0x7f3800001000, NONE, NONE),
+		       NCB__WC_UNKNOWN, 0);
+	ASSERT_TRUE(!NCB__WC_BENIGN(NCB__WC_UNKNOWN) &&
+		    !NCB__WC_CLOBBER(NCB__WC_UNKNOWN));
+}
+
+/* A set of regions: a newer one takes what it covers of the older. */
+TEST(region_set)
+{
+	struct ncb__wregions s = { .max = 4 };
+	struct ncb__wregion r = REGION(0x1000, 0x9000, MOD(1), MOD(0));
+	const struct ncb__wregion *g;
+
+	ASSERT_EQ(ncb__wregions_add(&s, &r), 0);
+	r = (struct ncb__wregion)REGION(0x3000, 0x4000, MOD(2), MOD(0));
+	ASSERT_EQ(ncb__wregions_add(&s, &r), 0);
+	ASSERT_UEQ(s.n, 3);
+	g = ncb__wregions_at(s.r, s.n, 0x2fff);
+	ASSERT_TRUE(g && g->by.ino == 1 && g->end == 0x3000);
+	g = ncb__wregions_at(s.r, s.n, 0x3000);
+	ASSERT_TRUE(g && g->by.ino == 2);
+	g = ncb__wregions_at(s.r, s.n, 0x4000);
+	ASSERT_TRUE(g && g->by.ino == 1 && g->start == 0x4000);
+	ASSERT_TRUE(!ncb__wregions_at(s.r, s.n, 0x9000));
+	/* Across the ends of two and over one whole. */
+	r = (struct ncb__wregion)REGION(0x2000, 0x5000, MOD(3), MOD(0));
+	ASSERT_EQ(ncb__wregions_add(&s, &r), 0);
+	ASSERT_UEQ(s.n, 3);
+	ASSERT_UEQ(s.r[0].end, 0x2000);
+	ASSERT_UEQ(s.r[1].by.ino, 3);
+	ASSERT_UEQ(s.r[2].start, 0x5000);
+	r = (struct ncb__wregion)REGION(0xa000, 0xb000, MOD(4), MOD(0));
+	ASSERT_EQ(ncb__wregions_add(&s, &r), 0);
+	/* Full (4): a split finds no room; the older one goes whole. */
+	r = (struct ncb__wregion)REGION(0x6000, 0x7000, MOD(5), MOD(0));
+	ASSERT_EQ(ncb__wregions_add(&s, &r), -ENOMEM);
+	ASSERT_UEQ(s.n, 3);
+	ASSERT_TRUE(!ncb__wregions_at(s.r, s.n, 0x5000));
+	ASSERT_TRUE(!ncb__wregions_at(s.r, s.n, 0x6000));
+	/* An empty range changes nothing. */
+	r = (struct ncb__wregion)REGION(0x2000, 0x2000, MOD(6), MOD(0));
+	ASSERT_EQ(ncb__wregions_add(&s, &r), 0);
+	ASSERT_UEQ(s.n, 3);
+	ncb__wregions_free(&s);
+	ASSERT_UEQ(s.n, 0);
 }
 
 TEST(kernel_memory)
@@ -291,7 +367,7 @@ TEST(thread_stack)
 	/* A page merged above a stack's top (known from clone): not it. */
 	v = judge_at(0x7d0000080000, 0x7d0000081000, 100, 0x7ffd00020000,
 		     PROG, NONE);
-	ASSERT_VERDICT(v, NCB__WC_UNSEEN, 0);
+	ASSERT_VERDICT(v, NCB__WC_UNKNOWN, 0);
 	/* The main stack is the kernel's, whoever asks. */
 	v = judge_at(0x7ffd00000000, 0x7ffd00001000, 100, 0x7ffd00020000,
 		     PROG, NONE);
@@ -306,12 +382,15 @@ TEST(another_library)
 
 TEST(spans_or_runs_past)
 {
-	/* The data file and the library after it: two makings. */
+	/* The data file and the memory after it: two makings. */
 	ASSERT_VERDICT(judge(0x7f3000000000, 0x7f4000001000, PROG, NONE),
-		       NCB__WC_SPANS, NCB__W_LIBRARY);
-	/* The chunk and the free space after it. */
-	ASSERT_VERDICT(judge(0x7f10000f0000, 0x7f1000110000, PROG, NONE),
 		       NCB__WC_SPANS, NCB__W_ANON);
+	/* Past a region of unknown maker: no benefit of the doubt. */
+	ASSERT_VERDICT(judge(0x7f3800000000, 0x7f3800020000, PROG, NONE),
+		       NCB__WC_SPANS, NCB__W_REGION);
+	/* The C library's chunk and the free space after it. */
+	ASSERT_VERDICT(judge(0x7f10000f0000, 0x7f1000110000, PROG, NONE),
+		       NCB__WC_SPANS, NCB__W_REGION);
 }
 
 TEST(names)
@@ -325,6 +404,7 @@ TEST(names)
 
 TEST_MAIN(T(free_space_is_nothing), T(reservation_pages), T(loader_in_span),
 	  T(past_end_of_file), T(own_image), T(regions_by_maker),
-	  T(unseen_region), T(kernel_memory), T(reservation_named_heap),
+	  T(plain_regions_by_maker), T(unknown_maker), T(region_set),
+	  T(kernel_memory), T(reservation_named_heap),
 	  T(own_loader), T(thread_stack), T(another_library),
 	  T(spans_or_runs_past), T(names))

@@ -94,6 +94,21 @@ i386_static() {
 	$t_gcc -m32 -static -O1 -o "$_out" "$@" || return 1
 }
 
+# i386_dynamic TOP OUT SOURCE FLAGS...: as i386_static, linked against
+# the C library's shared objects, where this machine has them to run it
+# (libc6-i386's loader).
+i386_dynamic() {
+	target_how "$1" i386
+	[ "$t_how" = native ] || return 2
+	if [ ! -e /lib/ld-linux.so.2 ]; then
+		t_why="no i386 C library to run it (libc6-i386)"
+		return 2
+	fi
+	_out=$2
+	shift 2
+	$t_gcc -O1 -o "$_out" "$@" || return 1
+}
+
 host_expect() {
 	if [ -n "${NCB_HOST_NOREPLACE:-}" ]; then
 		echo "$NCB_HOST_NOREPLACE"

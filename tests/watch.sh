@@ -44,49 +44,58 @@ EOF
 
 # corpus PROG ARCH SKIP: every case but SKIP's, in every mode.  Reported,
 # a clobber may well kill the program (the image's relocations gone):
-# only the report is checked then.
+# only the report is checked then.  Each clobber names its victim's maker:
+# the kernel, clone, the loader, or the module of the call that made it.
 corpus() {
-	p=$1 a=$2 no=$3
-	while read -r c cls kind; do
+	p=$1 a=$2 no=$3 why=${4:-}
+	lib=$(dirname "$p")/libncbcache${p##*clobber}.so
+	while read -r c cls kind maker; do
 		case " $no " in
 		*" $c "*)
-			skip "$a $c: $4"
+			skip "$a $c: $why"
 			continue ;;
 		esac
-		"$nc" watch --json -O "$tmp/e" "$p" "$c" >"$tmp/o" 2>&1
+		set -- "$c"
+		[ "$c" = cache ] && set -- cache "$lib"
+		"$nc" watch --json -O "$tmp/e" "$p" "$@" >"$tmp/o" 2>&1
 		events "$tmp/e" "len(ev) == 1" \
 			"ev[0]['class'] == '$cls'" \
 			"'$kind' in [v['kind'] for v in ev[0]['victims']]" \
+			"'$maker' in ev[0]['victims'][0]['creator']" \
 			"ev[0]['action'] == 'reported'" \
 			"ev[0]['caller']['module'] == '$p'" \
 			"ev[0]['caller']['symbol'] != ''" \
 			"sum(s['clobbers'] for s in sums) == 1"
-		ok $? "$a $c: reported as $cls ($kind), from the program"
-		"$nc" watch --deny --json -O "$tmp/e" "$p" "$c" >"$tmp/o" 2>&1
+		ok $? "$a $c: reported as $cls ($kind, made by $maker)"
+		"$nc" watch --deny --json -O "$tmp/e" "$p" "$@" >"$tmp/o" 2>&1
 		grep -q "^$c: EEXIST$" "$tmp/o" && grep -qx intact "$tmp/o" &&
 			events "$tmp/e" "len(ev) == 1" \
 				"ev[0]['action'] == 'denied'"
 		ok $? "$a $c: --deny refuses it with EEXIST, nothing replaced"
-		"$nc" watch --upgrade --json -O "$tmp/e" "$p" "$c" >"$tmp/o" \
+		"$nc" watch --upgrade --json -O "$tmp/e" "$p" "$@" >"$tmp/o" \
 			2>&1
 		grep -q "^$c: EEXIST$" "$tmp/o" && grep -qx intact "$tmp/o" &&
 			events "$tmp/e" "len(ev) == 1" \
 				"ev[0]['action'] in ('upgraded', 'denied')"
 		ok $? "$a $c: --upgrade makes it fail no-replace"
 	done <<EOF
-heap kernel-memory heap
-stack kernel-memory stack
-image kernel-memory program
-thread-stack thread-stack thread-stack
-many-threads thread-stack thread-stack
-library other-module library
-mremap kernel-memory heap
-shmat kernel-memory heap
-fork kernel-memory heap
-vfork kernel-memory heap
-thread kernel-memory heap
-after-leader kernel-memory heap
-huge kernel-memory heap
+heap kernel-memory heap kernel
+stack kernel-memory stack kernel
+image kernel-memory program kernel
+thread-stack thread-stack thread-stack clone
+many-threads thread-stack thread-stack clone
+library other-module library loader
+mremap kernel-memory heap kernel
+shmat kernel-memory heap kernel
+fork kernel-memory heap kernel
+vfork kernel-memory heap kernel
+thread kernel-memory heap kernel
+after-leader kernel-memory heap kernel
+huge kernel-memory heap kernel
+malloc-mmap other-module region libc.so.6
+malloc-mremap other-module region libc.so.6
+malloc-shmat other-module region libc.so.6
+cache other-module region libncbcache
 EOF
 	for m in "" --deny --upgrade; do
 		"$nc" watch $m --json -O "$tmp/e" "$p" no-type >"$tmp/o" 2>&1
@@ -100,21 +109,31 @@ EOF
 	events "$tmp/e" "len(ev) == 1" "ev[0]['class'] == 'kernel-memory'" \
 		"len(sums) == 1 and sums[0]['fixed'] >= 1"
 	ok $? "$a exec: the program run by execve is watched as well"
-	for c in reserve remap-own ring own-region own-stack; do
+	while read -r c cls; do
 		for m in "" --deny --upgrade; do
 			"$nc" watch $m --json -O "$tmp/e" "$p" "$c" >"$tmp/o" \
 				2>&1
 			grep -q "^$c: ok$" "$tmp/o" &&
 				events "$tmp/e" "len(ev) == 0" \
 					"sums[0]['clobbers'] == 0" \
-					"sums[0]['benign'].get('$c', 1) >= 1"
-			ok $? "$a $c ${m:-(report)}: benign, nothing reported"
+					"sums[0]['unjudged'] == 0" \
+					"sums[0]['benign']['$cls'] >= 1"
+			ok $? "$a $c ${m:-(report)}: $cls, nothing reported"
 		done
-	done
+	done <<EOF
+reserve reservation
+remap-own own-region
+ring reservation
+own-region own-region
+own-stack own-stack
+jit own-region
+EOF
 }
 
 cc=${CC:-cc}
-if $cc -O1 -o "$tmp/clobber" "$top/tests/progs/clobber.c" -pthread; then
+if $cc -O1 -o "$tmp/clobber" "$top/tests/progs/clobber.c" -pthread &&
+	$cc -O1 -shared -fPIC -o "$tmp/libncbcache.so" \
+		"$top/tests/progs/cache.c"; then
 	corpus "$tmp/clobber" x86_64 ""
 	# The watcher built with the sanitizers (the matrix's asan row).
 	asan=$top/build/asan/noclobber
@@ -147,9 +166,11 @@ else
 fi
 . "$top/tests/targets.sh"
 c32=$tmp/clobber32
-i386_static "$top" "$c32" "$top/tests/progs/clobber.c" -pthread
+i386_dynamic "$top" "$c32" "$top/tests/progs/clobber.c" -pthread &&
+	i386_dynamic "$top" "$tmp/libncbcache32.so" -shared -fPIC \
+		"$top/tests/progs/cache.c"
 case $? in
-0) corpus "$c32" i386 library "a static program has no library" ;;
+0) corpus "$c32" i386 "" ;;
 1) ok 1 "build progs/clobber.c for i386" ;;
 *) skip "i386 programs: $t_why (the watcher traces native ones only)" ;;
 esac

@@ -154,7 +154,9 @@ static void human_event(FILE *f, const struct watch_event *e)
 		if (e->victims[i].kind != NCB__W_RESERVED &&
 		    e->victims[i].kind != NCB__W_PAST_EOF)
 			human_victim(f, e, i);
-	if (e->unjudged)
+	if (e->unjudged && e->cls == NCB__WC_UNKNOWN)
+		fputs("  who made what it would replace was not seen\n", f);
+	else if (e->unjudged)
 		fputs("  what it would replace could not be read\n", f);
 	fputs("  called from ", f);
 	human_site(f, &e->caller);
@@ -164,6 +166,24 @@ static void human_event(FILE *f, const struct watch_event *e)
 	if (e->gone)
 		fputs(" (the process had exited when this was read)", f);
 	fputc('\n', f);
+}
+
+/* Where code is: a caller's, a maker's members. */
+static void json_site(struct jw *w, const struct watch_site *s)
+{
+	jw_str(w, "module", s->module);
+	jw_hex(w, "offset", s->offset);
+	jw_str(w, "symbol", s->symbol);
+	jw_hex(w, "symbol_offset", s->sym_off);
+}
+
+static void json_made(struct jw *w, const struct watch_made *m)
+{
+	jw_open(w, "maker", '{');
+	jw_str(w, "call", m->call);
+	json_site(w, &m->site);
+	jw_seconds(w, "time", m->when);
+	jw_close(w, '}');
 }
 
 static void json_victim(struct jw *w, const struct watch_event *e,
@@ -184,6 +204,8 @@ static void json_victim(struct jw *w, const struct watch_event *e,
 		jw_int(w, "thread", (int)v->tid);
 	jw_str(w, "creator", e->creators && e->creators[i] ?
 	       e->creators[i] : "");
+	if (e->made && e->made[i])
+		json_made(w, e->made[i]);
 	jw_close(w, '}');
 }
 
@@ -213,10 +235,7 @@ static void json_event(struct out *o, const struct watch_event *e)
 		json_victim(&w, e, i);
 	jw_close(&w, ']');
 	jw_open(&w, "caller", '{');
-	jw_str(&w, "module", e->caller.module);
-	jw_hex(&w, "offset", e->caller.offset);
-	jw_str(&w, "symbol", e->caller.symbol);
-	jw_hex(&w, "symbol_offset", e->caller.sym_off);
+	json_site(&w, &e->caller);
 	jw_close(&w, '}');
 	jw_str(&w, "action", waction_name(e->action));
 	if (e->have_result)
@@ -252,7 +271,7 @@ static void json_summary(struct out *o, const struct watch_summary *s,
 	jw_uint(&w, "fixed", s->fixed);
 	jw_uint(&w, "free", s->by_class[NCB__WC_NOTHING]);
 	jw_open(&w, "benign", '{');
-	for (c = NCB__WC_RESERVATION; c < NCB__WC_KERNEL; c++)
+	for (c = NCB__WC_RESERVATION; NCB__WC_BENIGN(c); c++)
 		jw_uint(&w, ncb__wclass_name(c), s->by_class[c]);
 	jw_close(&w, '}');
 	jw_uint(&w, "clobbers", clobbers);
@@ -271,7 +290,7 @@ static void summary(const struct watch_summary *s, void *arg)
 	for (c = NCB__WC_RESERVATION; c <= NCB__WC_SPANS; c++)
 		if (NCB__WC_CLOBBER(c))
 			clobbers += s->by_class[c];
-		else
+		else if (NCB__WC_BENIGN(c))
 			benign += s->by_class[c];
 	if (o->json) {
 		json_summary(o, s, clobbers);
@@ -281,7 +300,7 @@ static void summary(const struct watch_summary *s, void *arg)
 		fprintf(o->f, "[%d]: %lu fixed placements: %lu over free "
 			"space, %lu benign", (int)s->pid, s->fixed,
 			s->by_class[NCB__WC_NOTHING], benign);
-		for (c = NCB__WC_RESERVATION; c < NCB__WC_KERNEL; c++)
+		for (c = NCB__WC_RESERVATION; NCB__WC_BENIGN(c); c++)
 			if (s->by_class[c]) {
 				fprintf(o->f, "%s%s %lu", first ? " (" : ", ",
 					ncb__wclass_name(c), s->by_class[c]);

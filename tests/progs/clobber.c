@@ -12,14 +12,19 @@
  *             thread has exited) huge (a page asked with MAP_HUGETLB at
  *             the 2 MiB boundary below a heap page: the kernel replaces
  *             the whole huge page, heap and all)
+ *             malloc-mmap malloc-mremap malloc-shmat (a page of a block
+ *             the C library's malloc made with a plain mmap, replaced by
+ *             each call) cache LIB (a page of a file another library,
+ *             LIB, keeps mapped: tests/progs/cache.c)
  *   invalid:  no-type (MAP_FIXED over the heap with no mapping type: the
  *             kernel's EINVAL, and nothing replaced)
- *   benign:   reserve remap-own ring own-region own-stack
+ *   benign:   reserve remap-own ring own-region own-stack jit
  *
  * "clobber wait CASE" first reads a line from its input, so that a watcher
  * can attach to it before the call.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -188,9 +193,19 @@ static int thread_stack(int n)
 	return r;
 }
 
-static int do_mremap(void)
+/*
+ * A page well inside a block of the C library's malloc so large that it
+ * maps the block (past M_MMAP_THRESHOLD) with a plain mmap.
+ */
+static uintptr_t malloc_page(void)
 {
-	uintptr_t page = heap_page();
+	char *b = malloc(1 << 20);
+
+	return b ? ((uintptr_t)b + 16 * pg) & ~(pg - 1) : 0;
+}
+
+static int do_mremap(uintptr_t page)
+{
 	char *src = mmap(NULL, pg, PROT_READ | PROT_WRITE, ANON, -1, 0);
 	void *p;
 
@@ -199,10 +214,9 @@ static int do_mremap(void)
 	return outcome(p, page, MARK);
 }
 
-static int do_shmat(void)
+static int do_shmat(uintptr_t page)
 {
 	int id = shmget(IPC_PRIVATE, pg, IPC_CREAT | 0600);
-	uintptr_t page = heap_page();
 	void *p;
 
 	if (id < 0)
@@ -368,6 +382,51 @@ static void *guard_zone(void *arg)
 	return (void *)(intptr_t)(p == MAP_FAILED);
 }
 
+/*
+ * Benign: a JIT's code region, made with a plain mmap, a page of it
+ * replaced by fresh memory (code thrown away) by the module that made it.
+ */
+static int jit(void)
+{
+	char *r = mmap(NULL, 16 * pg, PROT_READ | PROT_WRITE | PROT_EXEC,
+		       ANON, -1, 0);
+	void *p;
+
+	if (r == MAP_FAILED)
+		return 2;
+	r[4 * pg] = (char)0xc3;
+	p = mmap(r + 4 * pg, pg, PROT_READ | PROT_WRITE | PROT_EXEC,
+		 ANON | MAP_FIXED, -1, 0);
+	return outcome(p, (uintptr_t)r + 4 * pg, 0);
+}
+
+/*
+ * A page of a file the library lib keeps mapped (its cache: a plain
+ * mmap made by its own code), replaced by the program.
+ */
+static int cache(const char *lib)
+{
+	char path[] = "/tmp/ncb-cache-XXXXXX";
+	void *(*map)(int, size_t), *h = dlopen(lib, RTLD_NOW);
+	unsigned char page[4096];
+	char *c;
+	void *p;
+	int fd;
+
+	if (!h || !(*(void **)&map = dlsym(h, "cache_map")) ||
+	    (fd = mkstemp(path)) < 0)
+		return 2;
+	unlink(path);
+	memset(page, MARK, sizeof(page));
+	if (pg > sizeof(page) || write(fd, page, pg) != (ssize_t)pg)
+		return 2;
+	c = map(fd, pg);
+	if (!c)
+		return 2;
+	p = mmap(c, pg, PROT_READ | PROT_WRITE, ANON | MAP_FIXED, -1, 0);
+	return outcome(p, (uintptr_t)c, MARK);
+}
+
 int main(int argc, char **argv)
 {
 	char line[16];
@@ -398,9 +457,19 @@ int main(int argc, char **argv)
 	if (!strcmp(name, "library"))
 		return library();
 	if (!strcmp(name, "mremap"))
-		return do_mremap();
+		return do_mremap(heap_page());
 	if (!strcmp(name, "shmat"))
-		return do_shmat();
+		return do_shmat(heap_page());
+	if (!strcmp(name, "malloc-mmap"))
+		return over(malloc_page());
+	if (!strcmp(name, "malloc-mremap"))
+		return do_mremap(malloc_page());
+	if (!strcmp(name, "malloc-shmat"))
+		return do_shmat(malloc_page());
+	if (!strcmp(name, "cache") && argc > 2)
+		return cache(argv[2]);
+	if (!strcmp(name, "jit"))
+		return jit();
 	if (!strcmp(name, "fork") || !strcmp(name, "vfork"))
 		return child_clobbers(name[0] == 'v');
 	if (!strcmp(name, "exec") && argc > 2) {

@@ -12,6 +12,8 @@
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
@@ -163,22 +165,21 @@ static int peek(pid_t pid, uint64_t addr, void *buf, size_t len)
  * A C library wrapper that is a leaf (glibc's mmap on x86_64 pushes
  * nothing) has its caller's return address on top of the stack: taken
  * when it points just after a call instruction (call rel32, call through
- * a pointer, call through a register) in executable code outside the C
- * library.  An i386 program's system calls go through the vDSO's
- * __kernel_vsyscall, which pushes three registers before it enters the
- * kernel: its caller's return address is the fourth word.  Anything else
- * on the stack fails the test, and the stack is walked instead.  1 if
- * found.
+ * a pointer, call through a register) in executable code.  An i386
+ * program's system calls go through the vDSO's __kernel_vsyscall, which
+ * pushes three registers before it enters the kernel: its caller's return
+ * address is the fourth word.  Anything else on the stack fails the test.
+ * 1 if found, with its site (the call's: the address before it).
  */
 static int leaf_return(struct ncb_maps *maps, pid_t tid, uint64_t sp,
-		       int compat, struct watch_site *s)
+		       int compat, const struct watch_site *pc,
+		       struct watch_site *s)
 {
 	unsigned char code[6];
 	uint64_t ret = 0;
-	struct watch_site at;
 	int prot;
 
-	if (compat && strcmp(s->module, "[vdso]"))
+	if (compat && strcmp(pc->module, "[vdso]"))
 		return 0;
 	if (!peek(tid, compat ? sp + 12 : sp, &ret, compat ? 4 : 8) ||
 	    ret < sizeof(code) ||
@@ -187,11 +188,7 @@ static int leaf_return(struct ncb_maps *maps, pid_t tid, uint64_t sp,
 	if (code[1] != 0xe8 && !(code[0] == 0xff && code[1] == 0x15) &&
 	    !(code[4] == 0xff && (code[5] & 0xf8) == 0xd0))
 		return 0;
-	if (site_prot(maps, ret - 1, &at, &prot) || !(prot & PROT_EXEC) ||
-	    watch_is_libc(at.module))
-		return 0;
-	*s = at;
-	return 1;
+	return !site_prot(maps, ret - 1, s, &prot) && (prot & PROT_EXEC);
 }
 
 struct walk {
@@ -199,25 +196,34 @@ struct walk {
 	struct watch_site *site;
 	Dwarf_Addr pc;
 	int found;
+	int maker;		/* stop past the wrappers, not past libc */
+	struct watch_site libc;	/* the last frame in the C library */
 };
 
-static int frame(Dwfl_Frame *f, void *arg)
+/*
+ * The C library's system call wrappers, by their symbols: the functions
+ * whose caller is the one asking (the vDSO's entry, mmap and its aliases,
+ * mremap, shmat, syscall).  Its other functions (malloc's) ask for
+ * themselves.
+ */
+static int wrapper(const char *sym)
 {
-	struct walk *w = arg;
-	Dwarf_Addr pc;
-	bool activation;
+	static const char *const names[] = {
+		"mmap", "mmap64", "mremap", "shmat", "syscall",
+		"__kernel_vsyscall",
+	};
+	size_t i;
 
-	if (!dw.dwfl_frame_pc(f, &pc, &activation))
-		return DWARF_CB_ABORT;
-	/* A return address points after the call: look at the call. */
-	pc = activation ? pc : pc - 1;
-	if (site_of(w->maps, pc, w->site))
-		return DWARF_CB_ABORT;
-	w->pc = pc;
-	if (watch_is_libc(w->site->module))
-		return DWARF_CB_OK;
-	w->found = 1;
-	return DWARF_CB_ABORT;
+	while (*sym == '_')
+		sym++;
+	if (!strncmp(sym, "GI_", 3))
+		sym += 3;
+	while (*sym == '_')
+		sym++;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(sym, names[i]))
+			return 1;
+	return 0;
 }
 
 static void symbolize(Dwfl *d, Dwarf_Addr pc, struct watch_site *s)
@@ -236,18 +242,52 @@ static void symbolize(Dwfl *d, Dwarf_Addr pc, struct watch_site *s)
 	s->sym_off = off;
 }
 
+static int frame(Dwfl_Frame *f, void *arg)
+{
+	struct walk *w = arg;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (!dw.dwfl_frame_pc(f, &pc, &activation))
+		return DWARF_CB_ABORT;
+	/* A return address points after the call: look at the call. */
+	pc = activation ? pc : pc - 1;
+	if (site_of(w->maps, pc, w->site))
+		return DWARF_CB_ABORT;
+	w->pc = pc;
+	if (w->maker) {
+		symbolize(walker, pc, w->site);
+		if (watch_is_libc(w->site->module) &&
+		    strcmp(w->site->module, "[vdso]"))
+			w->libc = *w->site;
+		/* A symbol not known in the C library: a wrapper's helper. */
+		if (!strcmp(w->site->module, "[vdso]") ||
+		    (watch_is_libc(w->site->module) &&
+		     (!w->site->symbol[0] || wrapper(w->site->symbol))))
+			return DWARF_CB_OK;
+	} else if (watch_is_libc(w->site->module)) {
+		return DWARF_CB_OK;
+	}
+	w->found = 1;
+	return DWARF_CB_ABORT;
+}
+
+
 int watch_caller(struct ncb_maps *maps, pid_t tgid, pid_t tid, uint64_t pc,
 		 uint64_t sp, int compat, struct watch_site *site, int walk)
 {
-	struct walk w = { maps, site, pc, 0 };
+	struct walk w = { .maps = maps, .site = site, .pc = pc };
+	struct watch_site at;
 	Dwfl *d;
 	int r = site_of(maps, pc, site);
 
 	if (r)
 		return r;
 	if (!walk) {
-		if (watch_is_libc(site->module))
-			leaf_return(maps, tid, sp, compat, site);
+		if (watch_is_libc(site->module) &&
+		    leaf_return(maps, tid, sp, compat, site, &at) &&
+		    !watch_is_libc(at.module))
+			*site = at;
 		return 0;
 	}
 	d = unwinder(tgid, tid);
@@ -258,6 +298,33 @@ int watch_caller(struct ncb_maps *maps, pid_t tgid, pid_t tid, uint64_t pc,
 			site_of(maps, pc, site);
 	}
 	symbolize(d, w.found ? w.pc : pc, site);
+	return 0;
+}
+
+int watch_maker(struct ncb_maps *maps, pid_t tgid, pid_t tid, uint64_t pc,
+		uint64_t sp, int compat, struct watch_site *site, int walk)
+{
+	struct walk w = { .maps = maps, .site = site, .pc = pc, .maker = 1 };
+	struct watch_site at;
+	Dwfl *d;
+	int r = site_of(maps, pc, site);
+
+	if (r || !watch_is_libc(site->module))
+		return r;
+	/* i386's leaf is the vDSO's entry: its caller, a wrapper still. */
+	if (leaf_return(maps, tid, sp, compat, site, &at) &&
+	    !(compat && watch_is_libc(at.module))) {
+		*site = at;
+		return 0;
+	}
+	d = walk ? unwinder(tgid, tid) : NULL;
+	if (d)
+		dw.dwfl_getthread_frames(d, tid, frame, &w);
+	/* No frame past the wrappers: the C library is the one asking. */
+	if (!w.found && w.libc.mod.ino)
+		*site = w.libc;
+	else if (!w.found)
+		site_of(maps, pc, site);
 	return 0;
 }
 
@@ -280,6 +347,20 @@ void watch_creator(const struct ncb__wvictim *v, char *buf, size_t len)
 	default:
 		snprintf(buf, len, "not seen");
 	}
+}
+
+void watch_made_text(const struct watch_made *m, char *buf, size_t len)
+{
+	const struct watch_site *s = &m->site;
+
+	if (!s->module[0]) {
+		snprintf(buf, len, "%s from code in no file at %.6f s",
+			 m->call, m->when);
+		return;
+	}
+	snprintf(buf, len, "%s from %s+%#" PRIx64 "%s%s%s at %.6f s", m->call,
+		 s->module, s->offset, s->symbol[0] ? " (" : "", s->symbol,
+		 s->symbol[0] ? ")" : "", m->when);
 }
 
 /* The address of a file offset in the module as loaded, from its segments. */

@@ -29,6 +29,8 @@ typedef uint64_t wc_u64;
  */
 #define WC_MAP_FIXED		0x10
 #define WC_MAP_ANONYMOUS	0x20
+#define WC_MAP_DENYWRITE	0x0800	/* ignored by the kernel; glibc's
+					   ld.so maps objects with it */
 #define WC_MAP_FIXED_NOREPLACE	0x100000
 #define WC_MAP_TYPE_BITS	0x03	/* MAP_SHARED | MAP_PRIVATE */
 #define WC_MAP_SHARED_VALIDATE	0x03
@@ -150,6 +152,18 @@ static inline int wcall_fixed(enum wcall c, const wc_u64 a[6])
 	default:
 		return 0;
 	}
+}
+
+/*
+ * Whether the call is a placement at no fixed address (a plain mmap, a
+ * mremap without MREMAP_FIXED, a shmat without SHM_REMAP): the region it
+ * makes is recorded, not judged.
+ */
+static inline int wcall_plain(enum wcall c, const wc_u64 a[6])
+{
+	if (c == WC_IPC && (a[0] & 0xffff) != WC_IPC_SHMAT)
+		return 0;
+	return c != WC_NONE && !wcall_fixed(c, a);
 }
 
 /*

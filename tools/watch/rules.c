@@ -4,6 +4,8 @@
  * may replace (benign) or what is another's (a clobber).  The evidence for
  * each benign pattern is in noclobber(7).
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
@@ -79,19 +81,48 @@ static int thread_of(const struct ncb__wproc *p, const struct ncb_mapping *m,
 	return !!best;
 }
 
-/* The seen region holding address a, made by mod if mod is not NULL. */
-static int region_at(const struct ncb__wproc *p, uint64_t a,
-		     const struct ncb__wmod *mod, size_t *r)
+/* The first of n regions in address order ending above a, by halves. */
+static size_t first_above(const struct ncb__wregion *r, size_t n, uint64_t a)
 {
-	size_t i;
+	size_t lo = 0, hi = n;
 
-	for (i = 0; i < p->nregions; i++)
-		if (p->regions[i].start <= a && a < p->regions[i].end &&
-		    (!mod || mod_eq(*mod, p->regions[i].by))) {
-			*r = i;
-			return 1;
-		}
-	return 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r[mid].end <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const struct ncb__wregion *ncb__wregions_at(const struct ncb__wregion *r,
+					    size_t n, uint64_t a)
+{
+	size_t i = first_above(r, n, a);
+
+	return i < n && r[i].start <= a ? &r[i] : NULL;
+}
+
+/*
+ * The seen region holding address a, made by mod if mod is not NULL; a
+ * record is believed only over a mapping of what it mapped (file: the
+ * victim's), so that memory made again where the watcher could not see
+ * (a loader's span of another object) is not taken for the record's.
+ */
+static int region_at(const struct ncb__wproc *p, uint64_t a,
+		     const struct ncb__wmod *mod, struct ncb__wmod file,
+		     size_t *r)
+{
+	const struct ncb__wregion *g = ncb__wregions_at(p->regions,
+						       p->nregions, a);
+
+	if (!g || (mod && !mod_eq(*mod, g->by)) || g->file.ino != file.ino ||
+	    (file.ino && g->file.dev != file.dev))
+		return 0;
+	*r = (size_t)(g - p->regions);
+	return 1;
 }
 
 /*
@@ -100,15 +131,15 @@ static int region_at(const struct ncb__wproc *p, uint64_t a,
  * commits into one mapping).  *r the first.
  */
 static int region_of(const struct ncb__wproc *p, uint64_t s, uint64_t e,
-		     size_t *r)
+		     struct ncb__wmod file, size_t *r)
 {
 	uint64_t at;
 	size_t i;
 
-	if (!region_at(p, s, NULL, r))
+	if (!region_at(p, s, NULL, file, r))
 		return 0;
 	for (at = p->regions[*r].end; at < e; at = p->regions[i].end)
-		if (!region_at(p, at, &p->regions[*r].by, &i))
+		if (!region_at(p, at, &p->regions[*r].by, file, &i))
 			return 0;
 	return 1;
 }
@@ -137,7 +168,7 @@ static void kind_of(const struct ncb__wproc *p, const struct ncb__wcall *c,
 		v->kind = NCB__W_PAST_EOF;
 	else if (!v->m.prot && !v->m.shared)
 		v->kind = NCB__W_RESERVED;
-	else if (region_of(p, s, e, &v->region))
+	else if (region_of(p, s, e, mod, &v->region))
 		v->kind = NCB__W_REGION;
 	else if (mod.ino && v->elf)
 		v->kind = NCB__W_LIBRARY;
@@ -221,6 +252,9 @@ static enum ncb__wclass one_making(const struct ncb__wproc *p,
 	case NCB__W_THREAD_STACK:
 		return NCB__WC_OWN_STACK;
 	case NCB__W_REGION:
+		/* Made from code in no file (a JIT's): whose, not known. */
+		if (!p->regions[first->region].by.ino)
+			return NCB__WC_UNKNOWN;
 		return mod_eq(c->caller, p->regions[first->region].by) ?
 		       NCB__WC_OWN_REGION : NCB__WC_OTHER_MODULE;
 	case NCB__W_LIBRARY:
@@ -234,7 +268,8 @@ static enum ncb__wclass one_making(const struct ncb__wproc *p,
 			return NCB__WC_LOADER;
 		return NCB__WC_OTHER_MODULE;
 	default:
-		return NCB__WC_UNSEEN;
+		/* Its maker was not seen: neither the caller's nor another's. */
+		return NCB__WC_UNKNOWN;
 	}
 }
 
@@ -282,6 +317,68 @@ enum ncb__wclass ncb__wjudge(const struct ncb__wproc *p,
 	return one_making(p, c, &v[first], text);
 }
 
+/* Room for one more region: 0, or -ENOMEM. */
+static int regions_room(struct ncb__wregions *s)
+{
+	size_t cap = s->cap ? 2 * s->cap : 16;
+	struct ncb__wregion *r;
+
+	if (s->n < s->cap)
+		return 0;
+	if (s->max && s->n >= s->max)
+		return -ENOMEM;
+	if (s->max && cap > s->max)
+		cap = s->max;
+	r = realloc(s->r, cap * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	s->r = r;
+	s->cap = cap;
+	return 0;
+}
+
+int ncb__wregions_add(struct ncb__wregions *s, const struct ncb__wregion *r)
+{
+	size_t i = first_above(s->r, s->n, r->start), j;
+	struct ncb__wregion *g;
+
+	if (r->end <= r->start)
+		return 0;
+	/* An older region around it: split in two, or given up whole. */
+	if (i < s->n && s->r[i].start < r->start && s->r[i].end > r->end) {
+		if (regions_room(s)) {
+			memmove(&s->r[i], &s->r[i + 1],
+				(--s->n - i) * sizeof(*s->r));
+			return -ENOMEM;
+		}
+		memmove(&s->r[i + 1], &s->r[i], (s->n++ - i) * sizeof(*s->r));
+		s->r[i].end = r->start;
+		s->r[++i].start = r->end;
+	}
+	if (i < s->n && s->r[i].start < r->start)
+		s->r[i++].end = r->start;
+	/* The older ones it covers go; one reaching past it is cut. */
+	for (j = i; j < s->n && s->r[j].end <= r->end; j++)
+		;
+	if (j < s->n && s->r[j].start < r->end)
+		s->r[j].start = r->end;
+	memmove(&s->r[i], &s->r[j], (s->n - j) * sizeof(*s->r));
+	s->n -= j - i;
+	if (regions_room(s))
+		return -ENOMEM;
+	g = &s->r[i];
+	memmove(g + 1, g, (s->n++ - i) * sizeof(*s->r));
+	*g = *r;
+	return 0;
+}
+
+void ncb__wregions_free(struct ncb__wregions *s)
+{
+	free(s->r);
+	s->r = NULL;
+	s->n = s->cap = 0;
+}
+
 const char *ncb__wclass_name(enum ncb__wclass c)
 {
 	static const char *const names[] = {
@@ -291,7 +388,7 @@ const char *ncb__wclass_name(enum ncb__wclass c)
 		[NCB__WC_OWN_IMAGE] = "own-image",
 		[NCB__WC_OWN_REGION] = "own-region",
 		[NCB__WC_OWN_STACK] = "own-stack",
-		[NCB__WC_UNSEEN] = "unseen-region",
+		[NCB__WC_UNKNOWN] = "unknown-maker",
 		[NCB__WC_KERNEL] = "kernel-memory",
 		[NCB__WC_THREAD_STACK] = "thread-stack",
 		[NCB__WC_OTHER_MODULE] = "other-module",

@@ -27,12 +27,40 @@ struct ncb__wthread {
 	uint64_t top;			/* its stack's top; 0 if not known */
 };
 
-/* A region whose creation the watcher saw, and the module that made it. */
+/*
+ * A region whose making the watcher saw: the module whose code made it
+ * (past the C library's system call wrappers: a malloc block is the C
+ * library's) and what it maps.  A watcher records every placement, plain
+ * or fixed, so that memory of no record was made where it could not see.
+ */
 struct ncb__wregion {
 	uint64_t start, end;
-	struct ncb__wmod by;
-	double when;			/* for reports: the rules ignore it */
+	struct ncb__wmod by;		/* the module that made it */
+	struct ncb__wmod file;		/* what it maps (0, 0: anonymous) */
+	/* For reports: the rules ignore them. */
+	uint64_t by_off;		/* the call's offset in by's file */
+	unsigned int call;		/* the call that made it (calls.h) */
+	double when;			/* seconds into the watch */
 };
+
+/*
+ * A set of regions, in address order and never overlapping: a newer
+ * region replaces what it covers of older ones, as the kernel replaces
+ * their mappings.  At most max regions are kept (0: no bound); a region
+ * that finds no room is not kept, but still takes from the older ones
+ * what it covers, so that no record outlives the memory it was about.
+ */
+struct ncb__wregions {
+	struct ncb__wregion *r;
+	size_t n, cap, max;
+};
+
+/* 0, or -ENOMEM: then r's range is in no region of the set. */
+int ncb__wregions_add(struct ncb__wregions *s, const struct ncb__wregion *r);
+/* The region holding address a, or NULL. */
+const struct ncb__wregion *ncb__wregions_at(const struct ncb__wregion *r,
+					    size_t n, uint64_t a);
+void ncb__wregions_free(struct ncb__wregions *s);
 
 /* What the watcher knows of one process. */
 struct ncb__wproc {
@@ -40,8 +68,8 @@ struct ncb__wproc {
 	struct ncb__wmod interp;	/* its interpreter (the loader) */
 	const struct ncb__wthread *threads;
 	size_t nthreads;
-	const struct ncb__wregion *regions;
-	size_t nregions;
+	const struct ncb__wregion *regions;	/* in address order, */
+	size_t nregions;			/* none overlapping */
 };
 
 /* The call: its target range, who made it and what it maps. */
@@ -62,10 +90,10 @@ enum ncb__wkind {
 	NCB__W_EXE,		/* the program's image */
 	NCB__W_INTERP,		/* the interpreter's image */
 	NCB__W_THREAD_STACK,	/* a thread's stack */
-	NCB__W_REGION,		/* a region whose creation was seen */
+	NCB__W_REGION,		/* a region whose making was seen */
 	NCB__W_LIBRARY,		/* an ELF object's mapping: the loader's */
-	NCB__W_FILE,		/* another file's mapping, creation not seen */
-	NCB__W_ANON,		/* anonymous memory, creation not seen */
+	NCB__W_FILE,		/* another file's mapping, making not seen */
+	NCB__W_ANON,		/* anonymous memory, making not seen */
 };
 
 /* A mapping the call would replace (in), and what it is (out). */
@@ -87,7 +115,8 @@ enum ncb__wclass {
 	NCB__WC_OWN_IMAGE,		/* a module over its own image */
 	NCB__WC_OWN_REGION,		/* inside a region it made */
 	NCB__WC_OWN_STACK,		/* a thread, below its stack pointer */
-	NCB__WC_UNSEEN,			/* inside one mapping made unseen */
+	/* neither: its maker not seen, refused where calls are refused */
+	NCB__WC_UNKNOWN,
 	/* clobbers */
 	NCB__WC_KERNEL,			/* memory the kernel made */
 	NCB__WC_THREAD_STACK,		/* a thread's stack */
@@ -95,7 +124,8 @@ enum ncb__wclass {
 	NCB__WC_SPANS,			/* several regions, or past one */
 };
 
-#define NCB__WC_CLOBBER(c) ((c) >= NCB__WC_KERNEL)
+#define NCB__WC_BENIGN(c) ((c) > NCB__WC_NOTHING && (c) < NCB__WC_UNKNOWN)
+#define NCB__WC_CLOBBER(c) ((c) > NCB__WC_UNKNOWN)
 
 /*
  * The verdict on a call replacing victims v[0..n) (the mappings meeting

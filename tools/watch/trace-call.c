@@ -71,10 +71,7 @@ static uint64_t shm_size(int id, pid_t tid, int *err)
 	return r ? 0 : ds.shm_segsz;
 }
 
-/*
- * old_mmap's arguments, from the block its first points to: 0, -EFAULT,
- * or -ENOENT where the flag's new form makes it no clobber.
- */
+/* old_mmap's arguments, from the block its first points to: 0, -EFAULT. */
 static int old_mmap_args(pid_t tid, struct watch_event *e)
 {
 	uint32_t blk[6];
@@ -87,7 +84,7 @@ static int old_mmap_args(pid_t tid, struct watch_event *e)
 		return -EFAULT;
 	for (i = 0; i < 6; i++)
 		e->args[i] = blk[i];
-	return wcall_fixed(WC_OLD_MMAP, e->args) ? 0 : -ENOENT;
+	return 0;
 }
 
 /*
@@ -293,68 +290,116 @@ static void mod_path(pid_t pid, struct ncb__wmod mod, char *buf, size_t len)
 	ncb_maps_close(maps);
 }
 
-/* Who made each victim, in words, for the report. */
+/*
+ * A region's maker: the call, its module and symbol (read from the
+ * module's symbol tables while the process still maps it), when.  NULL
+ * where the module is not known, or no memory.
+ */
+static struct watch_made *region_maker(const struct proc *p,
+				       const struct ncb__wregion *r)
+{
+	struct watch_made *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->call = wcall_name((enum wcall)r->call, 0);
+	m->when = r->when;
+	m->site.mod = r->by;
+	m->site.offset = r->by_off;
+	if (r->by.ino)
+		mod_path(p->tgid, r->by, m->site.module,
+			 sizeof(m->site.module));
+	if (r->by.ino && !m->site.module[0])
+		snprintf(m->site.module, sizeof(m->site.module),
+			 "(a module since unmapped)");
+	else if (m->site.module[0] == '/')
+		watch_symbol(m->site.module, r->by_off, &m->site);
+	return m;
+}
+
+/* Who made each victim, in words and for the report's record. */
 static void describe_creators(const struct proc *p, struct watch_event *e)
 {
 	size_t i;
 
 	e->creators = calloc(e->nvictims, sizeof(*e->creators));
-	for (i = 0; e->creators && i < e->nvictims; i++) {
+	e->made = calloc(e->nvictims, sizeof(*e->made));
+	for (i = 0; e->creators && e->made && i < e->nvictims; i++) {
 		const struct ncb__wvictim *v = &e->victims[i];
-		char buf[320], path[256];
+		char buf[512];
 
-		if (v->kind == NCB__W_REGION) {
-			mod_path(p->tgid, p->regions[v->region].by, path,
-				 sizeof(path));
-			snprintf(buf, sizeof(buf), "a fixed mmap from %s at "
-				 "%.6f s", path[0] ? path :
-				 "a module since unmapped",
-				 p->regions[v->region].when);
-		} else {
+		if (v->kind == NCB__W_REGION)
+			e->made[i] = region_maker(p, &p->regions.r[v->region]);
+		if (e->made[i])
+			watch_made_text(e->made[i], buf, sizeof(buf));
+		else
 			watch_creator(v, buf, sizeof(buf));
-		}
 		e->creators[i] = strdup(buf);
 	}
 }
 
-/* A placement by a known module: its region from now on. */
-static void note_region(struct proc *p, const struct watch_event *e)
+/*
+ * Where a placement done put its mapping: its result, or for i386's
+ * ipc(2) the word its fourth argument points to.  0, or -1.
+ */
+static int placed_at(pid_t tid, const struct watch_event *e, int64_t rval,
+		     uint64_t *at)
 {
-	size_t i;
+	uint32_t word;
+	struct iovec local = { &word, sizeof(word) };
+	struct iovec remote = { (void *)(uintptr_t)e->args[3], sizeof(word) };
 
-	if (wcall_family(e->call) != WC_MMAP || !e->caller.mod.ino ||
-	    watch_is_libc(e->caller.module))
+	if (rval < 0 && rval > -4096)
+		return -1;
+	*at = (uint64_t)rval & (e->compat ? 0xffffffff : ~0ULL);
+	if (e->call != WC_IPC)
+		return 0;
+	if (process_vm_readv(tid, &local, 1, &remote, 1, 0) !=
+	    (ssize_t)sizeof(word))
+		return -1;
+	*at = word;
+	return 0;
+}
+
+/*
+ * A placement done: the region it made, by the module that asked (an
+ * mremap's by its source's maker: memory moved or grown is still its
+ * maker's), mapping what the maps now show there.  Recorded for every
+ * placement, plain or fixed, so that a mapping of no record was made
+ * where the watcher could not see.
+ */
+static void record_region(struct tracer *t, struct task *k,
+			  const struct watch_event *e, int64_t rval)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	struct ncb__wregion r = { 0 };
+	const struct ncb__wregion *old;
+	struct proc *p = k->proc;
+	struct ncb_maps *maps;
+	uint64_t at;
+
+	if (placed_at(k->tid, e, rval, &at))
 		return;
-	/* What the new one replaces leaves the older records. */
-	for (i = 0; i < p->nregions; i++) {
-		struct ncb__wregion *r = &p->regions[i];
-
-		if (r->start >= e->end || r->end <= e->start)
-			continue;
-		if (r->start < e->start && r->end > e->end) {
-			/* The middle: the older record split in two. */
-			if (trace_room(&p->regions, &p->cregions, p->nregions,
-				 sizeof(*p->regions)))
-				return;
-			r = &p->regions[i];
-			p->regions[p->nregions] = *r;
-			p->regions[p->nregions++].start = e->end;
-			r->end = e->start;
-		} else if (r->start < e->start) {
-			r->end = e->start;
-		} else if (r->end > e->end) {
-			r->start = e->end;
-		} else {
-			p->regions[i--] = p->regions[--p->nregions];
-		}
+	r.start = at;
+	r.end = at + (e->end - e->start);
+	r.by = k->maker;
+	r.by_off = k->maker_off;
+	r.call = wcall_family(e->call);
+	r.when = since(t);
+	if (e->call == WC_MREMAP) {
+		old = ncb__wregions_at(p->regions.r, p->regions.n, e->args[0]);
+		r.by = old ? old->by : (struct ncb__wmod){ 0, 0 };
+		r.by_off = old ? old->by_off : 0;
 	}
-	if (trace_room(&p->regions, &p->cregions, p->nregions,
-		       sizeof(*p->regions)))
-		return;
-	p->regions[p->nregions].start = e->start;
-	p->regions[p->nregions].end = e->end;
-	p->regions[p->nregions].when = e->when;
-	p->regions[p->nregions++].by = e->caller.mod;
+	maps = trace_proc_maps(t, p, k->tid);
+	if (maps && ncb_maps_find(maps, at, &m) == 1 && m.inode) {
+		r.file.dev = makedev(m.dev_major, m.dev_minor);
+		r.file.ino = m.inode;
+	}
+	/* Not known what it maps: a record of no maker, over older ones. */
+	if (!maps)
+		r.by = r.file = (struct ncb__wmod){ 0, 0 };
+	ncb__wregions_add(&p->regions, &r);
 }
 
 static enum ncb__wclass judge(struct proc *p, struct watch_event *e)
@@ -372,21 +417,9 @@ static enum ncb__wclass judge(struct proc *p, struct watch_event *e)
 	}
 	p->w.threads = p->threads;
 	p->w.nthreads = p->nthreads;
-	p->w.regions = p->regions;
-	p->w.nregions = p->nregions;
+	p->w.regions = p->regions.r;
+	p->w.nregions = p->regions.n;
 	return ncb__wjudge(&p->w, &c, e->victims, e->nvictims, &e->culprit);
-}
-
-/* Whether the class depends on who called: then a walk may change it. */
-static int caller_matters(const struct watch_event *e)
-{
-	size_t i;
-
-	for (i = 0; i < e->nvictims; i++)
-		if (e->victims[i].kind == NCB__W_REGION ||
-		    e->victims[i].kind == NCB__W_LIBRARY)
-			return 1;
-	return 0;
 }
 
 /* ---- acting: refusing a call, or making it no-replace ---- */
@@ -449,7 +482,7 @@ enum act {
 static enum act act(struct tracer *t, struct watch_event *e,
 		    struct ncb_maps *maps)
 {
-	int clobber = NCB__WC_CLOBBER(e->cls);
+	int clobber = NCB__WC_CLOBBER(e->cls) || e->cls == NCB__WC_UNKNOWN;
 	int mmap = e->call == WC_MMAP;
 
 	if (t->o->mode == WATCH_REPORT || (!clobber && (t->o->mode ==
@@ -473,18 +506,19 @@ static enum act act(struct tracer *t, struct watch_event *e,
 }
 
 /*
- * A call done: counted by class, and reported if it clobbered (or, made
- * no-replace, was refused).  A clobber's result says whether it was one:
- * refused by the kernel for its arguments, it replaced nothing (counted
- * as invalid); made no-replace and placed after all, what was there had
- * gone meanwhile.
+ * A call done: counted by class, and reported if it clobbered, or its
+ * maker unknown, or (made no-replace) was refused.  A clobber's result
+ * says whether it was one: refused by the kernel for its arguments, it
+ * replaced nothing (counted as invalid); made no-replace and placed after
+ * all, what was there had gone meanwhile.
  */
 static void finish(struct tracer *t, struct task *k, struct watch_event *e)
 {
 	struct proc *p = k->proc;
 	int as_asked = e->action == WA_REPORTED;
+	int judged = e->cls != NCB__WC_UNKNOWN;
 
-	if (NCB__WC_CLOBBER(e->cls) && e->have_result) {
+	if (!NCB__WC_BENIGN(e->cls) && e->cls && e->have_result) {
 		if (e->result < 0 && (as_asked || e->result != -EEXIST)) {
 			p->sum.invalid++;
 			trace_free_event(e);
@@ -493,10 +527,14 @@ static void finish(struct tracer *t, struct task *k, struct watch_event *e)
 		if (e->result >= 0 && !as_asked)
 			e->cls = NCB__WC_NOTHING;
 	}
-	p->sum.by_class[e->cls]++;
+	if (e->cls == NCB__WC_UNKNOWN)
+		p->sum.unjudged++;
+	else
+		p->sum.by_class[e->cls]++;
 	/* Upgraded over free space and refused: another mapped there. */
-	if (NCB__WC_CLOBBER(e->cls) ||
+	if (NCB__WC_CLOBBER(e->cls) || e->cls == NCB__WC_UNKNOWN ||
 	    (e->have_result && e->result == -EEXIST)) {
+		e->unjudged = !judged;
 		if (!e->creators)
 			describe_creators(p, e);
 		t->o->report(e, t->o->arg);
@@ -523,7 +561,10 @@ static void unjudged(struct tracer *t, struct task *k, struct watch_event *e)
 	trace_resume(t, k->tid, 0);
 }
 
-/* At a call's exit: a refused one's answer set, an upgraded one's read. */
+/*
+ * At a call's exit: a refused one's answer set; a placement's region
+ * recorded, and a fixed one's result read and the call finished.
+ */
 void trace_syscall_exit_fix(struct tracer *t, struct task *k,
 			    const struct syscall_info *si)
 {
@@ -536,11 +577,16 @@ void trace_syscall_exit_fix(struct tracer *t, struct task *k,
 	if (k->set_mm && !si->exit.rval)
 		trace_exec_in_place(t, k);
 	k->set_mm = 0;
-	if (e) {
-		e->have_result = 1;
-		e->result = si->exit.rval;
-		finish(t, k, e);
+	if (!e)
+		return;
+	record_region(t, k, e, si->exit.rval);
+	if (e->plain) {
+		trace_free_event(e);
+		return;
 	}
+	e->have_result = 1;
+	e->result = si->exit.rval;
+	finish(t, k, e);
 }
 
 static void on_syscall_exit(struct tracer *t, struct task *k,
@@ -548,6 +594,33 @@ static void on_syscall_exit(struct tracer *t, struct task *k,
 {
 	trace_syscall_exit_fix(t, k, si);
 	trace_resume(t, k->tid, 0);
+}
+
+/*
+ * A plain placement (no fixed address; the filter stops them all but a
+ * loader's spans of ELF objects, MAP_DENYWRITE): who asked, from the
+ * stack as it is, and its region recorded at its exit.
+ */
+static void on_plain(struct tracer *t, struct task *k, struct watch_event *e)
+{
+	struct ncb_maps *maps = trace_proc_maps(t, k->proc, k->tid);
+
+	k->maker = (struct ncb__wmod){ 0, 0 };
+	k->maker_off = 0;
+	/*
+	 * An i386 wrapper's caller is seen only by a walk (its return
+	 * address is below what it pushed); an mremap's region is its
+	 * source's maker's, whoever asks.
+	 */
+	if (maps && !watch_maker(maps, k->proc->tgid, k->tid, e->pc, e->sp,
+				 e->compat, &e->caller,
+				 e->compat && e->call != WC_MREMAP)) {
+		k->maker = e->caller.mod;
+		k->maker_off = e->caller.offset;
+	}
+	e->plain = 1;
+	k->pending = e;
+	ptrace(PTRACE_SYSCALL, k->tid, 0, 0);
 }
 
 /*
@@ -561,7 +634,6 @@ static void on_call(struct tracer *t, struct task *k,
 	struct victims vs = { e, 0, (uint64_t)t->page };
 	struct proc *p = k->proc;
 	struct ncb_maps *maps;
-	int walked = 0;
 	enum act how;
 
 	if (!e)
@@ -574,46 +646,48 @@ static void on_call(struct tracer *t, struct task *k,
 	e->sp = si->sp;
 	if (decode(t, k->tid, si, e))
 		goto cont;
+	if (!wcall_fixed(wcall_family(e->call), e->args)) {
+		on_plain(t, k, e);
+		return;
+	}
 	p->sum.fixed++;
 	maps = trace_proc_maps(t, p, k->tid);
 	if (e->unjudged || !maps || victims_of(maps, e, &vs)) {
 		unjudged(t, k, e);
 		return;
 	}
-	watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, e->compat,
-		     &e->caller, 0);
+	/*
+	 * Judged by the module that asked: past the C library's wrappers,
+	 * which may be the library itself (its malloc over its own arena).
+	 */
+	watch_maker(maps, p->tgid, k->tid, e->pc, e->sp, e->compat,
+		    &e->caller, 1);
+	k->maker = e->caller.mod;
+	k->maker_off = e->caller.offset;
 	e->cls = judge(p, e);
-	if (caller_matters(e) && watch_is_libc(e->caller.module)) {
+	/* Reported: from the first frame outside the C library. */
+	if (!NCB__WC_BENIGN(e->cls) && e->cls) {
 		watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, e->compat,
 			     &e->caller, 1);
-		walked = 1;
-		e->cls = judge(p, e);
-	}
-	if (NCB__WC_CLOBBER(e->cls) && !walked)
-		watch_caller(maps, p->tgid, k->tid, e->pc, e->sp, e->compat,
-			     &e->caller, 1);
-	/* Who made what, while the records still say it. */
-	if (NCB__WC_CLOBBER(e->cls))
+		/* Who made what, while the records still say it. */
 		describe_creators(p, e);
+	}
 	how = act(t, e, maps);
 	e->action = how == ACT_REFUSED || (how == ACT_NOREPLACE &&
 		    t->o->mode == WATCH_DENY) ? WA_DENIED :
 		    how == ACT_NOREPLACE ? WA_UPGRADED : WA_REPORTED;
 	/* Attached, a refused call's -EEXIST is set again at its exit. */
 	k->refused = how == ACT_REFUSED && t->attached;
-	if (how != ACT_REFUSED)
-		note_region(p, e);
 	if (how == ACT_REFUSED) {
 		e->have_result = 1;
 		e->result = -EEXIST;
-	} else if (how == ACT_NOREPLACE || NCB__WC_CLOBBER(e->cls)) {
-		/* The result at the call's exit, then reported. */
-		k->pending = e;
-		ptrace(PTRACE_SYSCALL, k->tid, 0, 0);
+		finish(t, k, e);
+		trace_resume(t, k->tid, 0);
 		return;
 	}
-	finish(t, k, e);
-	trace_resume(t, k->tid, 0);
+	/* The result and the region made at the call's exit. */
+	k->pending = e;
+	ptrace(PTRACE_SYSCALL, k->tid, 0, 0);
 	return;
 cont:
 	if (e)

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The ptrace watcher's seccomp filter: the watched tree runs at full
- * speed but for the fixed placements, at which it stops for the tracer
- * (SECCOMP_RET_TRACE, its tag the call: calls.h's enum).  Attached to a
- * running process, where no filter can be put, the same test is made at
- * every call's entry (trace_wanted).
+ * speed but for the placements, at which it stops for the tracer
+ * (SECCOMP_RET_TRACE, its tag the call: calls.h's enum): a fixed one to
+ * be judged, a plain one so that its region's maker is known.  A loader's
+ * spans of ELF objects (MAP_DENYWRITE) run unseen: the rules know an
+ * object's mappings without.  Attached to a running process, where no
+ * filter can be put, the same test is made at every call's entry
+ * (trace_wanted).
  */
 #include <errno.h>
 #include <sys/ipc.h>
@@ -17,6 +20,7 @@
 /* calls.h's values are the system's, for the BPF target's sake. */
 _Static_assert(WC_MAP_FIXED == MAP_FIXED, "MAP_FIXED");
 _Static_assert(WC_MAP_ANONYMOUS == MAP_ANONYMOUS, "MAP_ANONYMOUS");
+_Static_assert(WC_MAP_DENYWRITE == MAP_DENYWRITE, "MAP_DENYWRITE");
 _Static_assert(WC_MAP_FIXED_NOREPLACE == NCB_MAP_FIXED_NOREPLACE,
 	       "MAP_FIXED_NOREPLACE");
 _Static_assert(WC_MAP_SHARED_VALIDATE == MAP_SHARED_VALIDATE,
@@ -60,7 +64,7 @@ int trace_wanted(const struct syscall_info *si)
 	enum wcall c = trace_call_of(si, &compat);
 
 	return c == WC_OLD_MMAP || wcall_fixed(c, si->seccomp.args) ||
-	       trace_set_mm(si);
+	       wcall_plain(c, si->seccomp.args) || trace_set_mm(si);
 }
 
 /*
@@ -88,47 +92,57 @@ static int rule(scmp_filter_ctx f, enum wcall tag, int nr, unsigned int argc,
 }
 
 /*
- * The calls that place at a fixed address, tested in the filter itself
- * as wcall_fixed tests them.  Masked tests only: libseccomp compares the
- * upper half of a 64-bit argument too, and an int flag's is whatever the
- * caller left there.  One filter per architecture, merged: rules added to
- * a filter of two architectures are copied by name, and i386's mmap
- * (old_mmap) takes a pointer to its arguments, so it stops always; its
- * shmat may come through ipc(2), whose call number the kernel reads from
- * the low 16 bits only.
+ * The placements, tested in the filter itself as wcall_fixed and
+ * wcall_plain test them: an mmap fixed or not (but a file's with
+ * MAP_DENYWRITE), every mremap and shmat.  Masked tests only: libseccomp
+ * compares the upper half of a 64-bit argument too, and an int flag's is
+ * whatever the caller left there.  One filter per architecture, merged:
+ * rules added to a filter of two architectures are copied by name, and
+ * i386's mmap (old_mmap) takes a pointer to its arguments, so it stops
+ * always; its shmat may come through ipc(2), whose call number the
+ * kernel reads from the low 16 bits only.
  */
+static int placements(scmp_filter_ctx f, int mmap_nr, int compat)
+{
+	struct scmp_arg_cmp none = SCMP_A0(SCMP_CMP_MASKED_EQ, 0, 0);
+	uint64_t kind = WC_MAP_FIXED | WC_MAP_ANONYMOUS | WC_MAP_DENYWRITE;
+
+	/* Fixed; anonymous; a file's but no span; both flags: no-replace. */
+	return rule(f, WC_MMAP, mmap_nr, 1, SCMP_A3(SCMP_CMP_MASKED_EQ,
+		    WC_MAP_FIXED | WC_MAP_FIXED_NOREPLACE, WC_MAP_FIXED),
+		    none) ||
+	       rule(f, WC_MMAP, mmap_nr, 1, SCMP_A3(SCMP_CMP_MASKED_EQ,
+		    WC_MAP_FIXED | WC_MAP_ANONYMOUS, WC_MAP_ANONYMOUS),
+		    none) ||
+	       rule(f, WC_MMAP, mmap_nr, 1, SCMP_A3(SCMP_CMP_MASKED_EQ, kind,
+		    0), none) ||
+	       rule(f, WC_MMAP, mmap_nr, 1, SCMP_A3(SCMP_CMP_MASKED_EQ,
+		    WC_MAP_FIXED | WC_MAP_FIXED_NOREPLACE, WC_MAP_FIXED |
+		    WC_MAP_FIXED_NOREPLACE), none) ||
+	       rule(f, WC_MREMAP, SCMP_SYS(mremap), 0, none, none) ||
+	       rule(f, WC_SHMAT, SCMP_SYS(shmat), 0, none, none) ||
+	       (compat && rule(f, WC_IPC, SCMP_SYS(ipc), 1,
+			       SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffff,
+				       WC_IPC_SHMAT), none));
+}
+
 scmp_filter_ctx trace_filter_build(void)
 {
 	struct scmp_arg_cmp none = SCMP_A0(SCMP_CMP_MASKED_EQ, 0, 0);
 	scmp_filter_ctx n = seccomp_init(SCMP_ACT_ALLOW);
 	scmp_filter_ctx x = seccomp_init(SCMP_ACT_ALLOW);
-	struct scmp_arg_cmp fixed = SCMP_A3(SCMP_CMP_MASKED_EQ,
-					    WC_MAP_FIXED |
-					    WC_MAP_FIXED_NOREPLACE,
-					    WC_MAP_FIXED);
-	struct scmp_arg_cmp mfixed = SCMP_A3(SCMP_CMP_MASKED_EQ,
-					     WC_MREMAP_FIXED,
-					     WC_MREMAP_FIXED);
-	struct scmp_arg_cmp remap = SCMP_A2(SCMP_CMP_MASKED_EQ, WC_SHM_REMAP,
-					    WC_SHM_REMAP);
 	struct scmp_arg_cmp set_mm = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff,
 					     WC_PR_SET_MM);
 	int r;
 
 	if (!n || !x)
 		goto fail;
-	r = rule(n, WC_MMAP, SCMP_SYS(mmap), 1, fixed, none) ||
-	    rule(n, WC_MREMAP, SCMP_SYS(mremap), 1, mfixed, none) ||
-	    rule(n, WC_SHMAT, SCMP_SYS(shmat), 1, remap, none) ||
+	r = placements(n, SCMP_SYS(mmap), 0) ||
 	    rule(n, WC_NONE, SCMP_SYS(prctl), 1, set_mm, none) ||
 	    seccomp_arch_remove(x, SCMP_ARCH_NATIVE) ||
 	    seccomp_arch_add(x, warch.scmp_compat) ||
-	    rule(x, WC_MMAP, SCMP_SYS(mmap2), 1, fixed, none) ||
+	    placements(x, SCMP_SYS(mmap2), 1) ||
 	    rule(x, WC_OLD_MMAP, SCMP_SYS(mmap), 0, none, none) ||
-	    rule(x, WC_MREMAP, SCMP_SYS(mremap), 1, mfixed, none) ||
-	    rule(x, WC_SHMAT, SCMP_SYS(shmat), 1, remap, none) ||
-	    rule(x, WC_IPC, SCMP_SYS(ipc), 2,
-		 SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffff, WC_IPC_SHMAT), remap) ||
 	    rule(x, WC_NONE, SCMP_SYS(prctl), 1, set_mm, none);
 	if (r || seccomp_merge(n, x))
 		goto fail;

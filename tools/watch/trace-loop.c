@@ -103,7 +103,7 @@ void trace_exec_in_place(struct tracer *t, struct task *k)
 	struct syscall_info si = { 0 };
 
 	(void)t;
-	p->nthreads = p->nregions = 0;
+	p->nthreads = p->regions.n = 0;
 	watch_caller_forget(p->tgid);
 	trace_forget_maps(p);
 	trace_identify(p);

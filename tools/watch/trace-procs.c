@@ -33,9 +33,12 @@ void trace_free_event(struct watch_event *e)
 		free((void *)e->victims[i].m.path);
 		if (e->creators)
 			free(e->creators[i]);
+		if (e->made)
+			free(e->made[i]);
 	}
 	free(e->victims);
 	free(e->creators);
+	free(e->made);
 	free(e);
 }
 
@@ -256,6 +259,7 @@ struct proc *trace_add_proc(struct tracer *t, pid_t tgid)
 	}
 	p->tgid = tgid;
 	p->sum.pid = tgid;
+	p->regions.max = TRACE_REGIONS;
 	t->procs[t->nprocs++] = p;
 	return p;
 }
@@ -268,13 +272,14 @@ static struct proc *new_proc(struct tracer *t, pid_t tgid,
 	if (!p)
 		return NULL;
 	/* A child of fork has its parent's memory, and its history. */
-	if (parent && parent->nregions) {
-		p->regions = malloc(parent->cregions * sizeof(*p->regions));
-		if (p->regions) {
-			memcpy(p->regions, parent->regions,
-			       parent->nregions * sizeof(*p->regions));
-			p->nregions = parent->nregions;
-			p->cregions = parent->cregions;
+	if (parent && parent->regions.n) {
+		size_t n = parent->regions.n;
+
+		p->regions.r = malloc(n * sizeof(*p->regions.r));
+		if (p->regions.r) {
+			memcpy(p->regions.r, parent->regions.r,
+			       n * sizeof(*p->regions.r));
+			p->regions.n = p->regions.cap = n;
 		}
 	}
 	trace_identify(p);
@@ -356,7 +361,7 @@ static void end_proc(struct tracer *t, struct proc *p)
 		if (t->procs[i] == p)
 			t->procs[i] = t->procs[--t->nprocs];
 	free(p->threads);
-	free(p->regions);
+	ncb__wregions_free(&p->regions);
 	free(p);
 }
 

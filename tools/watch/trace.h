@@ -36,13 +36,20 @@ struct syscall_info {
 /* Its op: what the stop is. */
 enum { INFO_ENTRY = 1, INFO_EXIT, INFO_SECCOMP };
 
+/*
+ * Regions a process's records may hold: past that, a new placement's
+ * range is in none (its maker unknown, its replacement unjudged), and
+ * the watcher's memory stays bounded (64 bytes each).
+ */
+#define TRACE_REGIONS 65536
+
 struct proc {
 	pid_t tgid;
 	char program[64];
 	struct ncb__wproc w;
 	struct ncb__wthread *threads;
-	struct ncb__wregion *regions;
-	size_t nthreads, nregions, cthreads, cregions;
+	size_t nthreads, cthreads;
+	struct ncb__wregions regions;	/* who made what: every placement's */
 	struct watch_summary sum;
 	int tasks;
 	int before_exec;		/* still the watcher's child */
@@ -53,7 +60,9 @@ struct proc {
 struct task {
 	pid_t tid;
 	struct proc *proc;
-	struct watch_event *pending;	/* reported at the call's exit */
+	struct watch_event *pending;	/* finished at the call's exit */
+	struct ncb__wmod maker;		/* its caller, past a leaf wrapper */
+	uint64_t maker_off;
 	int started;			/* its first stop seen */
 	int refused;			/* -EEXIST to set at the call's exit */
 	int set_mm;			/* in prctl(PR_SET_MM): see its exit */

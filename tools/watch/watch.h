@@ -27,6 +27,13 @@ struct watch_site {
 	uint64_t sym_off;
 };
 
+/* Who made a victim the watcher saw made: the call, where, when. */
+struct watch_made {
+	struct watch_site site;		/* the maker's code */
+	const char *call;		/* "mmap", "mremap", "shmat" */
+	double when;			/* seconds into the watch */
+};
+
 /* One fixed placement as the tracee asked it. */
 struct watch_event {
 	pid_t pid, tid;
@@ -41,9 +48,12 @@ struct watch_event {
 	enum ncb__wclass cls;
 	struct ncb__wvictim *victims;
 	char **creators;		/* per victim: who made it */
+	struct watch_made **made;	/* per victim: NULL, or its maker */
 	size_t nvictims, culprit;
 	enum waction action;
-	int unjudged;			/* what it would replace is unknown */
+	int unjudged;			/* what it would replace, or who made
+					   it, is not known */
+	int plain;			/* a plain placement: recorded only */
 	int ipc_version;		/* i386 ipc(2)'s, for shmat */
 	int shm_bad;			/* shmat of a segment not there */
 	long result;			/* the call's result if known, -errno */
@@ -120,6 +130,14 @@ int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
  */
 int watch_caller(struct ncb_maps *maps, pid_t tgid, pid_t tid, uint64_t pc,
 		 uint64_t sp, int compat, struct watch_site *site, int walk);
+/*
+ * The module whose code asked for the call tid is stopped in: pc's own,
+ * or past the C library's system call wrappers (the return address a
+ * leaf wrapper leaves, else with walk by the unwinder), which may be the
+ * C library itself (its malloc making a block).  A region's maker.
+ */
+int watch_maker(struct ncb_maps *maps, pid_t tgid, pid_t tid, uint64_t pc,
+		uint64_t sp, int compat, struct watch_site *site, int walk);
 void watch_caller_forget(pid_t tgid);
 /*
  * The symbol at a file offset of an ELF object, from its symbol tables
@@ -128,6 +146,8 @@ void watch_caller_forget(pid_t tgid);
 int watch_symbol(const char *path, uint64_t offset, struct watch_site *s);
 /* Who made a victim, in words, for a kind that says it (not REGION). */
 void watch_creator(const struct ncb__wvictim *v, char *buf, size_t len);
+/* A region's maker, in words. */
+void watch_made_text(const struct watch_made *m, char *buf, size_t len);
 int watch_is_libc(const char *path);
 
 #endif
