@@ -362,6 +362,26 @@ static int placed_at(pid_t tid, const struct watch_event *e, int64_t rval,
 }
 
 /*
+ * Who asked for a plain placement, at its exit.  An i386 wrapper's caller
+ * is seen only by a walk (its return address is below what it pushed);
+ * an mremap's region is its source's maker's, whoever asks.
+ */
+static void plain_maker(struct task *k, const struct watch_event *e,
+			struct ncb_maps *maps)
+{
+	struct watch_site site;
+
+	k->maker = (struct ncb__wmod){ 0, 0 };
+	k->maker_off = 0;
+	if (!maps || e->call == WC_MREMAP ||
+	    watch_maker(maps, k->proc->tgid, k->tid, e->pc, e->sp, e->compat,
+			&site, e->compat))
+		return;
+	k->maker = site.mod;
+	k->maker_off = site.offset;
+}
+
+/*
  * A placement done: the region it made, by the module that asked (an
  * mremap's by its source's maker: memory moved or grown is still its
  * maker's), mapping what the maps now show there.  Recorded for every
@@ -380,6 +400,9 @@ static void record_region(struct tracer *t, struct task *k,
 
 	if (placed_at(k->tid, e, rval, &at))
 		return;
+	maps = trace_proc_maps(t, p, k->tid);
+	if (e->plain)
+		plain_maker(k, e, maps);
 	r.start = at;
 	r.end = at + (e->end - e->start);
 	r.by = k->maker;
@@ -391,7 +414,6 @@ static void record_region(struct tracer *t, struct task *k,
 		r.by = old ? old->by : (struct ncb__wmod){ 0, 0 };
 		r.by_off = old ? old->by_off : 0;
 	}
-	maps = trace_proc_maps(t, p, k->tid);
 	if (maps && ncb_maps_find(maps, at, &m) == 1 && m.inode) {
 		r.file.dev = makedev(m.dev_major, m.dev_minor);
 		r.file.ino = m.inode;
@@ -598,26 +620,12 @@ static void on_syscall_exit(struct tracer *t, struct task *k,
 
 /*
  * A plain placement (no fixed address; the filter stops them all but a
- * loader's spans of ELF objects, MAP_DENYWRITE): who asked, from the
- * stack as it is, and its region recorded at its exit.
+ * loader's spans of ELF objects, MAP_DENYWRITE): its region and who asked
+ * for it, recorded at its exit, where the stack and the code are as they
+ * are now and one look at the maps serves both.
  */
-static void on_plain(struct tracer *t, struct task *k, struct watch_event *e)
+static void on_plain(struct task *k, struct watch_event *e)
 {
-	struct ncb_maps *maps = trace_proc_maps(t, k->proc, k->tid);
-
-	k->maker = (struct ncb__wmod){ 0, 0 };
-	k->maker_off = 0;
-	/*
-	 * An i386 wrapper's caller is seen only by a walk (its return
-	 * address is below what it pushed); an mremap's region is its
-	 * source's maker's, whoever asks.
-	 */
-	if (maps && !watch_maker(maps, k->proc->tgid, k->tid, e->pc, e->sp,
-				 e->compat, &e->caller,
-				 e->compat && e->call != WC_MREMAP)) {
-		k->maker = e->caller.mod;
-		k->maker_off = e->caller.offset;
-	}
 	e->plain = 1;
 	k->pending = e;
 	ptrace(PTRACE_SYSCALL, k->tid, 0, 0);
@@ -647,7 +655,7 @@ static void on_call(struct tracer *t, struct task *k,
 	if (decode(t, k->tid, si, e))
 		goto cont;
 	if (!wcall_fixed(wcall_family(e->call), e->args)) {
-		on_plain(t, k, e);
+		on_plain(k, e);
 		return;
 	}
 	p->sum.fixed++;
