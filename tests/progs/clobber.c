@@ -15,7 +15,9 @@
  *             malloc-mmap malloc-mremap malloc-shmat (a page of a block
  *             the C library's malloc made with a plain mmap, replaced by
  *             each call) cache LIB (a page of a file another library,
- *             LIB, keeps mapped: tests/progs/cache.c)
+ *             LIB, keeps mapped: tests/progs/cache.c) x32 (the heap
+ *             page by x32's mmap, where the kernel takes x32 calls: else
+ *             "x32: ENOSYS")
  *   invalid:  no-type (MAP_FIXED over the heap with no mapping type: the
  *             kernel's EINVAL, and nothing replaced)
  *   benign:   reserve remap-own ring own-region own-stack jit
@@ -40,6 +42,7 @@
 
 #define MARK 0x5a
 #define ANON (MAP_PRIVATE | MAP_ANONYMOUS)
+#define X32 0x40000000L		/* __X32_SYSCALL_BIT */
 
 static size_t pg;
 static const char *name;
@@ -470,6 +473,15 @@ int main(int argc, char **argv)
 		return cache(argv[2]);
 	if (!strcmp(name, "jit"))
 		return jit();
+	if (!strcmp(name, "x32")) {
+		uintptr_t page = heap_page();
+
+		memset((void *)page, MARK, pg);
+		return outcome((void *)syscall(X32 | SYS_mmap, page, pg,
+					       PROT_READ | PROT_WRITE,
+					       ANON | MAP_FIXED, -1, 0),
+			       page, MARK);
+	}
 	if (!strcmp(name, "fork") || !strcmp(name, "vfork"))
 		return child_clobbers(name[0] == 'v');
 	if (!strcmp(name, "exec") && argc > 2) {

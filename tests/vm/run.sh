@@ -62,9 +62,10 @@ if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo &&
 fi
 # The kernel's messages and /init's on the second serial port; the
 # script's output goes to the share.  BPF among the LSMs: watch --system
-# --deny's programs attach there.
+# --deny's programs attach there.  x32's calls taken (Debian builds them
+# in, off by default): the watchers must see them too.
 cmdline="console=ttyS1 panic=-1 quiet loglevel=3"
-cmdline="$cmdline lsm=lockdown,capability,landlock,yama,bpf"
+cmdline="$cmdline lsm=lockdown,capability,landlock,yama,bpf syscall.x32=y"
 # The host's devices as distinct devices: inodes stay unique.
 remap=multidevs=remap
 # One CPU by default: under TCG with two, 6.12's guests die now and then

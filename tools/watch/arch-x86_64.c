@@ -21,6 +21,10 @@ const struct warch warch = {
 	.audit = AUDIT_ARCH_X86_64,
 	.audit_compat = AUDIT_ARCH_I386,
 	.scmp_compat = SCMP_ARCH_X86,
+	/* x32 (arch/x86/entry/syscalls/syscall_64.tbl): mmap, mremap and
+	   shmat are the 64-bit ABI's own calls, with this bit set. */
+	.scmp_alias = SCMP_ARCH_X32,
+	.alias_bit = 0x40000000,
 };
 
 static unsigned long long *arg(struct user_regs_struct *r, int compat,

@@ -15,6 +15,13 @@ struct warch {
 	uint32_t audit;			/* the native ABI's AUDIT_ARCH_ */
 	uint32_t audit_compat;		/* a 32-bit ABI's on it; 0: none */
 	uint32_t scmp_compat;		/* its libseccomp SCMP_ARCH_; 0 */
+	/*
+	 * An ABI that shares the native one's AUDIT_ARCH_, its calls told
+	 * by a bit in their numbers (x32: __X32_SYSCALL_BIT), its calls
+	 * the native ones; 0 none.
+	 */
+	uint32_t scmp_alias;
+	uint64_t alias_bit;
 };
 
 extern const struct warch warch;

@@ -44,12 +44,20 @@ static int abi_of(const struct syscall_info *si)
 	return si->arch == warch.audit ? 0 : -1;
 }
 
+/* The call's number in its ABI: an alias ABI's (x32) made native. */
+static uint64_t nr_of(const struct syscall_info *si)
+{
+	if (abi_of(si) == 0 && warch.alias_bit)
+		return si->seccomp.nr & ~warch.alias_bit;
+	return si->seccomp.nr;
+}
+
 enum wcall trace_call_of(const struct syscall_info *si, int *compat)
 {
 	int abi = abi_of(si);
 
 	*compat = abi == 1;
-	return abi < 0 ? WC_NONE : wcall_of(*compat, si->seccomp.nr);
+	return abi < 0 ? WC_NONE : wcall_of(*compat, nr_of(si));
 }
 
 /*
@@ -77,7 +85,7 @@ int trace_set_mm(const struct syscall_info *si)
 	int abi = abi_of(si);
 
 	return abi >= 0 &&
-	       si->seccomp.nr == (abi ? WC_NR32_PRCTL : WC_NR_PRCTL) &&
+	       nr_of(si) == (abi ? WC_NR32_PRCTL : WC_NR_PRCTL) &&
 	       (si->seccomp.args[0] & 0xffffffff) == WC_PR_SET_MM;
 }
 
@@ -135,7 +143,13 @@ scmp_filter_ctx trace_filter_build(void)
 					     WC_PR_SET_MM);
 	int r;
 
-	if (!n || !x)
+	/*
+	 * x32's calls share the native AUDIT_ARCH_: without its own rules
+	 * libseccomp's native filter takes them for a bad architecture and
+	 * lets them run unseen.
+	 */
+	if (!n || !x || (warch.scmp_alias &&
+			 seccomp_arch_add(n, warch.scmp_alias)))
 		goto fail;
 	r = placements(n, SCMP_SYS(mmap), 0) ||
 	    rule(n, WC_NONE, SCMP_SYS(prctl), 1, set_mm, none) ||
