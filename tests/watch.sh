@@ -104,11 +104,13 @@ cache other-module region libncbcache
 EOF
 	for m in "" --deny --upgrade; do
 		"$nc" watch $m --json -O "$tmp/e" "$p" no-type >"$tmp/o" 2>&1
-		grep -q "^no-type: EINVAL$" "$tmp/o" && grep -qx intact "$tmp/o" &&
+		grep -q "^no-type: EINVAL$" "$tmp/o" &&
+			grep -qx intact "$tmp/o" &&
 			events "$tmp/e" "len(ev) == 0" \
 				"sums[0]['clobbers'] == 0" \
 				"sums[0]['invalid'] == 1"
-		ok $? "$a no-type ${m:-(report)}: the kernel's EINVAL, no clobber"
+		w="the kernel's EINVAL, no clobber"
+		ok $? "$a no-type ${m:-(report)}: $w"
 	done
 	"$nc" watch --json -O "$tmp/e" "$p" exec heap >"$tmp/o" 2>&1
 	events "$tmp/e" "len(ev) == 1" "ev[0]['class'] == 'kernel-memory'" \
