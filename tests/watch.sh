@@ -187,6 +187,42 @@ case $? in
 1) ok 1 "build progs/clobber.c for i386" ;;
 *) skip "i386 programs: $t_why (the watcher traces native ones only)" ;;
 esac
+# Ways around the watcher (tests/progs/escape.c): reported; under --deny
+# refused with EPERM, and the clobber that would have followed refused or
+# failing closed (ENOSYS: an untraced child meets the filter, no tracer).
+escapes() {
+	p=$1 a=$2
+	while read -r c what step; do
+		"$nc" watch --json -O "$tmp/e" "$p" "$c" >"$tmp/o" 2>&1
+		events "$tmp/e" "[e['what'] for e in ev] == ['$what']" \
+			"ev[0]['action'] == 'reported'" \
+			"ev[0]['caller']['module'] == '$p'" \
+			"sums[0]['escapes'] == 1"
+		ok $? "$a $c: the way around the watcher ($what) reported"
+		"$nc" watch --deny --json -O "$tmp/e" "$p" "$c" >"$tmp/o" 2>&1
+		grep -q "^$c: $step EPERM$" "$tmp/o" &&
+			grep -qE "^$c: (EEXIST|ENOSYS)$" "$tmp/o" &&
+			grep -qx intact "$tmp/o" &&
+			events "$tmp/e" "ev[0]['event'] == 'escape'" \
+				"ev[0]['action'] == 'denied'" \
+				"ev[0]['error']['errno'] == 'EPERM'"
+		ok $? "$a $c: --deny refuses it (EPERM), nothing replaced"
+	done <<EOF
+listener seccomp-listener seccomp
+untraced ptrace ptrace
+EOF
+}
+if $cc -O1 -o "$tmp/escape" "$top/tests/progs/escape.c" -pthread; then
+	escapes "$tmp/escape" x86_64
+else
+	ok 1 "build progs/escape.c"
+fi
+i386_dynamic "$top" "$tmp/escape32" "$top/tests/progs/escape.c" -pthread
+case $? in
+0) escapes "$tmp/escape32" i386 ;;
+1) ok 1 "build progs/escape.c for i386" ;;
+*) skip "i386 programs: $t_why" ;;
+esac
 skip "qemu-user: it has no ptrace, so a program it runs cannot be watched"
 w="the old-kernel emulators (ncb-emu) trace the program themselves,"
 skip "$w and a process has one tracer"

@@ -246,12 +246,65 @@ static void json_event(struct out *o, const struct watch_event *e)
 	doc_end(o, &w);
 }
 
+/* A way around the watcher: what, by whom, and what was done. */
+static void human_escape(FILE *f, const struct watch_event *e)
+{
+	fputs("noclobber watch: escape: ", f);
+	print_path(f, e->program);
+	fprintf(f, "[%d", (int)e->pid);
+	if (e->tid != e->pid)
+		fprintf(f, "/%d", (int)e->tid);
+	fprintf(f, "] %s(%#" PRIx64 ", %#" PRIx64 ", %#" PRIx64 "): %s\n",
+		e->name, e->args[0], e->args[1], e->args[2],
+		e->escape == WE_LISTENER ?
+		"a seccomp user notification listener would let the calls "
+		"it takes run unwatched" :
+		"a process it traces (a CLONE_UNTRACED child) would make "
+		"calls unwatched");
+	fputs("  called from ", f);
+	human_site(f, &e->caller);
+	fprintf(f, "; %s", waction_name(e->action));
+	if (e->have_result && e->result < 0)
+		fprintf(f, ": failed with %s", strerror((int)-e->result));
+	fputc('\n', f);
+}
+
+static void json_escape(struct out *o, const struct watch_event *e)
+{
+	struct jw w;
+	size_t i;
+
+	if (doc_begin(o, &w))
+		return;
+	jw_str(&w, "event", "escape");
+	jw_str(&w, "what", wescape_name(e->escape));
+	jw_int(&w, "pid", (int)e->pid);
+	jw_int(&w, "tid", (int)e->tid);
+	jw_str(&w, "program", e->program);
+	jw_seconds(&w, "time", e->when);
+	jw_str(&w, "call", e->name);
+	jw_open(&w, "args", '[');
+	for (i = 0; i < 6; i++)
+		jw_hex(&w, NULL, e->args[i]);
+	jw_close(&w, ']');
+	jw_open(&w, "caller", '{');
+	json_site(&w, &e->caller);
+	jw_close(&w, '}');
+	jw_str(&w, "action", waction_name(e->action));
+	if (e->have_result)
+		jw_error(&w, "error", e->result < 0 ? (int)-e->result : 0,
+			 NULL);
+	doc_end(o, &w);
+}
+
 static void report(const struct watch_event *e, void *arg)
 {
 	struct out *o = arg;
 
 	if (o->json)
-		json_event(o, e);
+		(e->escape ? json_escape : json_event)(o, e);
+	else if (e->escape)
+		human_escape(o->f, e);
 	else
 		human_event(o->f, e);
 	fflush(o->f);
@@ -277,6 +330,7 @@ static void json_summary(struct out *o, const struct watch_summary *s,
 	jw_uint(&w, "clobbers", clobbers);
 	jw_uint(&w, "invalid", s->invalid);
 	jw_uint(&w, "unjudged", s->unjudged);
+	jw_uint(&w, "escapes", s->escapes);
 	jw_uint(&w, "lost", s->lost);
 	doc_end(o, &w);
 }
@@ -313,6 +367,9 @@ static void summary(const struct watch_summary *s, void *arg)
 				s->invalid);
 		if (s->unjudged)
 			fprintf(o->f, ", %lu not judged", s->unjudged);
+		if (s->escapes)
+			fprintf(o->f, ", %lu way%s around the watcher tried",
+				s->escapes, s->escapes == 1 ? "" : "s");
 		if (s->lost)
 			fprintf(o->f, ", %lu lost (the ring buffer was full)",
 				s->lost);

@@ -232,10 +232,54 @@ static inline void wcall_range(enum wcall c, const wc_u64 a[6], wc_u64 seg,
 	}
 }
 
+/*
+ * Ways around a tracer: a seccomp filter of the program's own with a user
+ * notification listener (SECCOMP_RET_USER_NOTIF outranks the watcher's
+ * SECCOMP_RET_TRACE, and the listener may let the call run), and the
+ * program tracing a child that shares its memory (a CLONE_UNTRACED one,
+ * which no watcher follows, answering its seccomp stops itself).
+ * (include/uapi/linux/seccomp.h, ptrace.h; kernel/seccomp.c)
+ */
+#define WC_NR_PTRACE		101
+#define WC_NR32_PTRACE		26
+#define WC_NR_SECCOMP		317
+#define WC_NR32_SECCOMP		354
+#define WC_PTRACE_ATTACH	16
+#define WC_PTRACE_SEIZE		0x4206
+#define WC_SECCOMP_SET_MODE_FILTER	1
+#define WC_SECCOMP_FLAG_NEW_LISTENER	8
+
+enum wescape {
+	WE_NONE,
+	WE_LISTENER,	/* seccomp(SET_MODE_FILTER, NEW_LISTENER) */
+	WE_PTRACE,	/* ptrace(PTRACE_ATTACH or PTRACE_SEIZE) */
+};
+
+static inline enum wescape wcall_escape(int compat, wc_u64 nr,
+					const wc_u64 a[6])
+{
+	if (nr == (compat ? WC_NR32_SECCOMP : WC_NR_SECCOMP) &&
+	    (a[0] & 0xffffffff) == WC_SECCOMP_SET_MODE_FILTER &&
+	    (a[1] & WC_SECCOMP_FLAG_NEW_LISTENER))
+		return WE_LISTENER;
+	if (nr == (compat ? WC_NR32_PTRACE : WC_NR_PTRACE) &&
+	    ((a[0] & 0xffffffff) == WC_PTRACE_ATTACH ||
+	     (a[0] & 0xffffffff) == WC_PTRACE_SEIZE))
+		return WE_PTRACE;
+	return WE_NONE;
+}
+
+static inline const char *wescape_name(enum wescape e)
+{
+	return e == WE_LISTENER ? "seccomp-listener" :
+	       e == WE_PTRACE ? "ptrace" : "none";
+}
+
 /* What a watcher did with a call. */
 enum waction {
 	WA_REPORTED,	/* let run as asked, and reported */
-	WA_DENIED,	/* refused with EEXIST (or made no-replace, by deny) */
+	WA_DENIED,	/* refused with EEXIST (or made no-replace, by deny);
+			   a way around the watcher, with EPERM */
 	WA_UPGRADED,	/* made no-replace: EEXIST if something is there */
 };
 

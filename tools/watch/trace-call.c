@@ -575,7 +575,7 @@ static void unjudged(struct tracer *t, struct task *k, struct watch_event *e)
 	e->action = WA_REPORTED;
 	if (t->o->mode != WATCH_REPORT && !warch_skip(k->tid, -EEXIST)) {
 		e->action = WA_DENIED;
-		k->refused = t->attached;
+		k->refused = t->attached ? -EEXIST : 0;
 	}
 	k->proc->sum.unjudged++;
 	t->o->report(e, t->o->arg);
@@ -594,7 +594,7 @@ void trace_syscall_exit_fix(struct tracer *t, struct task *k,
 
 	k->pending = NULL;
 	if (k->refused)
-		warch_set_result(k->tid, -EEXIST);
+		warch_set_result(k->tid, k->refused);
 	k->refused = 0;
 	if (k->set_mm && !si->exit.rval)
 		trace_exec_in_place(t, k);
@@ -685,7 +685,7 @@ static void on_call(struct tracer *t, struct task *k,
 		    t->o->mode == WATCH_DENY) ? WA_DENIED :
 		    how == ACT_NOREPLACE ? WA_UPGRADED : WA_REPORTED;
 	/* Attached, a refused call's -EEXIST is set again at its exit. */
-	k->refused = how == ACT_REFUSED && t->attached;
+	k->refused = how == ACT_REFUSED && t->attached ? -EEXIST : 0;
 	if (how == ACT_REFUSED) {
 		e->have_result = 1;
 		e->result = -EEXIST;
@@ -703,10 +703,57 @@ cont:
 	trace_resume(t, k->tid, 0);
 }
 
+/*
+ * A way around the watcher (calls.h's wcall_escape): reported, and but in
+ * the report mode refused with EPERM, the kernel's answer to a tracer it
+ * does not allow.  Programs that trace others (debuggers) or answer their
+ * own filters' notifications (some sandboxes) cannot run so watched.
+ */
+static void on_escape(struct tracer *t, struct task *k,
+		      const struct syscall_info *si, enum wescape esc)
+{
+	struct watch_event *e = calloc(1, sizeof(*e));
+	struct ncb_maps *maps = trace_proc_maps(t, k->proc, k->tid);
+	size_t i;
+
+	k->proc->sum.escapes++;
+	if (e) {
+		e->pid = k->proc->tgid;
+		e->tid = k->tid;
+		e->program = k->proc->program;
+		e->when = since(t);
+		e->escape = esc;
+		e->compat = si->arch != warch.audit;
+		e->name = esc == WE_LISTENER ? "seccomp" : "ptrace";
+		for (i = 0; i < 6; i++)
+			e->args[i] = si->seccomp.args[i];
+		e->pc = si->ip;
+		e->sp = si->sp;
+		if (maps)
+			watch_caller(maps, e->pid, k->tid, e->pc, e->sp,
+				     e->compat, &e->caller, 1);
+		e->action = WA_REPORTED;
+	}
+	if (t->o->mode != WATCH_REPORT && !warch_skip(k->tid, -EPERM)) {
+		k->refused = t->attached ? -EPERM : 0;
+		if (e) {
+			e->action = WA_DENIED;
+			e->have_result = 1;
+			e->result = -EPERM;
+		}
+	}
+	if (e) {
+		t->o->report(e, t->o->arg);
+		trace_free_event(e);
+	}
+	trace_resume(t, k->tid, 0);
+}
+
 /* A system call stop: the filter's, or attached, an entry or an exit. */
 void trace_syscall_stop(struct tracer *t, struct task *k, int seccomp)
 {
 	struct syscall_info si = { 0 };
+	enum wescape esc;
 
 	if (ptrace(PTRACE_GET_SYSCALL_INFO, k->tid, sizeof(si), &si) < 0) {
 		trace_resume(t, k->tid, 0);
@@ -724,6 +771,10 @@ void trace_syscall_stop(struct tracer *t, struct task *k, int seccomp)
 			ptrace(PTRACE_SYSCALL, k->tid, 0, 0);
 			return;
 		}
+	} else if (((seccomp && si.op == INFO_SECCOMP) ||
+		    si.op == INFO_ENTRY) && (esc = trace_escape(&si))) {
+		on_escape(t, k, &si, esc);
+		return;
 	} else if ((seccomp && si.op == INFO_SECCOMP) ||
 		   (si.op == INFO_ENTRY && trace_wanted(&si))) {
 		on_call(t, k, &si);

@@ -72,7 +72,8 @@ int trace_wanted(const struct syscall_info *si)
 	enum wcall c = trace_call_of(si, &compat);
 
 	return c == WC_OLD_MMAP || wcall_fixed(c, si->seccomp.args) ||
-	       wcall_plain(c, si->seccomp.args) || trace_set_mm(si);
+	       wcall_plain(c, si->seccomp.args) || trace_set_mm(si) ||
+	       trace_escape(si);
 }
 
 /*
@@ -80,6 +81,14 @@ int trace_wanted(const struct syscall_info *si)
  * restored) gives the process a new program, whose exe link is set
  * there; with no execve to say so, the watcher sees it at this call.
  */
+enum wescape trace_escape(const struct syscall_info *si)
+{
+	int abi = abi_of(si);
+
+	return abi < 0 ? WE_NONE : wcall_escape(abi, nr_of(si),
+						 si->seccomp.args);
+}
+
 int trace_set_mm(const struct syscall_info *si)
 {
 	int abi = abi_of(si);
@@ -134,6 +143,24 @@ static int placements(scmp_filter_ctx f, int mmap_nr, int compat)
 				       WC_IPC_SHMAT), none));
 }
 
+/* The ways around the tracer (calls.h's wcall_escape). */
+static int escapes(scmp_filter_ctx f)
+{
+	struct scmp_arg_cmp none = SCMP_A0(SCMP_CMP_MASKED_EQ, 0, 0);
+
+	return rule(f, WC_NONE, SCMP_SYS(seccomp), 2,
+		    SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff,
+			    WC_SECCOMP_SET_MODE_FILTER),
+		    SCMP_A1(SCMP_CMP_MASKED_EQ, WC_SECCOMP_FLAG_NEW_LISTENER,
+			    WC_SECCOMP_FLAG_NEW_LISTENER)) ||
+	       rule(f, WC_NONE, SCMP_SYS(ptrace), 1,
+		    SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff, WC_PTRACE_ATTACH),
+		    none) ||
+	       rule(f, WC_NONE, SCMP_SYS(ptrace), 1,
+		    SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff, WC_PTRACE_SEIZE),
+		    none);
+}
+
 scmp_filter_ctx trace_filter_build(void)
 {
 	struct scmp_arg_cmp none = SCMP_A0(SCMP_CMP_MASKED_EQ, 0, 0);
@@ -151,11 +178,11 @@ scmp_filter_ctx trace_filter_build(void)
 	if (!n || !x || (warch.scmp_alias &&
 			 seccomp_arch_add(n, warch.scmp_alias)))
 		goto fail;
-	r = placements(n, SCMP_SYS(mmap), 0) ||
+	r = placements(n, SCMP_SYS(mmap), 0) || escapes(n) ||
 	    rule(n, WC_NONE, SCMP_SYS(prctl), 1, set_mm, none) ||
 	    seccomp_arch_remove(x, SCMP_ARCH_NATIVE) ||
 	    seccomp_arch_add(x, warch.scmp_compat) ||
-	    placements(x, SCMP_SYS(mmap2), 1) ||
+	    placements(x, SCMP_SYS(mmap2), 1) || escapes(x) ||
 	    rule(x, WC_OLD_MMAP, SCMP_SYS(mmap), 0, none, none) ||
 	    rule(x, WC_NONE, SCMP_SYS(prctl), 1, set_mm, none);
 	if (r || seccomp_merge(n, x))

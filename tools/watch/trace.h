@@ -64,7 +64,7 @@ struct task {
 	struct ncb__wmod maker;		/* its caller, past a leaf wrapper */
 	uint64_t maker_off;
 	int started;			/* its first stop seen */
-	int refused;			/* -EEXIST to set at the call's exit */
+	long refused;			/* -errno to set at the call's exit */
 	int set_mm;			/* in prctl(PR_SET_MM): see its exit */
 };
 
@@ -85,6 +85,7 @@ struct tracer {
 enum wcall trace_call_of(const struct syscall_info *si, int *compat);
 int trace_wanted(const struct syscall_info *si);
 int trace_set_mm(const struct syscall_info *si);
+enum wescape trace_escape(const struct syscall_info *si);
 scmp_filter_ctx trace_filter_build(void);
 int trace_filter_load(scmp_filter_ctx f);
 

@@ -54,6 +54,8 @@ struct watch_event {
 	int unjudged;			/* what it would replace, or who made
 					   it, is not known */
 	int plain;			/* a plain placement: recorded only */
+	enum wescape escape;		/* a way around the watcher, not a
+					   placement: no victims */
 	int ipc_version;		/* i386 ipc(2)'s, for shmat */
 	int shm_bad;			/* shmat of a segment not there */
 	long result;			/* the call's result if known, -errno */
@@ -71,6 +73,7 @@ struct watch_summary {
 	unsigned long by_class[NCB__WC_SPANS + 1];
 	unsigned long invalid;		/* clobbers the kernel refused */
 	unsigned long unjudged;		/* calls that could not be judged */
+	unsigned long escapes;		/* ways around the watcher tried */
 	unsigned long lost;		/* --system: events not received */
 };
 
