@@ -107,6 +107,7 @@ static struct verdict judge_at(uint64_t start, uint64_t end, pid_t tid,
 	while (ncb_maps_next(maps, &m) == 1 && n < 16) {
 		if (m.end <= start || m.start >= end)
 			continue;
+		memset(&v[n], 0, sizeof(v[n]));
 		v[n].m = m;
 		v[n].m.path = strdup(m.path);
 		v[n].elf = !!strstr(m.path, ".so");
@@ -227,6 +228,35 @@ TEST(plain_regions_by_maker)
 		       NCB__WC_OTHER_MODULE, NCB__W_REGION);
 	ASSERT_VERDICT(judge(0x7f3000000000, 0x7f3000001000, LIBNEW, NONE),
 		       NCB__WC_OWN_REGION, 0);
+}
+
+/* PROT_NONE pages holding data (written, then protected): no reservation. */
+TEST(protected_data)
+{
+	static const char text[] =
+		"7f1000000000-7f1000010000 rw-p 00000000 00:00 0 \n"
+		"7f1000010000-7f1000011000 ---p 00000000 00:00 0 \n"
+		"7f1000011000-7f1000100000 rw-p 00000000 00:00 0 \n";
+	struct ncb__wcall c = { 0x7f1000010000, 0x7f1000011000, 100,
+				0x7ffd00020000, PROG, NONE };
+	struct ncb__wvictim v = { .elf = 0 };
+	struct ncb_maps *maps;
+	size_t culprit;
+
+	ASSERT_EQ(ncb__maps_from_text(&maps, text, strlen(text)), 0);
+	v.m.size = sizeof(v.m);
+	ASSERT_EQ(ncb_maps_seek(maps, 0x7f1000010000), 0);
+	ASSERT_EQ(ncb_maps_next(maps, &v.m), 1);
+	ASSERT_EQ(ncb__wjudge(&proc, &c, &v, 1, &culprit),
+		  NCB__WC_RESERVATION);
+	v.has_data = 1;
+	ASSERT_EQ(ncb__wjudge(&proc, &c, &v, 1, &culprit),
+		  NCB__WC_OTHER_MODULE);
+	ASSERT_EQ(v.kind, NCB__W_REGION);
+	c.caller = LIBC;
+	ASSERT_EQ(ncb__wjudge(&proc, &c, &v, 1, &culprit),
+		  NCB__WC_OWN_REGION);
+	ncb_maps_close(maps);
 }
 
 /* Made where the watcher did not see, or by code in no file: unjudged. */
@@ -404,7 +434,8 @@ TEST(names)
 
 TEST_MAIN(T(free_space_is_nothing), T(reservation_pages), T(loader_in_span),
 	  T(past_end_of_file), T(own_image), T(regions_by_maker),
-	  T(plain_regions_by_maker), T(unknown_maker), T(region_set),
+	  T(plain_regions_by_maker), T(protected_data), T(unknown_maker),
+	  T(region_set),
 	  T(kernel_memory), T(reservation_named_heap),
 	  T(own_loader), T(thread_stack), T(another_library),
 	  T(spans_or_runs_past), T(names))

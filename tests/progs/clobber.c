@@ -17,7 +17,8 @@
  *             each call) cache LIB (a page of a file another library,
  *             LIB, keeps mapped: tests/progs/cache.c) x32 (the heap
  *             page by x32's mmap, where the kernel takes x32 calls: else
- *             "x32: ENOSYS")
+ *             "x32: ENOSYS") prot-none (a page of a malloc block, its
+ *             bytes kept PROT_NONE: data still, no reservation)
  *   invalid:  no-type (MAP_FIXED over the heap with no mapping type: the
  *             kernel's EINVAL, and nothing replaced)
  *   benign:   reserve remap-own ring own-region own-stack jit
@@ -205,6 +206,21 @@ static uintptr_t malloc_page(void)
 	char *b = malloc(1 << 20);
 
 	return b ? ((uintptr_t)b + 16 * pg) & ~(pg - 1) : 0;
+}
+
+/* A page's bytes kept, no access to them: then replaced. */
+static int prot_none(uintptr_t page)
+{
+	void *p;
+
+	memset((void *)page, MARK, pg);
+	if (mprotect((void *)page, pg, PROT_NONE))
+		return 2;
+	p = mmap((void *)page, pg, PROT_READ | PROT_WRITE, ANON | MAP_FIXED,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		mprotect((void *)page, pg, PROT_READ);
+	return outcome(p, page, MARK);
 }
 
 static int do_mremap(uintptr_t page)
@@ -465,6 +481,8 @@ int main(int argc, char **argv)
 		return do_shmat(heap_page());
 	if (!strcmp(name, "malloc-mmap"))
 		return over(malloc_page());
+	if (!strcmp(name, "prot-none"))
+		return prot_none(malloc_page());
 	if (!strcmp(name, "malloc-mremap"))
 		return do_mremap(malloc_page());
 	if (!strcmp(name, "malloc-shmat"))

@@ -166,7 +166,7 @@ static void kind_of(const struct ncb__wproc *p, const struct ncb__wcall *c,
 	else if (mod.ino && v->file_end &&
 		 v->m.offset + (s - v->m.start) >= v->file_end)
 		v->kind = NCB__W_PAST_EOF;
-	else if (!v->m.prot && !v->m.shared)
+	else if (!v->m.prot && !v->m.shared && !v->has_data)
 		v->kind = NCB__W_RESERVED;
 	else if (region_of(p, s, e, mod, &v->region))
 		v->kind = NCB__W_REGION;

@@ -82,7 +82,8 @@ struct ncb__wcall {
 };
 
 enum ncb__wkind {
-	NCB__W_RESERVED,	/* PROT_NONE private pages: a reservation */
+	NCB__W_RESERVED,	/* PROT_NONE private pages holding no data:
+				   a reservation */
 	NCB__W_PAST_EOF,	/* a file mapping's pages past its end */
 	NCB__W_HEAP,		/* [heap]: the program break */
 	NCB__W_STACK,		/* [stack]: the main thread's */
@@ -102,6 +103,8 @@ struct ncb__wvictim {
 	int elf;			/* in: the file is an ELF object */
 	uint64_t file_end;		/* in: its size rounded up to a page;
 					   0 if unknown or no file */
+	int has_data;			/* in: a PROT_NONE private mapping's
+					   pages replaced hold data */
 	enum ncb__wkind kind;		/* out */
 	pid_t tid;			/* out: THREAD_STACK's thread */
 	size_t region;			/* out: REGION's index */
