@@ -268,7 +268,7 @@ static enum ncb__wclass one_making(const struct ncb__wproc *p,
 			return NCB__WC_LOADER;
 		return NCB__WC_OTHER_MODULE;
 	default:
-		/* Its maker was not seen: neither the caller's nor another's. */
+		/* Its maker not seen: neither the caller's nor another's. */
 		return NCB__WC_UNKNOWN;
 	}
 }
