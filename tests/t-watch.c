@@ -70,6 +70,8 @@ static const struct ncb__wthread threads[] = {
  * record of what is gone: not believed over another file's mapping).
  */
 static const struct ncb__wregion regions[] = {
+	/* The program's own mapping at the break: the kernel says [heap]. */
+	REGION(0x555500020000, 0x555500024000, MOD(10), MOD(0)),
 	REGION(0x7c0000000000, 0x7c0000004000, MOD(10), MOD(0)),
 	REGION(0x7c0000004000, 0x7c0000008000, MOD(10), MOD(0)),
 	REGION(0x7f0000010000, 0x7f0000020000, MOD(10), MOD(0)),
@@ -81,7 +83,7 @@ static const struct ncb__wregion regions[] = {
 
 static const struct ncb__wproc proc = {
 	{ DEV, 10 }, { DEV, 11 }, threads, 5, regions,
-	sizeof(regions) / sizeof(regions[0]),
+	sizeof(regions) / sizeof(regions[0]), 1,
 };
 
 struct verdict {
@@ -91,9 +93,9 @@ struct verdict {
 };
 
 /* The victims of [start, end) from the recorded maps, and the verdict. */
-static struct verdict judge_at(uint64_t start, uint64_t end, pid_t tid,
-			       uint64_t sp, struct ncb__wmod caller,
-			       struct ncb__wmod file)
+static struct verdict judge_in(const struct ncb__wproc *p, uint64_t start,
+			       uint64_t end, pid_t tid, uint64_t sp,
+			       struct ncb__wmod caller, struct ncb__wmod file)
 {
 	struct ncb__wcall c = { start, end, tid, sp, caller, file };
 	struct ncb__wvictim v[16];
@@ -115,12 +117,19 @@ static struct verdict judge_at(uint64_t start, uint64_t end, pid_t tid,
 		n++;
 	}
 	ncb_maps_close(maps);
-	out.cls = ncb__wjudge(&proc, &c, v, n, &culprit);
+	out.cls = ncb__wjudge(p, &c, v, n, &culprit);
 	out.culprit = n ? v[culprit].kind : NCB__W_RESERVED;
 	out.tid = n ? v[culprit].tid : 0;
 	while (n--)
 		free((void *)v[n].m.path);
 	return out;
+}
+
+static struct verdict judge_at(uint64_t start, uint64_t end, pid_t tid,
+			       uint64_t sp, struct ncb__wmod caller,
+			       struct ncb__wmod file)
+{
+	return judge_in(&proc, start, end, tid, sp, caller, file);
 }
 
 /* Called by the main thread, its stack pointer high in [stack]. */
@@ -309,6 +318,12 @@ TEST(region_set)
 	r = (struct ncb__wregion)REGION(0x2000, 0x2000, MOD(6), MOD(0));
 	ASSERT_EQ(ncb__wregions_add(&s, &r), 0);
 	ASSERT_UEQ(s.n, 3);
+	/* Cut: no record left in the range, the rest kept. */
+	ncb__wregions_cut(&s, 0x1800, 0x3000);
+	ASSERT_UEQ(s.n, 3);
+	ASSERT_UEQ(s.r[0].end, 0x1800);
+	ASSERT_UEQ(s.r[1].start, 0x3000);
+	ASSERT_TRUE(!ncb__wregions_at(s.r, s.n, 0x2fff));
 	ncb__wregions_free(&s);
 	ASSERT_UEQ(s.n, 0);
 }
@@ -328,6 +343,27 @@ TEST(kernel_memory)
 		       NCB__WC_KERNEL, NCB__W_INTERP);
 	ASSERT_VERDICT(judge(0x7ffd00100000, 0x7ffd00101000, PROG, NONE),
 		       NCB__WC_KERNEL, NCB__W_KERNEL);
+}
+
+/*
+ * A mapping the program made at the break, which the kernel names [heap]
+ * with the heap: the program's, where the watcher follows brk.
+ */
+TEST(region_at_the_break)
+{
+	struct ncb__wproc blind = proc;
+
+	ASSERT_VERDICT(judge(0x555500020000, 0x555500021000, PROG, NONE),
+		       NCB__WC_OWN_REGION, 0);
+	ASSERT_VERDICT(judge(0x555500020000, 0x555500021000, LIBC, NONE),
+		       NCB__WC_OTHER_MODULE, NCB__W_REGION);
+	/* The heap below it, the break's memory, is the kernel's. */
+	ASSERT_VERDICT(judge(0x55550001f000, 0x555500021000, PROG, NONE),
+		       NCB__WC_KERNEL, NCB__W_HEAP);
+	blind.sees_brk = 0;
+	ASSERT_VERDICT(judge_in(&blind, 0x555500020000, 0x555500021000, 100,
+				0x7ffd00020000, PROG, NONE),
+		       NCB__WC_KERNEL, NCB__W_HEAP);
 }
 
 /* A reservation over the program break is named [heap] all the same. */
@@ -436,6 +472,6 @@ TEST_MAIN(T(free_space_is_nothing), T(reservation_pages), T(loader_in_span),
 	  T(past_end_of_file), T(own_image), T(regions_by_maker),
 	  T(plain_regions_by_maker), T(protected_data), T(unknown_maker),
 	  T(region_set),
-	  T(kernel_memory), T(reservation_named_heap),
+	  T(kernel_memory), T(region_at_the_break), T(reservation_named_heap),
 	  T(own_loader), T(thread_stack), T(another_library),
 	  T(spans_or_runs_past), T(names))

@@ -135,6 +135,7 @@ ring reservation
 own-region own-region
 own-stack own-stack
 jit own-region
+at-break own-region
 EOF
 }
 

@@ -21,7 +21,9 @@
  *             bytes kept PROT_NONE: data still, no reservation)
  *   invalid:  no-type (MAP_FIXED over the heap with no mapping type: the
  *             kernel's EINVAL, and nothing replaced)
- *   benign:   reserve remap-own ring own-region own-stack jit
+ *   benign:   reserve remap-own ring own-region own-stack jit at-break
+ *             (memory of its own mapped at the break, which the kernel
+ *             names [heap], mapped over again)
  *
  * "clobber wait CASE" first reads a line from its input, so that a watcher
  * can attach to it before the call.
@@ -419,6 +421,19 @@ static int jit(void)
 	return outcome(p, (uintptr_t)r + 4 * pg, 0);
 }
 
+/* Benign: its own page at the break (named [heap]), mapped over again. */
+static int at_break(void)
+{
+	char *b = sbrk(0);
+	void *p;
+
+	if (mmap(b, pg, PROT_READ | PROT_WRITE, ANON | MAP_FIXED_NOREPLACE,
+		 -1, 0) != b)
+		return 2;
+	p = mmap(b, pg, PROT_READ | PROT_WRITE, ANON | MAP_FIXED, -1, 0);
+	return outcome(p, (uintptr_t)b, 0);
+}
+
 /*
  * A page of a file the library lib keeps mapped (its cache: a plain
  * mmap made by its own code), replaced by the program.
@@ -491,6 +506,8 @@ int main(int argc, char **argv)
 		return cache(argv[2]);
 	if (!strcmp(name, "jit"))
 		return jit();
+	if (!strcmp(name, "at-break"))
+		return at_break();
 	if (!strcmp(name, "x32")) {
 		uintptr_t page = heap_page();
 

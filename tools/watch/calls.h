@@ -240,6 +240,8 @@ static inline void wcall_range(enum wcall c, const wc_u64 a[6], wc_u64 seg,
  * which no watcher follows, answering its seccomp stops itself).
  * (include/uapi/linux/seccomp.h, ptrace.h; kernel/seccomp.c)
  */
+#define WC_NR_BRK		12
+#define WC_NR32_BRK		45
 #define WC_NR_PTRACE		101
 #define WC_NR32_PTRACE		26
 #define WC_NR_SECCOMP		317

@@ -155,7 +155,10 @@ static void kind_of(const struct ncb__wproc *p, const struct ncb__wcall *c,
 
 	v->tid = 0;
 	v->region = 0;
-	if (k != NCB__W_ANON)
+	if (k == NCB__W_HEAP && p->sees_brk &&
+	    region_of(p, s, e, mod, &v->region))
+		v->kind = NCB__W_REGION;
+	else if (k != NCB__W_ANON)
 		v->kind = k;
 	else if (mod_eq(mod, p->exe))
 		v->kind = NCB__W_EXE;
@@ -337,39 +340,61 @@ static int regions_room(struct ncb__wregions *s)
 	return 0;
 }
 
-int ncb__wregions_add(struct ncb__wregions *s, const struct ncb__wregion *r)
+/*
+ * [start, end) taken from the set's regions, as a newer one takes it: 0
+ * with *at where such a region would go, or -ENOMEM where an older region
+ * around it found no room to be split (then it is given up whole).
+ */
+static int take(struct ncb__wregions *s, uint64_t start, uint64_t end,
+		size_t *at)
 {
-	size_t i = first_above(s->r, s->n, r->start), j;
-	struct ncb__wregion *g;
+	size_t i = first_above(s->r, s->n, start), j;
 
-	if (r->end <= r->start)
-		return 0;
-	/* An older region around it: split in two, or given up whole. */
-	if (i < s->n && s->r[i].start < r->start && s->r[i].end > r->end) {
+	*at = i;
+	if (i < s->n && s->r[i].start < start && s->r[i].end > end) {
 		if (regions_room(s)) {
 			memmove(&s->r[i], &s->r[i + 1],
 				(--s->n - i) * sizeof(*s->r));
 			return -ENOMEM;
 		}
 		memmove(&s->r[i + 1], &s->r[i], (s->n++ - i) * sizeof(*s->r));
-		s->r[i].end = r->start;
-		s->r[++i].start = r->end;
+		s->r[i].end = start;
+		s->r[i + 1].start = end;
+		*at = i + 1;
+		return 0;
 	}
-	if (i < s->n && s->r[i].start < r->start)
-		s->r[i++].end = r->start;
+	if (i < s->n && s->r[i].start < start)
+		s->r[i++].end = start;
 	/* The older ones it covers go; one reaching past it is cut. */
-	for (j = i; j < s->n && s->r[j].end <= r->end; j++)
+	for (j = i; j < s->n && s->r[j].end <= end; j++)
 		;
-	if (j < s->n && s->r[j].start < r->end)
-		s->r[j].start = r->end;
+	if (j < s->n && s->r[j].start < end)
+		s->r[j].start = end;
 	memmove(&s->r[i], &s->r[j], (s->n - j) * sizeof(*s->r));
 	s->n -= j - i;
-	if (regions_room(s))
-		return -ENOMEM;
-	g = &s->r[i];
-	memmove(g + 1, g, (s->n++ - i) * sizeof(*s->r));
-	*g = *r;
+	*at = i;
 	return 0;
+}
+
+int ncb__wregions_add(struct ncb__wregions *s, const struct ncb__wregion *r)
+{
+	size_t i;
+
+	if (r->end <= r->start)
+		return 0;
+	if (take(s, r->start, r->end, &i) || regions_room(s))
+		return -ENOMEM;
+	memmove(&s->r[i + 1], &s->r[i], (s->n++ - i) * sizeof(*s->r));
+	s->r[i] = *r;
+	return 0;
+}
+
+void ncb__wregions_cut(struct ncb__wregions *s, uint64_t start, uint64_t end)
+{
+	size_t i;
+
+	if (end > start)
+		take(s, start, end, &i);
 }
 
 void ncb__wregions_free(struct ncb__wregions *s)

@@ -60,6 +60,9 @@ int ncb__wregions_add(struct ncb__wregions *s, const struct ncb__wregion *r);
 /* The region holding address a, or NULL. */
 const struct ncb__wregion *ncb__wregions_at(const struct ncb__wregion *r,
 					    size_t n, uint64_t a);
+/* Memory made since where the watcher does not record makers: none. */
+void ncb__wregions_cut(struct ncb__wregions *s, uint64_t start,
+		       uint64_t end);
 void ncb__wregions_free(struct ncb__wregions *s);
 
 /* What the watcher knows of one process. */
@@ -70,6 +73,16 @@ struct ncb__wproc {
 	size_t nthreads;
 	const struct ncb__wregion *regions;	/* in address order, */
 	size_t nregions;			/* none overlapping */
+	/*
+	 * The watcher follows brk: no record is of memory the break has
+	 * grown over since, so a seen region in what the kernel names
+	 * [heap] is that region, not the heap.  Linux before 6.6 names so
+	 * a mapping that starts at the break or ends at its start too
+	 * (show_map_vma: vm_start <= brk && vm_end >= start_brk; 6.6's
+	 * vma_is_initial_heap() compares strictly), and a mapping merged
+	 * with the heap is named with it.
+	 */
+	int sees_brk;
 };
 
 /* The call: its target range, who made it and what it maps. */

@@ -480,6 +480,7 @@ static enum ncb__wclass judge(struct proc *p, struct watch_event *e)
 	p->w.nthreads = p->nthreads;
 	p->w.regions = p->regions.r;
 	p->w.nregions = p->regions.n;
+	p->w.sees_brk = 1;
 	return ncb__wjudge(&p->w, &c, e->victims, e->nvictims, &e->culprit);
 }
 
@@ -623,6 +624,20 @@ static void unjudged(struct tracer *t, struct task *k, struct watch_event *e)
 }
 
 /*
+ * The break moved to brk (brk(2) answers where it is, moved or not):
+ * memory it grew over was made by the kernel for the heap, whatever a
+ * record of memory unmapped there before says.
+ */
+static void moved_brk(struct proc *p, pid_t tid, uint64_t brk)
+{
+	uint64_t from = p->brk ? p->brk : trace_start_brk(tid);
+
+	if (from && brk > from)
+		ncb__wregions_cut(&p->regions, from, brk);
+	p->brk = brk;
+}
+
+/*
  * At a call's exit: a refused one's answer set; a placement's region
  * recorded, and a fixed one's result read and the call finished.
  */
@@ -638,6 +653,9 @@ void trace_syscall_exit_fix(struct tracer *t, struct task *k,
 	if (k->set_mm && !si->exit.rval)
 		trace_exec_in_place(t, k);
 	k->set_mm = 0;
+	if (k->brk)
+		moved_brk(k->proc, k->tid, (uint64_t)si->exit.rval);
+	k->brk = 0;
 	if (!e)
 		return;
 	record_region(t, k, e, si->exit.rval);
@@ -803,7 +821,15 @@ void trace_syscall_stop(struct tracer *t, struct task *k, int seccomp)
 		return;
 	}
 	if (((seccomp && si.op == INFO_SECCOMP) || si.op == INFO_ENTRY) &&
-	    trace_set_mm(&si)) {
+	    trace_brk(&si)) {
+		/* Its exit says where the break is. */
+		k->brk = 1;
+		if (!t->attached) {
+			ptrace(PTRACE_SYSCALL, k->tid, 0, 0);
+			return;
+		}
+	} else if (((seccomp && si.op == INFO_SECCOMP) ||
+		    si.op == INFO_ENTRY) && trace_set_mm(&si)) {
 		/* Its exit says whether a new program is in place. */
 		k->set_mm = 1;
 		if (!t->attached) {

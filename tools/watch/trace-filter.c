@@ -73,7 +73,7 @@ int trace_wanted(const struct syscall_info *si)
 
 	return c == WC_OLD_MMAP || wcall_fixed(c, si->seccomp.args) ||
 	       wcall_plain(c, si->seccomp.args) || trace_set_mm(si) ||
-	       trace_escape(si);
+	       trace_escape(si) || trace_brk(si);
 }
 
 /*
@@ -81,6 +81,14 @@ int trace_wanted(const struct syscall_info *si)
  * restored) gives the process a new program, whose exe link is set
  * there; with no execve to say so, the watcher sees it at this call.
  */
+/* brk: what the break grows over is no region a record names. */
+int trace_brk(const struct syscall_info *si)
+{
+	int abi = abi_of(si);
+
+	return abi >= 0 && nr_of(si) == (abi ? WC_NR32_BRK : WC_NR_BRK);
+}
+
 enum wescape trace_escape(const struct syscall_info *si)
 {
 	int abi = abi_of(si);
@@ -158,7 +166,8 @@ static int escapes(scmp_filter_ctx f)
 		    none) ||
 	       rule(f, WC_NONE, SCMP_SYS(ptrace), 1,
 		    SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff, WC_PTRACE_SEIZE),
-		    none);
+		    none) ||
+	       rule(f, WC_NONE, SCMP_SYS(brk), 0, none, none);
 }
 
 scmp_filter_ctx trace_filter_build(void)

@@ -104,6 +104,7 @@ void trace_exec_in_place(struct tracer *t, struct task *k)
 
 	(void)t;
 	p->nthreads = p->regions.n = 0;
+	p->brk = 0;
 	watch_caller_forget(p->tgid);
 	trace_forget_maps(p);
 	trace_identify(p);

@@ -156,6 +156,34 @@ static ssize_t read_proc(pid_t pid, const char *name, void *buf, size_t len)
 }
 
 /* /proc/PID/status, NUL-terminated in buf ("" if unreadable). */
+/*
+ * Where the process's break started (its start_brk: /proc/PID/stat's
+ * 47th field, proc(5)); 0 if not known.
+ */
+uint64_t trace_start_brk(pid_t tid)
+{
+	char path[64], buf[1024], *s;
+	unsigned long long v = 0;
+	int i, fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* After the command's name, which may hold anything but its end. */
+	s = strrchr(buf, ')');
+	for (i = 2; s && i < 47; i++)
+		s = strchr(s + 1, ' ');
+	if (!s || sscanf(s + 1, "%llu", &v) != 1)
+		return 0;
+	return v;
+}
+
 void trace_read_status(pid_t pid, char *buf, size_t len)
 {
 	ssize_t n = read_proc(pid, "status", buf, len - 1);
@@ -282,6 +310,7 @@ static struct proc *new_proc(struct tracer *t, pid_t tgid,
 			p->regions.n = p->regions.cap = n;
 		}
 	}
+	p->brk = parent ? parent->brk : 0;
 	trace_identify(p);
 	return p;
 }

@@ -50,6 +50,7 @@ struct proc {
 	struct ncb__wthread *threads;
 	size_t nthreads, cthreads;
 	struct ncb__wregions regions;	/* who made what: every placement's */
+	uint64_t brk;			/* the break, as brk last said; 0 */
 	struct watch_summary sum;
 	int tasks;
 	int before_exec;		/* still the watcher's child */
@@ -66,6 +67,7 @@ struct task {
 	int started;			/* its first stop seen */
 	long refused;			/* -errno to set at the call's exit */
 	int set_mm;			/* in prctl(PR_SET_MM): see its exit */
+	int brk;			/* in brk: see its exit */
 };
 
 struct tracer {
@@ -86,6 +88,7 @@ enum wcall trace_call_of(const struct syscall_info *si, int *compat);
 int trace_wanted(const struct syscall_info *si);
 int trace_set_mm(const struct syscall_info *si);
 enum wescape trace_escape(const struct syscall_info *si);
+int trace_brk(const struct syscall_info *si);
 scmp_filter_ctx trace_filter_build(void);
 int trace_filter_load(scmp_filter_ctx f);
 
@@ -100,6 +103,7 @@ struct ncb_maps *trace_proc_maps(struct tracer *t, struct proc *p,
 				 pid_t tid);
 void trace_forget_maps(struct proc *p);
 void trace_read_status(pid_t pid, char *buf, size_t len);
+uint64_t trace_start_brk(pid_t tid);
 const char *trace_status_value(const char *status, const char *key);
 pid_t trace_status_field(pid_t pid, const char *key);
 struct ncb__wmod trace_file_mod(const char *path);
