@@ -382,6 +382,9 @@ int ncb__wregions_add(struct ncb__wregions *s, const struct ncb__wregion *r)
 
 	if (r->end <= r->start)
 		return 0;
+	/* Room first: no arithmetic on an empty set's NULL. */
+	if (!s->r && regions_room(s))
+		return -ENOMEM;
 	if (take(s, r->start, r->end, &i) || regions_room(s))
 		return -ENOMEM;
 	memmove(&s->r[i + 1], &s->r[i], (s->n++ - i) * sizeof(*s->r));
@@ -393,7 +396,7 @@ void ncb__wregions_cut(struct ncb__wregions *s, uint64_t start, uint64_t end)
 {
 	size_t i;
 
-	if (end > start)
+	if (s->n && end > start)
 		take(s, start, end, &i);
 }
 
