@@ -220,7 +220,7 @@ $(O)/bench/mmap-churn: bench/mmap-churn.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $<
 
-# b-watch's floor: the watcher's filter and following, no judging.
+# b-watch's floor: stops at the fixed placements alone, and no judging.
 $(O)/bench/bare-trace: bench/bare-trace.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< -lseccomp

@@ -4,30 +4,37 @@
  * real programs run directly, under `noclobber watch -O /dev/null` and
  * under `strace -f -e trace=mmap,mremap,munmap -o /dev/null`, and of
  * mmap-churn, an mmap-heavy program that also says how long its calls
- * took.  The three ways run one after the other in every repetition, in
- * an order that rotates, so that they share the machine's drift; ratios
- * are medians of the per-repetition ratios.  exit0 measures the start-up
+ * took.  The ways run one after the other in every repetition, in an
+ * order that rotates, so that they share the machine's drift; ratios are
+ * medians of the per-repetition ratios.  exit0 measures the start-up
  * alone: the watcher's fork, seizure and filter, or strace's.  A fourth
- * way, bare-trace, is the floor under any watcher of this kind: the same
- * filter and following, and nothing done at a stop but resuming; what
- * watch costs over it is the judging.
+ * way, bare-trace, is the floor under any watcher of this kind: a stop at
+ * each fixed placement, the same following, and nothing done at a stop
+ * but resuming; what watch costs over it is the judging, and the stops
+ * at plain placements whose makers it records.
+ *
+ * NCB_BENCH_BASELINE=PATH adds a fifth way: another build's watcher
+ * (its noclobber-watch, or noclobber) run as watch is, so that a change
+ * to the watcher is measured against what it was in the same run; its
+ * column is "base", and "w/base" is watch's time over its.
  *
  * Goals: at most 5% overhead on the real programs, and at least 10x less
  * overhead than strace on mmap-churn.  NCB_BENCH_REPEATS sets the number
  * of repetitions (fewer for a quick look).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "bench.h"
 
 #define REPS 15
 #define MAX_REPS 101
-#define WAYS 4
 #define MAX_ARGS 16
 #define MAX_NEEDS 4
 
@@ -35,7 +42,23 @@
 #define CHURN_PAIRS "5000"
 #define CHURN_FIXED "500"
 
-enum { DIRECT, WATCH, STRACE, BARE };
+/* The ways a program is run, in the order of the tables' columns. */
+enum { DIRECT, BARE, BASE, WATCH, STRACE, WAYS };
+
+static const struct way {
+	const char *name;	/* its columns' */
+	const char *under;	/* what runs the program so */
+	int prec;		/* the decimals of its ratio to direct */
+} ways[WAYS] = {
+	[DIRECT] = { "direct", "nothing", 3 },
+	[BARE] = { "bare", "bare-trace", 3 },
+	[BASE] = { "base", "the baseline watcher", 3 },
+	[WATCH] = { "watch", "noclobber watch", 3 },
+	[STRACE] = { "strace", "strace", 2 },
+};
+
+/* The ways this run measures: has[way], and used[] in the columns' order. */
+static int has[WAYS], used[WAYS], nused;
 
 struct prog {
 	const char *label;
@@ -51,11 +74,18 @@ struct run {
 	double pairs, fixed, loop;
 };
 
+/* A program's figures: medians of wall time (ms) and of per-run ratios. */
+struct row {
+	double ms[WAYS], ratio[WAYS];	/* by way; ratios to direct */
+	double plus, judge;		/* watch's ms over direct, over bare */
+	double over_base;		/* watch's time over the baseline's */
+};
+
 /* Paths: a directory's, and a name in it. */
 static char tmpdir[PATH_MAX], small_c[PATH_MAX + 16], small_o[PATH_MAX + 16];
 static char tool[PATH_MAX + 32], churn[PATH_MAX + 16], report[PATH_MAX + 16];
 static char bare[PATH_MAX + 16];
-static int have_strace;
+static const char *baseline;
 
 static const char *const strace_argv[] = {
 	"strace", "-f", "-e", "trace=mmap,mremap,munmap", "-o", "/dev/null",
@@ -88,8 +118,8 @@ static void command(const struct prog *p, int way, int keep,
 {
 	int n = 0, i;
 
-	if (way == WATCH) {
-		argv[n++] = tool;
+	if (way == WATCH || way == BASE) {
+		argv[n++] = way == BASE ? baseline : tool;
 		argv[n++] = "watch";
 		if (keep)
 			argv[n++] = "--json";
@@ -201,39 +231,146 @@ static const char *missing(const struct prog *p)
 	return NULL;
 }
 
-static double med(const double *v, int n)
+/* Over the repetitions: the median of a's wall time, or a's less b's. */
+static double med_less(const struct run *a, const struct run *b, int reps)
 {
-	double c[MAX_REPS];
-
-	memcpy(c, v, sizeof(*v) * (size_t)n);
-	return median(c, n);
-}
-
-/* A row of mmap-churn's table: figures in ns or ms, and ratios. */
-static void churn_row(const char *label, const double *x, int prec)
-{
-	static const int order[] = { DIRECT, BARE, WATCH, STRACE };
+	double v[MAX_REPS];
 	int i;
 
-	printf("%-20s", label);
-	for (i = 0; i < WAYS; i++) {
-		printf(" %8.*f", prec, x[order[i]]);
+	for (i = 0; i < reps; i++)
+		v[i] = a[i].wall - (b ? b[i].wall : 0);
+	return median(v, reps);
+}
+
+/* The median of a's wall time over b's, run by run. */
+static double med_over(const struct run *a, const struct run *b, int reps)
+{
+	double v[MAX_REPS];
+	int i;
+
+	for (i = 0; i < reps; i++)
+		v[i] = a[i].wall / b[i].wall;
+	return median(v, reps);
+}
+
+/* A program's figures from its runs, r[way][repetition]. */
+static void figures(struct run (*r)[MAX_REPS], int reps, struct row *x)
+{
+	int i, w;
+
+	memset(x, 0, sizeof(*x));
+	for (i = 0; i < nused; i++) {
+		w = used[i];
+		x->ms[w] = med_less(r[w], NULL, reps) / 1e6;
+		x->ratio[w] = med_over(r[w], r[DIRECT], reps);
 	}
-	for (i = 1; i < WAYS; i++)
-		printf(" %6.2fx", x[order[i]] / x[DIRECT]);
-	putchar('\n');
+	x->plus = med_less(r[WATCH], r[DIRECT], reps) / 1e6;
+	x->judge = med_less(r[WATCH], r[BARE], reps) / 1e6;
+	if (has[BASE])
+		x->over_base = med_over(r[WATCH], r[BASE], reps);
+}
+
+/* The names of the ways measured, the first'th on, each as fmt says. */
+static void names(FILE *f, const char *fmt, int first)
+{
+	int i;
+
+	for (i = first; i < nused; i++)
+		fprintf(f, fmt, ways[used[i]].name);
+}
+
+/* Their figures x[way], with prec decimals (< 0: the way's own). */
+static void cells(FILE *f, const char *fmt, int prec, const double *x,
+		  int first)
+{
+	int i, w;
+
+	for (i = first; i < nused; i++) {
+		w = used[i];
+		fprintf(f, fmt, prec < 0 ? ways[w].prec : prec, x[w]);
+	}
 }
 
 /* How many times less overhead watch has than strace: "-" if none. */
 static const char *less_text(double w, double s, char *buf, size_t len)
 {
-	if (s <= 1 || !have_strace)
+	if (s <= 1 || !has[STRACE])
 		snprintf(buf, len, "-");
 	else if (w <= 1)
 		snprintf(buf, len, "none");
 	else
 		snprintf(buf, len, "%.1fx", (s - 1) / (w - 1));
 	return buf;
+}
+
+static void table_head(FILE *csv)
+{
+	printf("%-21s %5s %5s", "program", "procs", "stops");
+	names(stdout, " %7s", 0);
+	printf(" %5s %5s", "+ms", "judge");
+	names(stdout, " %6s", 1);
+	if (has[BASE])
+		printf(" %6s", "w/base");
+	printf(" %5s\n", "less");
+	if (!csv)
+		return;
+	fputs("program,procs,stops", csv);
+	names(csv, ",%s_ms", 0);
+	fputs(",watch_plus_ms,judge_ms", csv);
+	names(csv, ",%s_ratio", 1);
+	if (has[BASE])
+		fputs(",watch_base_ratio", csv);
+	fputs(",less\n", csv);
+}
+
+static void table_row(FILE *csv, const struct prog *p, const struct row *x)
+{
+	char less[16];
+
+	less_text(x->ratio[WATCH], x->ratio[STRACE], less, sizeof(less));
+	printf("%-21s %5ld %5ld", p->label, p->procs, p->stops);
+	cells(stdout, " %7.*f", 2, x->ms, 0);
+	printf(" %5.2f %5.2f", x->plus, x->judge);
+	cells(stdout, " %5.*fx", -1, x->ratio, 1);
+	if (has[BASE])
+		printf(" %5.3fx", x->over_base);
+	printf(" %5s\n", less);
+	if (!csv)
+		return;
+	fprintf(csv, "%s,%ld,%ld", p->label, p->procs, p->stops);
+	cells(csv, ",%.*f", 3, x->ms, 0);
+	fprintf(csv, ",%.3f,%.3f", x->plus, x->judge);
+	cells(csv, ",%.*f", 4, x->ratio, 1);
+	if (has[BASE])
+		fprintf(csv, ",%.4f", x->over_base);
+	fprintf(csv, ",%s\n", less);
+}
+
+/*
+ * A row of mmap-churn's table: figures in ns or ms by way, and ratios;
+ * in the CSV too if it has a name there, the figures in the time columns.
+ */
+static void churn_row(FILE *csv, const char *label, const char *csv_label,
+		      const double *x, int prec)
+{
+	double r[WAYS];
+	int w;
+
+	for (w = 0; w < WAYS; w++)
+		r[w] = x[w] / x[DIRECT];
+	printf("%-20s", label);
+	cells(stdout, " %8.*f", prec, x, 0);
+	cells(stdout, " %6.*fx", 2, r, 1);
+	putchar('\n');
+	if (!csv || !csv_label)
+		return;
+	fprintf(csv, "%s,,", csv_label);
+	cells(csv, ",%.*f", 0, x, 0);
+	fputs(",,", csv);
+	cells(csv, ",%.*f", 4, r, 1);
+	if (has[BASE])
+		fprintf(csv, ",%.4f", x[WATCH] / x[BASE]);
+	fputs(",\n", csv);
 }
 
 static void remove_temporaries(void)
@@ -301,6 +438,113 @@ static int repeats(void)
 	return n < 1 ? 1 : n > MAX_REPS ? MAX_REPS : n;
 }
 
+/*
+ * The ways to measure: directly, under bare-trace and under watch, under
+ * strace where it is installed, and under the baseline watcher where
+ * NCB_BENCH_BASELINE names one; -1 if that is no program.
+ */
+static int choose_ways(void)
+{
+	const char *b = getenv("NCB_BENCH_BASELINE"), *why = NULL;
+	struct stat sb;
+	int w;
+
+	has[DIRECT] = has[BARE] = has[WATCH] = 1;
+	has[STRACE] = on_path("strace");
+	if (!has[STRACE])
+		printf("SKIP strace column: strace is not installed\n");
+	if (b && *b) {
+		if (stat(b, &sb) || access(b, X_OK))
+			why = strerror(errno);
+		else if (!S_ISREG(sb.st_mode))
+			why = "not a program";
+		if (why) {
+			fprintf(stderr, "b-watch: NCB_BENCH_BASELINE: %s: %s\n",
+				b, why);
+			return -1;
+		}
+		baseline = b;
+		has[BASE] = 1;
+	}
+	for (w = 0; w < WAYS; w++)
+		if (has[w])
+			used[nused++] = w;
+	return 0;
+}
+
+/*
+ * mmap-churn's own figures from its runs, c[way][repetition]: ns per call
+ * of each kind and ms of its loop, and where watch's 10x less overhead
+ * than strace stops holding.
+ */
+static void churn_report(struct run (*c)[MAX_REPS], int reps, FILE *csv)
+{
+	const double pairs = atof(CHURN_PAIRS), fixed = atof(CHURN_FIXED);
+	double v[MAX_REPS], p[WAYS] = { 0 }, f[WAYS] = { 0 }, l[WAYS] = { 0 };
+	double ovh_w, ovh_s, dw, ds, dp, dn, a;
+	int i, j, w;
+
+	for (j = 0; j < nused; j++) {
+		w = used[j];
+		for (i = 0; i < reps; i++)
+			v[i] = c[w][i].pairs / pairs;
+		p[w] = median(v, reps);
+		for (i = 0; i < reps; i++)
+			v[i] = c[w][i].fixed / fixed;
+		f[w] = median(v, reps);
+		for (i = 0; i < reps; i++)
+			v[i] = c[w][i].loop;
+		l[w] = median(v, reps) / 1e6;
+	}
+	printf("\nmmap-churn: %s anonymous mmap+munmap pairs (watch stops at "
+	       "each mmap to\nrecord its maker, bare-trace does not) and %s "
+	       "MAP_FIXED placements in its own\nreservation (stopped at); "
+	       "ns per op, median of %d runs\n\n%-20s", CHURN_PAIRS,
+	       CHURN_FIXED, reps, "");
+	names(stdout, " %8s", 0);
+	names(stdout, " %7s", 1);
+	putchar('\n');
+	churn_row(csv, "mmap+munmap pair", "mmap-churn pair ns", p, 0);
+	churn_row(csv, "MAP_FIXED placement", "mmap-churn fixed ns", f, 0);
+	churn_row(csv, "whole loop, ms", NULL, l, 2);
+	printf("\na stop at a fixed placement: %.0f ns the kernel's round "
+	       "trip (bare), %.0f ns\nthe watcher's judging (watch over "
+	       "bare)\n", f[BARE] - f[DIRECT], f[WATCH] - f[BARE]);
+	printf("a plain mmap+munmap pair: %.0f ns more under watch than "
+	       "directly", p[WATCH] - p[DIRECT]);
+	if (has[BASE])
+		printf(", %.0f ns more\nthan under the baseline",
+		       p[WATCH] - p[BASE]);
+	printf("\n");
+	if (!has[STRACE])
+		return;
+	/* Overheads in ms, per run, so that drift cancels. */
+	ovh_w = med_less(c[WATCH], c[DIRECT], reps) / 1e6;
+	ovh_s = med_less(c[STRACE], c[DIRECT], reps) / 1e6;
+	printf("\nmmap-churn overhead, wall time: watch %.1f ms, strace "
+	       "%.1f ms: %.1fx less; goal >= 10x: %s\n", ovh_w, ovh_s,
+	       ovh_s / ovh_w, ovh_s >= 10 * ovh_w ? "met" : "not met");
+	/*
+	 * Where the goal stops holding: fixed placements as a share x of
+	 * the mmap-family calls, each stop at one costing watch dw and
+	 * strace ds, each other call watch dp (the stop at a plain mmap,
+	 * over its pair's two calls) and strace dn:
+	 * 10 (x dw + (1 - x) dp) = x ds + (1 - x) dn.
+	 */
+	dw = f[WATCH] - f[DIRECT];
+	ds = f[STRACE] - f[DIRECT];
+	dp = (p[WATCH] - p[DIRECT]) / 2;
+	dn = (p[STRACE] - p[DIRECT]) / 2;
+	a = dn - 10 * dp;
+	if (a <= 0)
+		printf("(10x holds at no share of fixed placements: the stops "
+		       "at plain mmaps\nalone cost watch over a tenth of what "
+		       "strace's cost)\n");
+	else if (10 * dw - ds + a > 0)
+		printf("(10x holds while fixed placements are under %.1f%% of "
+		       "mmap-family calls)\n", 100 * a / (10 * dw - ds + a));
+}
+
 int main(int argc, char **argv)
 {
 	struct prog progs[] = {
@@ -328,14 +572,14 @@ int main(int argc, char **argv)
 	};
 	const int nprogs = (int)(sizeof(progs) / sizeof(progs[0]));
 	static struct run res[sizeof(progs) / sizeof(progs[0])][WAYS][MAX_REPS];
-	double v[WAYS][MAX_REPS], ratio[WAYS][MAX_REPS], m[WAYS], rm[WAYS];
-	double worst = 0, plus, judge, ovh_w, ovh_s;
+	struct row x;
+	double worst = 0;
 	FILE *csv;
 	int skip[sizeof(progs) / sizeof(progs[0])] = { 0 };
 	int reps = repeats(), i, k, w, j, st, bad = 0, churn_k = -1;
-	int real = 0, met = 0, floor_met = 0;
+	int real = 0, met[WAYS] = { 0 };
 	const char *worst_label = NULL, *why;
-	char buf[64], less[16];
+	char buf[64], fails[64];
 	struct run scratch;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -350,11 +594,10 @@ int main(int argc, char **argv)
 		       "temporary directory is missing\n");
 		return 0;
 	}
+	if (choose_ways())
+		return 1;
 	progs[0].argv[0] = argc > 2 ? argv[2] : "exit0";
 	csv = argc > 1 ? fopen(argv[1], "w") : NULL;
-	have_strace = on_path("strace");
-	if (!have_strace)
-		printf("SKIP strace column: strace is not installed\n");
 
 	/* A first run of each way: the skips, and caches warmed. */
 	for (k = 0; k < nprogs; k++) {
@@ -377,13 +620,14 @@ int main(int argc, char **argv)
 			bad = 1;
 		}
 		count_stops(&progs[k]);
-		st = why || !have_strace ? 0 :
-		     run(&progs[k], STRACE, 0, &scratch);
-		if (st)
-			why = "fails under strace";
-		st = why ? 0 : run(&progs[k], BARE, 0, &scratch);
-		if (st)
-			why = "fails under bare-trace";
+		for (j = 1; !why && j < nused; j++) {
+			w = used[j];
+			if (w == WATCH || !run(&progs[k], w, 0, &scratch))
+				continue;
+			snprintf(fails, sizeof(fails), "fails under %s",
+				 ways[w].under);
+			why = fails;
+		}
 		if (why) {
 			printf("SKIP %s: %s\n", progs[k].label, why);
 			skip[k] = 1;
@@ -392,155 +636,56 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < reps; i++)
 		for (k = 0; k < nprogs; k++)
-			for (j = 0; !skip[k] && j < WAYS; j++) {
-				w = (i + j) % WAYS;
-				if (w == STRACE && !have_strace)
-					continue;
+			for (j = 0; !skip[k] && j < nused; j++) {
+				w = used[(i + j) % nused];
 				if (run(&progs[k], w, 0, &res[k][w][i]))
 					bad = 1;
 			}
 
 	printf("\nwall time from fork to exit, ms (median of %d runs); "
-	       "bare: bare-trace, the\nsame stops with nothing done at "
-	       "them; +ms: watch's time over direct, judge:\nover bare "
-	       "(medians of per-run differences); ratios to direct, medians "
-	       "of\nper-run ratios; less: how many times less overhead watch "
-	       "has than strace;\nprocs, stops: the processes the watcher "
-	       "followed and its stops (fixed\nplacements)\n\n"
-	       "%-21s %5s %5s %7s %7s %7s %7s %5s %5s %6s %6s %6s %5s\n",
-	       reps, "program", "procs", "stops", "direct", "bare", "watch",
-	       "strace", "+ms", "judge", "bare", "watch", "strace", "less");
-	if (csv)
-		fprintf(csv, "program,procs,stops,direct_ms,bare_ms,watch_ms,"
-			"strace_ms,watch_plus_ms,judge_ms,bare_ratio,"
-			"watch_ratio,strace_ratio,less\n");
+	       "bare: bare-trace, a stop\nat each fixed placement with "
+	       "nothing done at it; +ms: watch's time over\ndirect, judge: "
+	       "over bare (medians of per-run differences); ratios to "
+	       "direct,\nmedians of per-run ratios; less: how many times "
+	       "less overhead watch has than\nstrace; procs, stops: the "
+	       "processes the watcher followed and its fixed\nplacements "
+	       "(its stops at plain ones are not in its summaries)\n", reps);
+	if (has[BASE])
+		printf("base: the baseline watcher, %s;\nw/base: watch's "
+		       "time over its (median of per-run ratios)\n", baseline);
+	putchar('\n');
+	table_head(csv);
 	for (k = 0; k < nprogs; k++) {
 		if (skip[k])
 			continue;
 		if (progs[k].churn)
 			churn_k = k;
-		for (w = 0; w < WAYS; w++) {
-			for (i = 0; i < reps; i++) {
-				v[w][i] = res[k][w][i].wall;
-				ratio[w][i] = v[w][i] / res[k][DIRECT][i].wall;
-			}
-			m[w] = med(v[w], reps) / 1e6;
-			rm[w] = med(ratio[w], reps);
-		}
-		for (i = 0; i < reps; i++) {
-			v[0][i] = res[k][WATCH][i].wall -
-				  res[k][DIRECT][i].wall;
-			v[1][i] = res[k][WATCH][i].wall -
-				  res[k][BARE][i].wall;
-		}
-		plus = med(v[0], reps) / 1e6;
-		judge = med(v[1], reps) / 1e6;
-		if (!have_strace)
-			m[STRACE] = rm[STRACE] = 0;
-		less_text(rm[WATCH], rm[STRACE], less, sizeof(less));
-		printf("%-21s %5ld %5ld %7.2f %7.2f %7.2f %7.2f %5.2f %5.2f "
-		       "%5.3fx %5.3fx %5.2fx %5s\n", progs[k].label,
-		       progs[k].procs, progs[k].stops, m[DIRECT], m[BARE],
-		       m[WATCH], m[STRACE], plus, judge, rm[BARE], rm[WATCH],
-		       rm[STRACE], less);
-		if (csv)
-			fprintf(csv, "%s,%ld,%ld,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,"
-				"%.4f,%.4f,%.4f,%s\n", progs[k].label,
-				progs[k].procs, progs[k].stops, m[DIRECT],
-				m[BARE], m[WATCH], m[STRACE], plus, judge,
-				rm[BARE], rm[WATCH], rm[STRACE], less);
+		figures(res[k], reps, &x);
+		table_row(csv, &progs[k], &x);
 		/* exit0 and mmap-churn are not real programs. */
 		if (!k || progs[k].churn)
 			continue;
 		real++;
-		if (rm[WATCH] <= 1.05)
-			met++;
-		if (rm[BARE] <= 1.05)
-			floor_met++;
-		if (rm[WATCH] > worst) {
-			worst = rm[WATCH];
+		for (w = 0; w < WAYS; w++)
+			met[w] += has[w] && x.ratio[w] <= 1.05;
+		if (x.ratio[WATCH] > worst) {
+			worst = x.ratio[WATCH];
 			worst_label = progs[k].label;
 		}
 	}
-	if (real)
+	if (real) {
 		printf("\nreal programs within 5%% under watch (the goal): "
 		       "%d of %d; most overhead %.1f%%\n(%s): goal %s\n",
-		       met, real, (worst - 1) * 100, worst_label,
-		       met == real ? "met" : "not met");
-	if (real)
+		       met[WATCH], real, (worst - 1) * 100, worst_label,
+		       met[WATCH] == real ? "met" : "not met");
 		printf("within 5%% under bare-trace (stops that do nothing): "
-		       "%d of %d\n", floor_met, real);
-
-	if (churn_k >= 0) {
-		struct run (*c)[MAX_REPS] = res[churn_k];
-		const double pairs = atof(CHURN_PAIRS),
-			     fixed = atof(CHURN_FIXED);
-		double ow[MAX_REPS], os[MAX_REPS], p[WAYS], f[WAYS], l[WAYS];
-		double dw, ds, dn;
-
-		for (w = 0; w < WAYS; w++) {
-			for (i = 0; i < reps; i++)
-				v[w][i] = c[w][i].pairs / pairs;
-			p[w] = med(v[w], reps);
-			for (i = 0; i < reps; i++)
-				v[w][i] = c[w][i].fixed / fixed;
-			f[w] = med(v[w], reps);
-			for (i = 0; i < reps; i++)
-				v[w][i] = c[w][i].loop;
-			l[w] = med(v[w], reps) / 1e6;
-		}
-		/* Overheads in ms, per run, so that drift cancels. */
-		for (i = 0; i < reps; i++) {
-			ow[i] = c[WATCH][i].wall - c[DIRECT][i].wall;
-			os[i] = c[STRACE][i].wall - c[DIRECT][i].wall;
-		}
-		ovh_w = med(ow, reps) / 1e6;
-		ovh_s = med(os, reps) / 1e6;
-		printf("\nmmap-churn: %s anonymous mmap+munmap pairs (never "
-		       "stopped at) and %s MAP_FIXED\nplacements in its own "
-		       "reservation (stopped at); ns per op, median of %d "
-		       "runs\n\n%-20s %8s %8s %8s %8s %7s %7s %7s\n",
-		       CHURN_PAIRS, CHURN_FIXED, reps, "", "direct", "bare",
-		       "watch", "strace", "bare", "watch", "strace");
-		churn_row("mmap+munmap pair", p, 0);
-		churn_row("MAP_FIXED placement", f, 0);
-		churn_row("whole loop, ms", l, 2);
-		printf("\na stop at a fixed placement: %.0f ns the kernel's "
-		       "round trip (bare), %.0f ns\nthe watcher's judging "
-		       "(watch over bare)\n", f[BARE] - f[DIRECT],
-		       f[WATCH] - f[BARE]);
-		/* In the time columns, in ns, under a name that says so. */
-		if (csv) {
-			fprintf(csv, "mmap-churn pair ns,,,%.0f,%.0f,%.0f,,"
-				"%.4f,%.4f,\n", p[DIRECT], p[WATCH],
-				p[STRACE], p[WATCH] / p[DIRECT],
-				p[STRACE] / p[DIRECT]);
-			fprintf(csv, "mmap-churn fixed ns,,,%.0f,%.0f,%.0f,,"
-				"%.4f,%.4f,\n", f[DIRECT], f[WATCH],
-				f[STRACE], f[WATCH] / f[DIRECT],
-				f[STRACE] / f[DIRECT]);
-		}
-		if (have_strace) {
-			printf("\nmmap-churn overhead, wall time: watch "
-			       "%.1f ms, strace %.1f ms: %.1fx less; goal "
-			       ">= 10x: %s\n", ovh_w, ovh_s, ovh_s / ovh_w,
-			       ovh_s >= 10 * ovh_w ? "met" : "not met");
-			/*
-			 * Where the goal stops holding: fixed placements as
-			 * a share x of the mmap-family calls, each stop at
-			 * one costing watch dw and strace ds, each other
-			 * call strace dn: 10 x dw = x ds + (1 - x) dn.
-			 */
-			dw = f[WATCH] - f[DIRECT];
-			ds = f[STRACE] - f[DIRECT];
-			dn = (p[STRACE] - p[DIRECT]) / 2;
-			if (dw > 0 && 10 * dw - ds + dn > 0)
-				printf("(10x holds while fixed placements "
-				       "are under %.1f%% of mmap-family "
-				       "calls)\n",
-				       100 * dn / (10 * dw - ds + dn));
-		}
+		       "%d of %d\n", met[BARE], real);
+		if (has[BASE])
+			printf("within 5%% under the baseline: %d of %d\n",
+			       met[BASE], real);
 	}
+	if (churn_k >= 0)
+		churn_report(res[churn_k], reps, csv);
 	if (csv)
 		fclose(csv);
 	if (bad)

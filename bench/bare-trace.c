@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The floor under any watcher built on seccomp and ptrace, for b-watch:
- * runs PROG under the same kind of filter as noclobber watch (a stop for
- * each fixed mmap, mremap and shmat of an x86_64 program), follows its
- * processes and threads the same way, and does nothing at a stop but
- * resume the task.  What b-watch measures under it is what the kernel's
- * stops and the tracer's start-up cost, with no judging at all.
+ * runs PROG under a filter of noclobber watch's kind that stops at each
+ * fixed mmap, mremap and shmat of an x86_64 program (watch stops at the
+ * plain ones too, to record their makers), follows its processes and
+ * threads the same way, and does nothing at a stop but resume the task.
+ * What b-watch measures under it is what the kernel's stops at the fixed
+ * placements and the tracer's start-up cost, with no judging at all.
  *
  * Usage: bare-trace PROG ARGS...; exits as PROG did (a death by signal
  * as 128 + the signal).

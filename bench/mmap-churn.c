@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * An mmap-heavy program for b-watch: PAIRS anonymous mmap+munmap pairs at
- * addresses of the kernel's choosing (which noclobber watch never stops
- * at) and, spread evenly among them, FIXED MAP_FIXED placements inside a
- * reservation of its own (which it stops at and judges: benign).  The
+ * addresses of the kernel's choosing (noclobber watch stops at each mmap
+ * to record its maker, and lets the munmap run) and, spread evenly among
+ * them, FIXED MAP_FIXED placements inside a reservation of its own (which
+ * it stops at and judges: benign).  The
  * fixed placements alternate between committing a slot read-write and
  * giving it back as PROT_NONE, as a collector or a JIT does with its heap.
  *

@@ -4,6 +4,8 @@
 #   NCB_BENCH_RUN=qemu-x86_64  run each under a command (an emulator,
 #                              valgrind); the CSV then says so in its name
 #   NCB_BENCH_REPEATS=5        b-watch: fewer repetitions (15 by default)
+#   NCB_BENCH_BASELINE=PATH    b-watch: another build's noclobber-watch
+#                              measured beside this one (column "base")
 set -eu
 b=${1:-build/native}
 only=${NCB_BENCH_ONLY:-}
