@@ -225,6 +225,22 @@ case $? in
 1) ok 1 "build progs/escape.c for i386" ;;
 *) skip "i386 programs: $t_why" ;;
 esac
+# A placement racing the heap (tests/progs/race.c): the process's other
+# threads held still while the call is judged and made, no round loses
+# the heap's page (a thousand rounds, the second thread acting later in
+# each, so that some meet any judgement's length).
+if $cc -O1 -o "$tmp/race" "$top/tests/progs/race.c" -pthread; then
+	for cm in "mremap --deny" "shmat --deny" "own --deny" \
+		"own --upgrade"; do
+		set -- $cm
+		"$nc" watch "$2" -O /dev/null "$tmp/race" "$1" 1000 \
+			>"$tmp/o" 2>&1
+		grep -q "^$1: 0 lost in 1000$" "$tmp/o"
+		ok $? "race $1 $2: $(cat "$tmp/o")"
+	done
+else
+	ok 1 "build progs/race.c"
+fi
 skip "qemu-user: it has no ptrace, so a program it runs cannot be watched"
 w="the old-kernel emulators (ncb-emu) trace the program themselves,"
 skip "$w and a process has one tracer"

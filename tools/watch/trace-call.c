@@ -604,6 +604,15 @@ static void finish(struct tracer *t, struct task *k, struct watch_event *e)
 	trace_free_event(e);
 }
 
+/* A call let go: to its exit stop, where a hold it has is released. */
+static void go_on(struct tracer *t, struct task *k)
+{
+	if (k->holding)
+		ptrace(PTRACE_SYSCALL, k->tid, 0, 0);
+	else
+		trace_resume(t, k->tid, 0);
+}
+
 /*
  * A call that could not be judged (the process's maps unreadable):
  * reported, and but for the report mode refused, since what it would
@@ -620,7 +629,7 @@ static void unjudged(struct tracer *t, struct task *k, struct watch_event *e)
 	k->proc->sum.unjudged++;
 	t->o->report(e, t->o->arg);
 	trace_free_event(e);
-	trace_resume(t, k->tid, 0);
+	go_on(t, k);
 }
 
 /*
@@ -673,7 +682,10 @@ static void on_syscall_exit(struct tracer *t, struct task *k,
 {
 	trace_syscall_exit_fix(t, k, si);
 	trace_resume(t, k->tid, 0);
+	if (k->holding)
+		trace_hold_release(t, k);
 }
+
 
 /*
  * A plain placement (no fixed address; the filter stops them all but a
@@ -693,7 +705,7 @@ static void on_plain(struct task *k, struct watch_event *e)
  * judged, acted on, reported.
  */
 static void on_call(struct tracer *t, struct task *k,
-		    const struct syscall_info *si)
+		    const struct syscall_info *si, int seccomp)
 {
 	struct watch_event *e = calloc(1, sizeof(*e));
 	struct victims vs = { e, 0, (uint64_t)t->page };
@@ -713,6 +725,12 @@ static void on_call(struct tracer *t, struct task *k,
 		goto cont;
 	if (!wcall_fixed(wcall_family(e->call), e->args)) {
 		on_plain(k, e);
+		return;
+	}
+	/* Judged and run with the process's other threads held still. */
+	if (trace_hold_wanted(t, k)) {
+		trace_free_event(e);
+		trace_hold(t, k, seccomp);
 		return;
 	}
 	p->sum.fixed++;
@@ -747,7 +765,7 @@ static void on_call(struct tracer *t, struct task *k,
 		e->have_result = 1;
 		e->result = -EEXIST;
 		finish(t, k, e);
-		trace_resume(t, k->tid, 0);
+		go_on(t, k);
 		return;
 	}
 	/* The result and the region made at the call's exit. */
@@ -757,7 +775,7 @@ static void on_call(struct tracer *t, struct task *k,
 cont:
 	if (e)
 		trace_free_event(e);
-	trace_resume(t, k->tid, 0);
+	go_on(t, k);
 }
 
 /*
@@ -842,7 +860,7 @@ void trace_syscall_stop(struct tracer *t, struct task *k, int seccomp)
 		return;
 	} else if ((seccomp && si.op == INFO_SECCOMP) ||
 		   (si.op == INFO_ENTRY && trace_wanted(&si))) {
-		on_call(t, k, &si);
+		on_call(t, k, &si, seccomp);
 		return;
 	}
 	trace_resume(t, k->tid, 0);

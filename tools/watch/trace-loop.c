@@ -144,7 +144,7 @@ static int is_stop_signal(int sig)
 	       sig == SIGTTOU;
 }
 
-static void on_stop(struct tracer *t, pid_t tid, int status)
+void trace_on_stop(struct tracer *t, pid_t tid, int status)
 {
 	struct task *k = trace_find_task(t, tid, NULL);
 	int sig = WSTOPSIG(status), ev = status >> 16;
@@ -153,6 +153,9 @@ static void on_stop(struct tracer *t, pid_t tid, int status)
 		trace_resume(t, tid, 0);
 		return;
 	}
+	/* Kept while another thread's call holds the process. */
+	if (trace_hold_take(t, k, status))
+		return;
 	if (!k->started) {
 		k->started = 1;
 		on_first_stop(t, k);
@@ -326,7 +329,7 @@ static int loop(struct tracer *t, pid_t child)
 		}
 		if (!trace_find_task(t, tid, NULL))
 			trace_new_task(t, tid);
-		on_stop(t, tid, status);
+		trace_on_stop(t, tid, status);
 	}
 	return main_status;
 }
@@ -452,15 +455,6 @@ close_go:
 	return e;
 }
 
-static int zombie(pid_t tid)
-{
-	char buf[512], c;
-
-	trace_read_status(tid, buf, sizeof(buf));
-	c = *trace_status_value(buf, "State:");
-	return c == 'Z' || c == 'X';
-}
-
 /* Every thread of pid, seized and stopped; threads made meanwhile too. */
 static int seize_all(struct tracer *t, pid_t pid, long opts, char *why,
 		     size_t whylen)
@@ -493,7 +487,7 @@ static int seize_all(struct tracer *t, pid_t pid, long opts, char *why,
 				 * (a zombie); one made since by a thread
 				 * seized is ours by then (TRACECLONE).
 				 */
-				if (e == -ESRCH || (e == -EPERM && zombie(tid)))
+				if (e == -ESRCH || (e == -EPERM && trace_zombie(tid)))
 					continue;
 				if (e == -EPERM && trace_status_field(tid,
 				    "TracerPid:") == getpid()) {

@@ -184,6 +184,16 @@ uint64_t trace_start_brk(pid_t tid)
 	return v;
 }
 
+/* Whether a task has exited (a leader waits so for its threads). */
+int trace_zombie(pid_t tid)
+{
+	char buf[512], c;
+
+	trace_read_status(tid, buf, sizeof(buf));
+	c = *trace_status_value(buf, "State:");
+	return c == 'Z' || c == 'X';
+}
+
 void trace_read_status(pid_t pid, char *buf, size_t len)
 {
 	ssize_t n = read_proc(pid, "status", buf, len - 1);
@@ -403,6 +413,7 @@ void trace_end_task(struct tracer *t, pid_t tid)
 	if (!k)
 		return;
 	p = k->proc;
+	trace_hold_gone(t, k);
 	t->tasks[at] = t->tasks[--t->ntasks];
 	trace_drop_thread(p, tid);
 	if (k->pending)

@@ -55,6 +55,8 @@ struct proc {
 	int tasks;
 	int before_exec;		/* still the watcher's child */
 	struct ncb_maps *maps;		/* kept open: its address space's */
+	struct task *holder;		/* holding the others still */
+	int hold_waiting;		/* others not yet stopped for it */
 	unsigned long used;		/* when maps was last used */
 };
 
@@ -68,6 +70,9 @@ struct task {
 	long refused;			/* -errno to set at the call's exit */
 	int set_mm;			/* in prctl(PR_SET_MM): see its exit */
 	int brk;			/* in brk: see its exit */
+	int holding, hold_seccomp;	/* its call holds the process */
+	int hold_asked, held;		/* interrupted for a holder; stopped */
+	int held_status;		/* the stop kept meanwhile */
 };
 
 struct tracer {
@@ -103,6 +108,7 @@ struct ncb_maps *trace_proc_maps(struct tracer *t, struct proc *p,
 				 pid_t tid);
 void trace_forget_maps(struct proc *p);
 void trace_read_status(pid_t pid, char *buf, size_t len);
+int trace_zombie(pid_t tid);
 uint64_t trace_start_brk(pid_t tid);
 const char *trace_status_value(const char *status, const char *key);
 pid_t trace_status_field(pid_t pid, const char *key);
@@ -114,6 +120,16 @@ void trace_add_thread(struct proc *p, pid_t tid, uint64_t sp, uint64_t top);
 struct task *trace_add_task(struct tracer *t, pid_t tid, struct proc *p);
 struct task *trace_new_task(struct tracer *t, pid_t tid);
 void trace_end_task(struct tracer *t, pid_t tid);
+
+/* trace-hold.c */
+int trace_hold_wanted(const struct tracer *t, const struct task *k);
+void trace_hold(struct tracer *t, struct task *k, int seccomp);
+int trace_hold_take(struct tracer *t, struct task *k, int status);
+void trace_hold_gone(struct tracer *t, struct task *k);
+void trace_hold_release(struct tracer *t, struct task *k);
+
+/* trace-loop.c */
+void trace_on_stop(struct tracer *t, pid_t tid, int status);
 
 /* trace-call.c */
 void trace_syscall_stop(struct tracer *t, struct task *k, int seccomp);
