@@ -487,7 +487,8 @@ static int seize_all(struct tracer *t, pid_t pid, long opts, char *why,
 				 * (a zombie); one made since by a thread
 				 * seized is ours by then (TRACECLONE).
 				 */
-				if (e == -ESRCH || (e == -EPERM && trace_zombie(tid)))
+				if (e == -ESRCH ||
+				    (e == -EPERM && trace_zombie(tid)))
 					continue;
 				if (e == -EPERM && trace_status_field(tid,
 				    "TracerPid:") == getpid()) {
