@@ -97,6 +97,7 @@ vfork kernel-memory heap kernel
 thread kernel-memory heap kernel
 after-leader kernel-memory heap kernel
 huge kernel-memory heap kernel
+huge-mremap kernel-memory heap kernel
 malloc-mmap other-module region libc.so.6
 malloc-mremap other-module region libc.so.6
 malloc-shmat other-module region libc.so.6

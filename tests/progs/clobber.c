@@ -11,7 +11,8 @@
  *             exec thread vfork after-leader (a thread, once the main
  *             thread has exited) huge (a page asked with MAP_HUGETLB at
  *             the 2 MiB boundary below a heap page: the kernel replaces
- *             the whole huge page, heap and all)
+ *             the whole huge page, heap and all) huge-mremap (a huge
+ *             page mapping moved there, one page long: the same)
  *             malloc-mmap malloc-mremap malloc-shmat (a page of a block
  *             the C library's malloc made with a plain mmap, replaced by
  *             each call) cache LIB (a page of a file another library,
@@ -111,6 +112,31 @@ static int huge(void)
 		fflush(stdout);
 		return 0;
 	}
+	return outcome(p, page, MARK);
+}
+
+/*
+ * The same by mremap: a huge page mapping (nothing in it, none needed
+ * with MAP_NORESERVE) moved to the huge page boundary below a heap page
+ * with a length of one page, which the kernel takes as one huge page.
+ */
+static int huge_mremap(void)
+{
+	uintptr_t page = heap_page(), at = page & ~((2UL << 20) - 1);
+	void *src = mmap(NULL, 2UL << 20, PROT_READ | PROT_WRITE,
+			 ANON | MAP_HUGETLB | MAP_NORESERVE, -1, 0), *p;
+
+	if (src == MAP_FAILED)
+		return 2;
+	memset((void *)page, MARK, pg);
+	p = mremap(src, 2UL << 20, pg, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   (void *)at);
+	if (p != MAP_FAILED) {
+		printf("%s: ok\nreplaced\n", name);
+		fflush(stdout);
+		return 0;
+	}
+	munmap(src, 2UL << 20);
 	return outcome(p, page, MARK);
 }
 
@@ -480,6 +506,8 @@ int main(int argc, char **argv)
 		return over(heap_page());
 	if (!strcmp(name, "huge"))
 		return huge();
+	if (!strcmp(name, "huge-mremap"))
+		return huge_mremap();
 	if (!strcmp(name, "stack"))
 		return stack();
 	if (!strcmp(name, "image"))

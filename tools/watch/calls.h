@@ -208,9 +208,10 @@ static inline wc_u64 wcall_mmap_granule(const wc_u64 a[6], wc_u64 page,
  * The range [*start, *end) a fixed placement replaces, from its
  * arguments as mmap, mremap and shmat take them.  An mmap's length is
  * rounded up to gran (a page, or a huge page: wcall_mmap_granule, or a
- * hugetlbfs file's), shmat's is its segment's (seg, in bytes: 0 until
- * known), its address rounded down to shmlba with SHM_RND.  A range whose
- * end wraps is the kernel's EINVAL.
+ * hugetlbfs file's), an mremap's too (its source's huge page, where the
+ * caller knows it; else a page), shmat's is its segment's (seg, in
+ * bytes: 0 until known), its address rounded down to shmlba with SHM_RND.
+ * A range whose end wraps is the kernel's EINVAL.
  */
 static inline void wcall_range(enum wcall c, const wc_u64 a[6], wc_u64 seg,
 			       wc_u64 page, wc_u64 gran, wc_u64 shmlba,
@@ -219,7 +220,7 @@ static inline void wcall_range(enum wcall c, const wc_u64 a[6], wc_u64 seg,
 	switch (wcall_family(c)) {
 	case WC_MREMAP:
 		*start = a[4];
-		*end = a[4] + wc_page_up(a[2], page);
+		*end = a[4] + wc_page_up(a[2], gran);
 		break;
 	case WC_SHMAT:
 		*start = a[2] & WC_SHM_RND ? a[1] & ~(shmlba - 1) : a[1];

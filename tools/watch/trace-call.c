@@ -88,32 +88,45 @@ static int old_mmap_args(pid_t tid, struct watch_event *e)
 }
 
 /*
- * The call in the stop, as the caller asked it: its kind, its arguments
- * (old_mmap's read from its block, ipc's made shmat's), its target range.
- * 0, or -errno.
+ * What a fixed call's length is rounded up to: for an mmap a huge page
+ * with MAP_HUGETLB or of a file on hugetlbfs (ksys_mmap_pgoff:
+ * is_file_hugepages), for an mremap one where its source is a huge page
+ * mapping (mremap_to and vma_to_resize align both lengths to it since
+ * 5.16: mm/mremap.c), else a page.
  */
-/*
- * What a fixed mmap's length is rounded up to: a huge page for
- * MAP_HUGETLB or a file on hugetlbfs (ksys_mmap_pgoff: is_file_hugepages),
- * else a page.
- */
-static uint64_t mmap_granule(const struct tracer *t, pid_t tid,
-			     const struct watch_event *e)
+static uint64_t granule(struct tracer *t, struct task *k,
+			const struct watch_event *e)
 {
 	uint64_t g = wcall_mmap_granule(e->args, (uint64_t)t->page, t->huge);
-	char path[64];
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	struct ncb_maps *maps;
+	char path[96];
 
+	if (wcall_family(e->call) == WC_MREMAP) {
+		maps = trace_proc_maps(t, k->proc, k->tid);
+		if (!maps || ncb_maps_find(maps, e->args[0], &m) != 1)
+			return (uint64_t)t->page;
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64
+			 "-%" PRIx64, (int)k->tid, m.start, m.end);
+		return wfile_huge_page(path) ?: (uint64_t)t->page;
+	}
 	if (wcall_family(e->call) != WC_MMAP || g != (uint64_t)t->page ||
 	    (e->args[3] & WC_MAP_ANONYMOUS))
 		return g;
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tid,
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)k->tid,
 		 (int)e->args[4]);
 	return wfile_huge_page(path) ?: g;
 }
 
-static int decode(struct tracer *t, pid_t tid, const struct syscall_info *si,
-		  struct watch_event *e)
+/*
+ * The call in the stop, as the caller asked it: its kind, its arguments
+ * (old_mmap's read from its block, ipc's made shmat's), its target range.
+ * 0, or -errno.
+ */
+static int decode(struct tracer *t, struct task *k,
+		  const struct syscall_info *si, struct watch_event *e)
 {
+	pid_t tid = k->tid;
 	uint64_t page = (uint64_t)t->page, seg = 0;
 	size_t i;
 	int err;
@@ -137,8 +150,8 @@ static int decode(struct tracer *t, pid_t tid, const struct syscall_info *si,
 		/* Not known: a page, for the report. */
 		seg = err ? page : seg;
 	}
-	wcall_range(e->call, e->args, seg, page, mmap_granule(t, tid, e),
-		    SHMLBA, &e->start, &e->end);
+	wcall_range(e->call, e->args, seg, page, granule(t, k, e), SHMLBA,
+		    &e->start, &e->end);
 	/* A range that wraps is the kernel's EINVAL: nothing replaced. */
 	return e->end > e->start ? 0 : -ENOENT;
 }
@@ -721,7 +734,7 @@ static void on_call(struct tracer *t, struct task *k,
 	e->when = since(t);
 	e->pc = si->ip;
 	e->sp = si->sp;
-	if (decode(t, k->tid, si, e))
+	if (decode(t, k, si, e))
 		goto cont;
 	if (!wcall_fixed(wcall_family(e->call), e->args)) {
 		on_plain(k, e);
