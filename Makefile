@@ -58,7 +58,8 @@ TOOL := $(O)/noclobber
 CONFORM := $(O)/noclobber-conform
 CONFORM_SRC := $(filter-out tools/conform/main.c, \
 	$(wildcard tools/conform/*.c))
-CONFORM_H := tools/conform/conform.h include/noclobber_core.h
+CONFORM_H := tools/conform/conform.h tools/conform/oracle.h \
+	include/noclobber_core.h
 CONFORM_STATIC := $(if $(findstring -fsanitize=,$(CFLAGS) $(LDFLAGS)),, \
 	-static)
 TOOL_SRC := $(wildcard tools/*.c) $(CONFORM_SRC)
@@ -199,14 +200,14 @@ $(CONFORM): $(CONFORM_SRC) tools/conform/main.c tools/json.c tools/cli.h \
 
 # Tests and benchmarks link the static libraries to reach internal paths.
 $(O)/tests/t-%: tests/t-%.c tests/harness.h tests/ncbtest.h tests/elfgen.h \
-		$(LIB_H) $(WATCH_H) $(STLIB) $(WATCH_LIB)
+		$(LIB_H) $(WATCH_H) $(STLIB) $(WATCH_LIB) tools/conform/oracle.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) -Itools $(LDFLAGS) -o $@ $< \
 		$(WATCH_LIB) $(STLIB) $(LDLIBS_NCB)
 
 $(O)/tests/t-%-core: tests/t-%.c tests/core/shim.c src/mmap.c src/mremap.c \
 		tests/harness.h tests/ncbtest.h include/noclobber_core.h \
-		src/internal.h $(STLIB)
+		src/internal.h $(STLIB) tools/conform/oracle.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< tests/core/shim.c \
 		$(STLIB) $(LDLIBS_NCB)

@@ -8,11 +8,13 @@
  */
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "conform.h"
+#include "oracle.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
@@ -221,6 +223,125 @@ static void offset_reach(struct cctx *c)
 	close(fd);
 }
 
+
+/*
+ * A descriptor of each kind for the table: a memfd's pages (regular, as
+ * a file's), read-only through its /proc/self/fd link; -errno if the
+ * environment has no such thing.
+ */
+static int kind_open(int kind, size_t len, int fds[2])
+{
+	char path[64];
+	int fd;
+
+	fds[0] = fds[1] = -1;
+	switch (kind) {
+	case FD_RO:
+	case FD_RW:
+		fd = memfd_create("conform", MFD_CLOEXEC);
+		if (fd < 0 || ftruncate(fd, (off_t)len))
+			return -errno;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		fds[0] = open(path, (kind == FD_RO ? O_RDONLY : O_RDWR) |
+			      O_CLOEXEC);
+		close(fd);
+		break;
+	case FD_DIR:
+		fds[0] = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		break;
+	case FD_PIPE:
+		if (pipe(fds))
+			return -errno;
+		break;
+	case FD_ZERO:
+		fds[0] = open("/dev/zero", O_RDWR | O_CLOEXEC);
+		break;
+	case FD_CLOSED:
+		fds[0] = open("/dev/null", O_RDONLY);
+		close(fds[0]);
+		return 0;
+	}
+	return fds[0] < 0 && kind != FD_ANON ? -errno : 0;
+}
+
+static void kind_close(int kind, int fds[2])
+{
+	if (kind != FD_CLOSED && fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+}
+
+/* One combination: 0 if the answer is the rules', else -1 (in why). */
+static int table_one(struct cctx *c, char *a, int kind, int flags,
+		     int prot, long off, int occ, char *why, size_t len)
+{
+	int fds[2], want, err;
+	long r;
+
+	want = oracle_kernel(kind, flags, prot, off, occ);
+	err = kind_open(kind, c->pg, fds);
+	if (err) {
+		skip(c, "%s: %s", kind_name[kind], err_name(-err));
+		return -1;
+	}
+	r = sys_mmap(a, c->pg, prot, flags | (kind == FD_ANON ? MAP_ANONYMOUS
+					      : 0) | MAP_FIXED_NOREPLACE,
+		     fds[0], off);
+	kind_close(kind, fds);
+	if ((unsigned long)r < -4095UL)
+		munmap((void *)r, c->pg);
+	if (want ? r == -want : r == (long)a)
+		return 0;
+	snprintf(why, len, "%s, flags %#x, prot %d, offset %#lx, %s: %s, "
+		 "not %s", kind_name[kind], flags, prot, (unsigned long)off,
+		 occ ? "occupied" : "free", (unsigned long)r >= -4095UL ?
+		 err_name((int)-r) : (char *)r == a ? "mapped" :
+		 "mapped elsewhere", want ? err_name(want) : "mapped");
+	return 1;
+}
+
+/*
+ * Every combination of descriptor, type, protection, offset and
+ * occupancy, each answered as do_mmap's rules in their order say (the
+ * table tests/t-errno.c puts the library to).
+ */
+static void table(struct cctx *c)
+{
+	long offs[2] = { 0, sizeof(long) == 8 ?
+			 (long)(INT64_MAX & ~(int64_t)(c->pg - 1)) : 0 };
+	char *w = free_window(c, 2 * c->pg), first[120] = "";
+	int kind, occ, n = 0, bad = 0, r;
+	size_t t, p, o;
+	struct occ s;
+
+	if (!w || occ_make(c, &s, w + c->pg, c->pg, RW, 0))
+		return;
+	for (kind = 0; kind < FD_KINDS; kind++)
+		for (t = 0; t < ORACLE_TYPES; t++)
+			for (p = 0; p < ORACLE_PROTS; p++)
+				for (o = 0; o < 1 + !!offs[1]; o++)
+					for (occ = 0; occ < 2; occ++, n++) {
+						r = table_one(c, w + occ *
+							      c->pg, kind,
+							      oracle_types[t],
+							      oracle_prots[p],
+							      offs[o], occ,
+							      bad ? NULL :
+							      first, bad ? 0 :
+							      sizeof(first));
+						if (r < 0)
+							return;
+						bad += r;
+					}
+	if (bad)
+		got(c, A_BROKEN, "%d of %d differ; first: %s", bad, n, first);
+	else if (!occ_intact(&s))
+		got(c, A_REPLACED, "the table's occupant was changed");
+	else
+		got(c, A_HOLDS, "%d combinations", n);
+}
+
 #define ERRNO(n, fn, r, src, e, ...) { "errno." n, G_ERRNO, r, src, \
 	A_ERR, e, { __VA_ARGS__ }, fn }
 
@@ -266,6 +387,11 @@ const struct ccase error_cases[] = {
 	ERRNO("offset-reach", offset_reach, "a file's pages past "
 	      "MAX_LFS_FILESIZE: EOVERFLOW", "mm/mmap.c: file_mmap_ok",
 	      EOVERFLOW, { 0 }),
+	{ "errno.table", G_ERRNO, "every descriptor, type, protection, "
+	  "offset and occupancy answered in do_mmap's order",
+	  "mm/mmap.c: ksys_mmap_pgoff, do_mmap, file_mmap_ok", A_HOLDS, 0,
+	  { { 0, KV(4, 17), A_BROKEN, 0, "before Linux 4.17 the flag is "
+	      "unknown and the address a hint" } }, table },
 	{ "errno.droppable", G_ERRNO, "MAP_DROPPABLE is a type of its own: "
 	  "mapped", "mm/mmap.c: do_mmap (MAP_DROPPABLE; 9651fcedf7b9, "
 	  "6.11)", A_AT, 0, { { 0, KV(6, 11), A_ERR, EINVAL, "before Linux "
