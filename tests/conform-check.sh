@@ -5,6 +5,8 @@
 # there left out), as TAP.  KEYS "" says nothing may fail; "?" that any
 # verdict goes (an environment whose behaviour is not known from its
 # version), and then only the answer's form is checked.
+# NCB_CONFORM_SAVE names a file to keep the program's TAP in (for
+# scripts/conformance-doc), its first line "# env: " and what ran.
 set -u
 keys=$1
 shift
@@ -26,6 +28,10 @@ expected() {
 
 "$@" --tap >"$tmp/out" 2>"$tmp/err"
 st=$?
+if [ -n "${NCB_CONFORM_SAVE:-}" ]; then
+	mkdir -p "$(dirname "$NCB_CONFORM_SAVE")"
+	{ echo "# env: $*"; cat "$tmp/out"; } >"$NCB_CONFORM_SAVE"
+fi
 plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tmp/out")
 ran=$(grep -c -e '^ok ' -e '^not ok ' "$tmp/out")
 [ "$st" -le 1 ] && [ -n "$plan" ] && [ "$plan" = "$ran" ]

@@ -13,6 +13,7 @@ ncf=$b/noclobber-conform
 emu=$b/tests/ncb-emu
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$b/conform"
 
 check "noclobber-conform --help" "$ncf" --help
 check "noclobber conform --help" "$nc" conform --help
@@ -83,8 +84,9 @@ fi
 modes="old 4.17 anywhere naive hints upgrade 5.4"
 if [ -x "$emu" ] && "$emu" --mode=old /bin/true 2>/dev/null; then
 	for m in $modes; do
-		sh "$top/tests/conform-check.sh" "emu-$m" "$emu" --mode="$m" \
-			"$ncf" >"$tmp/tap" 2>&1
+		NCB_CONFORM_SAVE=$b/conform/emu-$m.tap \
+			sh "$top/tests/conform-check.sh" "emu-$m" "$emu" \
+			--mode="$m" "$ncf" >"$tmp/tap" 2>&1
 		s=$?
 		grep -v '^ok\|^1\.\.' "$tmp/tap"
 		ok $s "ncb-emu --mode=$m breaks exactly its cases"
@@ -126,6 +128,8 @@ version() {
 		skip "$(sed -n 's/^1\.\.0 # SKIP //p' "$tmp/v")"
 		return
 	fi
+	{ echo "# env: $emu --mode=$mode, the release named $rel"
+	  cat "$tmp/v"; } >"$b/conform/emu-$mode@$rel.tap"
 	short=$(echo "$rel" | cut -d. -f1,2)
 	got=$(grep -c "^# Linux $short's behaviour" "$tmp/v")
 	want=$(sh "$top/tests/conform-check.sh" "emu-$mode" "$emu" \
@@ -138,5 +142,28 @@ cases the version's own)"
 version 4.16.0 old
 version 4.18.0 4.17
 version 5.4.0 5.4
+
+# rr, where it can record on this machine (a CPU whose counters it knows,
+# perf events allowed): any verdict, kept for docs/conformance.md; else
+# why not, kept too.
+rm -f "$b/conform/rr.why" "$b/conform/rr.tap"
+if ! command -v rr >/dev/null 2>&1; then
+	why="rr is not installed"
+elif ! rr record -o "$tmp/rr-true" true >"$tmp/rr.err" 2>&1; then
+	why="\`rr record true\` fails: $(grep -v '^$' "$tmp/rr.err" |
+		head -n 1)"
+else
+	why=
+fi
+if [ -n "$why" ]; then
+	echo "$why" >"$b/conform/rr.why"
+	skip "$why"
+else
+	NCB_CONFORM_SAVE=$b/conform/rr.tap sh "$top/tests/conform-check.sh" \
+		"?" rr record -o "$tmp/rr-trace" "$ncf" >"$tmp/tap" 2>&1
+	s=$?
+	grep -v '^ok\|^1\.\.' "$tmp/tap"
+	ok $s "noclobber-conform under rr record answers every case"
+fi
 
 done_testing

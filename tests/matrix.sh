@@ -142,6 +142,7 @@ conform_row() {
 	cat >"$f" <<SCRIPT
 #!/bin/sh
 $4
+export NCB_CONFORM_SAVE="$top/build/native/conform/$1.tap"
 exec sh "$top/tests/conform-check.sh" "$(conform_keys "$1" "$2")" \
 	$5 "$top/$6/noclobber-conform"
 SCRIPT

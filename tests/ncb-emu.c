@@ -150,11 +150,11 @@ static int break_rules(scmp_filter_ctx ctx, int mode)
 						       MREMAP_FIXED));
 		if (!ret)
 			ret = seccomp_rule_add(ctx, t, SCMP_SYS(shmat), 1,
-					       SCMP_A1(SCMP_CMP_NE, 0));
+					       SCMP_A1(SCMP_CMP_NE, 0, 0));
 		break;
 	case MODE_HINTS:
 		ret = seccomp_rule_add(ctx, t, SCMP_SYS(mmap), 2,
-				       SCMP_A0(SCMP_CMP_NE, 0),
+				       SCMP_A0(SCMP_CMP_NE, 0, 0),
 				       SCMP_A3(SCMP_CMP_MASKED_EQ, fixed, 0));
 		break;
 	case MODE_UPGRADE:
@@ -343,7 +343,8 @@ static void naive_exit(pid_t pid)
 
 	if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
 		return;
-	if (r.rax < (unsigned long long)-4095 || r.rax == (unsigned long long)-EEXIST)
+	if (r.rax < (unsigned long long)-4095 ||
+	    r.rax == (unsigned long long)-EEXIST)
 		return;
 	r.rax = (unsigned long long)-EEXIST;
 	ptrace(PTRACE_SETREGS, pid, NULL, &r);

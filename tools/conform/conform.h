@@ -118,7 +118,9 @@ long sys_mremap(void *old, size_t old_len, size_t new_len, int flags,
 
 /*
  * A free range of len bytes with a free page either side: found by
- * mapping it where the kernel chooses and giving it back.
+ * mapping it (and room above) where the kernel chooses and giving it
+ * back.  Threads a case needs are made before: a new thread's stack
+ * would take the range.
  */
 char *free_window(struct cctx *c, size_t len);
 /*

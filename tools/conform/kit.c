@@ -51,14 +51,24 @@ static int failed(long ret)
 	return (unsigned long)ret >= -4095UL;
 }
 
+/*
+ * Room left above a window: the kernel places the next mappings at the
+ * top of the gap the window's reservation leaves, so that what the C
+ * library or a sanitizer's runtime maps in the meantime (a thread's
+ * stack, its allocator's chunks) takes this first and the window, at the
+ * gap's bottom, stays free.
+ */
+#define WINDOW_SLACK (16UL << 20)
+
 char *free_window(struct cctx *c, size_t len)
 {
-	long p = sys_mmap(NULL, len + 2 * c->pg, PROT_NONE,
-			  PLACE_ANON | MAP_NORESERVE, -1, 0);
+	size_t all = len + 2 * c->pg + WINDOW_SLACK;
+	long p = sys_mmap(NULL, all, PROT_NONE, PLACE_ANON | MAP_NORESERVE,
+			  -1, 0);
 
 	if (failed(p))
 		return NULL;
-	munmap((void *)p, len + 2 * c->pg);
+	munmap((void *)p, all);
 	return (char *)p + c->pg;
 }
 

@@ -243,11 +243,11 @@ static void print_table(const struct result *res, size_t n,
 	       "not conformant" : "conformant", count[G_COUNT][O_FAIL], n);
 }
 
-static void print_tap(const struct result *res, size_t n)
+static void print_tap(const struct result *res, size_t n, const char *system)
 {
 	size_t i;
 
-	printf("1..%zu\n", n);
+	printf("# %s\n1..%zu\n", system, n);
 	for (i = 0; i < n; i++) {
 		const struct result *r = &res[i];
 
@@ -477,7 +477,7 @@ int conform_main(int argc, char **argv, const char *prog)
 			return 2;
 		}
 	} else if (op.tap) {
-		print_tap(res, n);
+		print_tap(res, n, system);
 	} else {
 		print_table(res, n, system, op.verbose);
 	}
