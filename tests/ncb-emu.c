@@ -69,6 +69,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -85,12 +86,6 @@
 enum { MODE_OLD, MODE_417, MODE_NATIVE, MODE_ANYWHERE, MODE_NAIVE,
        MODE_HINTS, MODE_UPGRADE, MODE_54 };
 
-#ifndef MREMAP_DONTUNMAP
-#define MREMAP_DONTUNMAP 4
-#endif
-#ifndef SHM_REMAP
-#define SHM_REMAP 040000
-#endif
 #define MAP_TYPE_DROPPABLE 0x08
 
 /* The modes' names, as --mode= takes them. */
@@ -130,46 +125,50 @@ static int fault_rules(scmp_filter_ctx ctx)
 }
 
 /* The calls each breaking mode stops (SCMP_ACT_TRACE(1)) or refuses. */
-static int break_rules(scmp_filter_ctx ctx, int mode)
+/*
+ * Stop the mmap calls whose flags masked by mask are value, every mremap
+ * with MREMAP_FIXED, and the shmat calls shm picks.
+ */
+static int trace_fixed(scmp_filter_ctx ctx, scmp_datum_t mask,
+		       scmp_datum_t value, struct scmp_arg_cmp shm)
 {
 	const uint32_t t = SCMP_ACT_TRACE(1);
+	int ret;
+
+	ret = seccomp_rule_add(ctx, t, SCMP_SYS(mmap), 1,
+			       SCMP_A3(SCMP_CMP_MASKED_EQ, mask, value));
+	if (!ret)
+		ret = seccomp_rule_add(ctx, t, SCMP_SYS(mremap), 1,
+				       SCMP_A3(SCMP_CMP_MASKED_EQ,
+					       MREMAP_FIXED, MREMAP_FIXED));
+	if (!ret)
+		ret = seccomp_rule_add(ctx, t, SCMP_SYS(shmat), 1, shm);
+	return ret;
+}
+
+static int break_rules(scmp_filter_ctx ctx, int mode)
+{
 	const scmp_datum_t fixed = MAP_FIXED | MAP_FIXED_NOREPLACE;
 	int ret = 0;
 
 	switch (mode) {
 	case MODE_ANYWHERE:
 	case MODE_NAIVE:
-		ret = seccomp_rule_add(ctx, t, SCMP_SYS(mmap), 1,
-				       SCMP_A3(SCMP_CMP_MASKED_EQ,
-					       MAP_FIXED_NOREPLACE,
-					       MAP_FIXED_NOREPLACE));
-		if (!ret)
-			ret = seccomp_rule_add(ctx, t, SCMP_SYS(mremap), 1,
-					       SCMP_A3(SCMP_CMP_MASKED_EQ,
-						       MREMAP_FIXED,
-						       MREMAP_FIXED));
-		if (!ret)
-			ret = seccomp_rule_add(ctx, t, SCMP_SYS(shmat), 1,
-					       SCMP_A1(SCMP_CMP_NE, 0, 0));
+		/* The flag's mmap; shmat at an address. */
+		ret = trace_fixed(ctx, MAP_FIXED_NOREPLACE,
+				  MAP_FIXED_NOREPLACE,
+				  SCMP_A1(SCMP_CMP_NE, 0, 0));
 		break;
 	case MODE_HINTS:
-		ret = seccomp_rule_add(ctx, t, SCMP_SYS(mmap), 2,
-				       SCMP_A0(SCMP_CMP_NE, 0, 0),
+		ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(1), SCMP_SYS(mmap),
+				       2, SCMP_A0(SCMP_CMP_NE, 0, 0),
 				       SCMP_A3(SCMP_CMP_MASKED_EQ, fixed, 0));
 		break;
 	case MODE_UPGRADE:
-		ret = seccomp_rule_add(ctx, t, SCMP_SYS(mmap), 1,
-				       SCMP_A3(SCMP_CMP_MASKED_EQ, fixed,
-					       MAP_FIXED));
-		if (!ret)
-			ret = seccomp_rule_add(ctx, t, SCMP_SYS(mremap), 1,
-					       SCMP_A3(SCMP_CMP_MASKED_EQ,
-						       MREMAP_FIXED,
-						       MREMAP_FIXED));
-		if (!ret)
-			ret = seccomp_rule_add(ctx, t, SCMP_SYS(shmat), 1,
-					       SCMP_A2(SCMP_CMP_MASKED_EQ,
-						       SHM_REMAP, SHM_REMAP));
+		/* MAP_FIXED without the flag; shmat with SHM_REMAP. */
+		ret = trace_fixed(ctx, fixed, MAP_FIXED,
+				  SCMP_A2(SCMP_CMP_MASKED_EQ, SHM_REMAP,
+					  SHM_REMAP));
 		break;
 	case MODE_54:
 		ret = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EINVAL),
@@ -221,47 +220,35 @@ static int load_filter(int mode, int faults)
 	return ret;
 }
 
-/* What 4.17 saw: is there a mapping containing addr, or starting inside? */
-static void scan_maps(pid_t pid, unsigned long addr, unsigned long end,
-		      int *contains, int *starts_inside)
-{
-	unsigned long s, e;
-	char path[64], line[8192];
-	FILE *f;
+/* What a mapping [s, e) is to the range [start, end): one bit each. */
+enum { CONTAINS = 1, STARTS_INSIDE = 2, MEETS = 4, CUT = 8 };
 
-	*contains = *starts_inside = 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx", &s, &e) != 2)
-			continue;
-		if (s <= addr && addr < e)
-			*contains = 1;
-		if (s > addr && s < end)
-			*starts_inside = 1;
-	}
-	fclose(f);
+static int relation(unsigned long s, unsigned long e, unsigned long start,
+		    unsigned long end)
+{
+	return (s <= start && start < e ? CONTAINS : 0) |
+	       (s > start && s < end ? STARTS_INSIDE : 0) |
+	       (s < end && start < e ? MEETS : 0) |
+	       ((s < start && start < e) || (s < end && end < e) ? CUT : 0);
 }
 
-/* Whether a mapping of pid meets [addr, end). */
-static int occupied(pid_t pid, unsigned long addr, unsigned long end)
+/* What the mappings of pid are to [start, end), all together. */
+static int relations(pid_t pid, unsigned long start, unsigned long end)
 {
 	unsigned long s, e;
 	char path[64], line[8192];
-	int hit = 0;
+	int rel = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
 		return 0;
-	while (!hit && fgets(line, sizeof(line), f))
+	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "%lx-%lx", &s, &e) == 2)
-			hit = s < end && addr < e;
+			rel |= relation(s, e, start, end);
 	fclose(f);
-	return hit;
+	return rel;
 }
 
 /* The call skipped, answering -err. */
@@ -300,7 +287,7 @@ static int break_call(pid_t pid, struct user_regs_struct *r, int mode)
 			r->rdx &= ~(unsigned long long)SHM_REMAP;
 		} else {
 			len = (r->rdx + 4095) & ~4095UL;
-			if (len && occupied(pid, r->r8, r->r8 + len))
+			if (len && relations(pid, r->r8, r->r8 + len) & MEETS)
 				refuse(r, EEXIST);
 		}
 		return 0;
@@ -313,7 +300,7 @@ static int emulate(pid_t pid, int mode)
 {
 	struct user_regs_struct r;
 	unsigned long len;
-	int contains, inside, exit_too = 0;
+	int rel, exit_too = 0;
 
 	if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
 		return 0;
@@ -324,8 +311,9 @@ static int emulate(pid_t pid, int mode)
 		r.r10 &= ~(unsigned long long)MAP_FIXED_NOREPLACE;
 	} else if (mode == MODE_417) {
 		len = (r.rsi + 4095) & ~4095UL;
-		scan_maps(pid, r.rdi, r.rdi + len, &contains, &inside);
-		if (contains || !inside || (r.rdi & 4095) || !len)
+		rel = relations(pid, r.rdi, r.rdi + len);
+		if ((rel & CONTAINS) || !(rel & STARTS_INSIDE) ||
+		    (r.rdi & 4095) || !len)
 			return 0;
 		r.r10 &= ~(unsigned long long)MAP_FIXED_NOREPLACE;
 		r.r10 |= MAP_FIXED;
@@ -466,20 +454,7 @@ static int inject(pid_t tid, struct user_regs_struct *r)
  */
 static int splits(pid_t pid, unsigned long start, unsigned long end)
 {
-	unsigned long s, e;
-	char path[64], line[8192];
-	int cut = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (!cut && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx", &s, &e) == 2)
-			cut = (s < start && start < e) || (s < end && end < e);
-	fclose(f);
-	return cut;
+	return !!(relations(pid, start, end) & CUT);
 }
 
 /* Whether the kernel could have failed this call for want of memory. */

@@ -68,6 +68,18 @@ struct version {
 
 #define MAX_VERSIONS 3
 
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+#define RW (PROT_READ | PROT_WRITE)
+#define PLACE_ANON (MAP_PRIVATE | MAP_ANONYMOUS)
+#define NOREPLACE (PLACE_ANON | MAP_FIXED_NOREPLACE)
+
+/* Before 4.17 the flag is a hint: a case's answer is then k. */
+#define BEFORE_417(k) { 0, KV(4, 17), k, 0, "before Linux 4.17 the " \
+	"flag is unknown and the address a hint (a4ff8e8620d3 added it)" }
+
 /* The groups, in the order the table prints them. */
 enum group {
 	G_PLACE, G_OVERLAP, G_ADJACENT, G_HINT, G_ERRNO, G_MREMAP, G_SHM,
@@ -82,8 +94,9 @@ struct cctx;
  * A case: its name (GROUP.WHAT), the rule in one line, where the kernel
  * says so (file, function) and when that changed, what it expects, the
  * versions that answer otherwise, and the check that puts it to the
- * environment.  The check runs in a process of its own and answers
- * through its context (got), or skips (skip_why).
+ * environment, with the case's own numbers (arg) where checks are
+ * shared.  The check runs in a process of its own and answers through
+ * its context (got), or skips (skip_why).
  */
 struct ccase {
 	const char *name;
@@ -94,7 +107,11 @@ struct ccase {
 	int want_err;
 	struct version v[MAX_VERSIONS];
 	void (*check)(struct cctx *c);
+	int arg[4];
 };
+
+/* A case's numbers, as a macro's one argument. */
+#define ARG(...) { __VA_ARGS__ }
 
 /* Each file's cases, ended by one without a name. */
 extern const struct ccase place_cases[], error_cases[], move_cases[],
@@ -164,8 +181,6 @@ unsigned long mmap_min(void);
 
 /* The first line of /proc/self/maps naming path ("[stack]"): its range. */
 int maps_find(const char *path, uintptr_t *start, uintptr_t *end);
-
-#define PLACE_ANON (MAP_PRIVATE | MAP_ANONYMOUS)
 
 /* ---- The runner (run.c) ---- */
 

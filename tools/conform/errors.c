@@ -16,9 +16,6 @@
 #include "conform.h"
 #include "oracle.h"
 
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
 #ifndef MAP_SHARED_VALIDATE
 #define MAP_SHARED_VALIDATE 0x03
 #endif
@@ -26,12 +23,7 @@
 #define MAP_DROPPABLE 0x08
 #endif
 
-#define RW (PROT_READ | PROT_WRITE)
-#define NOREPLACE (PLACE_ANON | MAP_FIXED_NOREPLACE)
-
-#define HINT_BEFORE_417 { 0, KV(4, 17), A_ELSEWHERE, 0, \
-	"before Linux 4.17 the flag is unknown and the address a hint " \
-	"(a4ff8e8620d3 added it)" }
+#define HINT_BEFORE_417 BEFORE_417(A_ELSEWHERE)
 
 /* An occupied window: two pages of its own at w + pg. */
 static char *occupied(struct cctx *c, struct occ *o)
@@ -343,7 +335,7 @@ static void table(struct cctx *c)
 }
 
 #define ERRNO(n, fn, r, src, e, ...) { "errno." n, G_ERRNO, r, src, \
-	A_ERR, e, { __VA_ARGS__ }, fn }
+	A_ERR, e, { __VA_ARGS__ }, fn, { 0 } }
 
 const struct ccase error_cases[] = {
 	ERRNO("zero-length", zero_length, "a zero length is EINVAL, even "
@@ -390,12 +382,11 @@ const struct ccase error_cases[] = {
 	{ "errno.table", G_ERRNO, "every descriptor, type, protection, "
 	  "offset and occupancy answered in do_mmap's order",
 	  "mm/mmap.c: ksys_mmap_pgoff, do_mmap, file_mmap_ok", A_HOLDS, 0,
-	  { { 0, KV(4, 17), A_BROKEN, 0, "before Linux 4.17 the flag is "
-	      "unknown and the address a hint" } }, table },
+	  { BEFORE_417(A_BROKEN) }, table, { 0 } },
 	{ "errno.droppable", G_ERRNO, "MAP_DROPPABLE is a type of its own: "
 	  "mapped", "mm/mmap.c: do_mmap (MAP_DROPPABLE; 9651fcedf7b9, "
 	  "6.11)", A_AT, 0, { { 0, KV(6, 11), A_ERR, EINVAL, "before Linux "
 			       "6.11 there is no MAP_DROPPABLE" } },
-	  droppable },
-	{ NULL, 0, NULL, NULL, 0, 0, { { 0 } }, NULL },
+	  droppable, { 0 } },
+	{ NULL, 0, NULL, NULL, 0, 0, { { 0 } }, NULL, { 0 } },
 };

@@ -19,7 +19,6 @@
 #define SHM_REMAP 040000
 #endif
 
-#define RW (PROT_READ | PROT_WRITE)
 #define MOVE (MREMAP_MAYMOVE | MREMAP_FIXED)
 
 /* A source of two marked pages at w + pg and the window's 8 pages. */
@@ -70,59 +69,25 @@ static void judge_move(struct cctx *c, long r, const struct occ *src,
 		got(c, A_AT, NULL);
 }
 
-static void mremap_free(struct cctx *c)
+/*
+ * The source moved with the case's flags (arg[0]: 0 for MREMAP_MAYMOVE |
+ * MREMAP_FIXED) to the window's page arg[1] (plus arg[2] bytes), over an
+ * occupant of two pages there if arg[3].
+ */
+static void move(struct cctx *c)
 {
-	struct occ src;
-	char *w = source(c, &src);
-
-	if (w)
-		judge_move(c, sys_mremap(src.a, src.len, src.len, MOVE,
-					 w + 4 * c->pg), &src, w + 4 * c->pg,
-			   NULL, 0);
-}
-
-static void mremap_replaces(struct cctx *c)
-{
+	const int *g = c->cc->arg;
+	int flags = g[0] ? g[0] : MOVE;
 	struct occ src, o;
-	char *w = source(c, &src);
+	char *w = source(c, &src), *to;
 
-	if (!w || occ_make(c, &o, w + 5 * c->pg, 2 * c->pg, RW, 0))
+	if (!w)
 		return;
-	judge_move(c, sys_mremap(src.a, src.len, src.len, MOVE,
-				 w + 4 * c->pg), &src, w + 4 * c->pg, &o, 0);
-}
-
-static void mremap_maymove(struct cctx *c)
-{
-	struct occ src;
-	char *w = source(c, &src);
-
-	if (w)
-		judge_move(c, sys_mremap(src.a, src.len, src.len,
-					 MREMAP_FIXED, w + 4 * c->pg), &src,
-			   w + 4 * c->pg, NULL, 0);
-}
-
-static void mremap_overlap(struct cctx *c)
-{
-	struct occ src;
-	char *w = source(c, &src);
-
-	if (w)
-		judge_move(c, sys_mremap(src.a, src.len, src.len, MOVE,
-					 w + 2 * c->pg), &src, w + 2 * c->pg,
-			   NULL, 0);
-}
-
-static void mremap_unaligned(struct cctx *c)
-{
-	struct occ src;
-	char *w = source(c, &src);
-
-	if (w)
-		judge_move(c, sys_mremap(src.a, src.len, src.len, MOVE,
-					 w + 4 * c->pg + 1), &src,
-			   w + 4 * c->pg + 1, NULL, 0);
+	to = w + (size_t)g[1] * c->pg + (size_t)g[2];
+	if (g[3] && occ_make(c, &o, to + c->pg, 2 * c->pg, RW, 0))
+		return;
+	judge_move(c, sys_mremap(src.a, src.len, src.len, flags, to), &src,
+		   to, g[3] ? &o : NULL, !!(flags & MREMAP_DONTUNMAP));
 }
 
 /* No source at all, and a destination past TASK_SIZE. */
@@ -136,18 +101,6 @@ static void mremap_dest_first(struct cctx *c)
 		got_err(c, (int)-r);
 	else
 		got(c, A_ELSEWHERE, "moved nothing to %p", (void *)r);
-}
-
-static void mremap_dontunmap(struct cctx *c)
-{
-	struct occ src;
-	char *w = source(c, &src);
-
-	if (w)
-		judge_move(c, sys_mremap(src.a, src.len, src.len,
-					 MOVE | MREMAP_DONTUNMAP,
-					 w + 4 * c->pg), &src, w + 4 * c->pg,
-			   NULL, 1);
 }
 
 /* A segment of one page, marked for removal once attached. */
@@ -173,8 +126,10 @@ static char *shm_addr(struct cctx *c)
 	return w ? (char *)(((uintptr_t)w + lba - 1) & ~(lba - 1)) : NULL;
 }
 
-static void shm_case(struct cctx *c, int occupied, int flags)
+/* shmat at an address, over an occupant's page if arg[0]; arg[1] its flags. */
+static void shm(struct cctx *c)
 {
+	int occupied = c->cc->arg[0], flags = c->cc->arg[1];
 	char *a = shm_addr(c);
 	int id = a ? segment(c) : -1;
 	struct occ o;
@@ -201,21 +156,6 @@ static void shm_case(struct cctx *c, int occupied, int flags)
 		got(c, A_AT, NULL);
 }
 
-static void shm_free(struct cctx *c)
-{
-	shm_case(c, 0, 0);
-}
-
-static void shm_occupied(struct cctx *c)
-{
-	shm_case(c, 1, 0);
-}
-
-static void shm_remap(struct cctx *c)
-{
-	shm_case(c, 1, SHM_REMAP);
-}
-
 static void fixed_replaces(struct cctx *c)
 {
 	char *w = free_window(c, 4 * c->pg);
@@ -229,12 +169,13 @@ static void fixed_replaces(struct cctx *c)
 
 /*
  * MAP_FIXED over part of a mapping replaces that part alone: the pages
- * either side keep their bytes.  With a length off a page, the last
- * page is replaced whole and the next one kept.
+ * either side keep their bytes.  With a length off a page (arg[0] bytes
+ * more than one), the last page is replaced whole and the next one kept.
  */
-static void fixed_part(struct cctx *c, size_t len)
+static void fixed_part(struct cctx *c)
 {
-	size_t pg = c->pg, n = (len + pg - 1) / pg;
+	size_t pg = c->pg, len = pg + (size_t)c->cc->arg[0],
+	       n = (len + pg - 1) / pg;
 	char *w = free_window(c, 8 * pg);
 	struct occ o, head, tail;
 	long r;
@@ -260,61 +201,56 @@ static void fixed_part(struct cctx *c, size_t len)
 		got(c, A_HOLDS, NULL);
 }
 
-static void fixed_splits(struct cctx *c)
-{
-	fixed_part(c, c->pg);
-}
-
-static void fixed_rounds(struct cctx *c)
-{
-	fixed_part(c, c->pg + 1);
-}
-
-#define MREMAP(n, fn, r, src, k, e, ...) { "mremap." n, G_MREMAP, r, src, \
-	k, e, { __VA_ARGS__ }, fn }
+#define MREMAP(n, fn, r, src, k, e, g, ...) { "mremap." n, G_MREMAP, r, \
+	src, k, e, { __VA_ARGS__ }, fn, g }
 
 const struct ccase move_cases[] = {
-	MREMAP("fixed", mremap_free, "MREMAP_FIXED moves exactly to a free "
-	       "destination", "mm/mremap.c: mremap_to", A_AT, 0, { 0 }),
-	MREMAP("fixed-replaces", mremap_replaces, "MREMAP_FIXED replaces "
-	       "what is at the destination", "mm/mremap.c: mremap_to "
-	       "(do_munmap of the destination)", A_REPLACED, 0, { 0 }),
-	MREMAP("fixed-needs-maymove", mremap_maymove, "MREMAP_FIXED "
-	       "without MREMAP_MAYMOVE: EINVAL", "mm/mremap.c: mremap",
-	       A_ERR, EINVAL, { 0 }),
-	MREMAP("overlap", mremap_overlap, "a destination overlapping the "
-	       "source: EINVAL", "mm/mremap.c: mremap_to", A_ERR, EINVAL,
-	       { 0 }),
-	MREMAP("unaligned", mremap_unaligned, "a destination off a page "
-	       "boundary: EINVAL", "mm/mremap.c: mremap_to", A_ERR, EINVAL,
-	       { 0 }),
+	MREMAP("fixed", move, "MREMAP_FIXED moves exactly to a free "
+	       "destination", "mm/mremap.c: mremap_to", A_AT, 0,
+	       ARG(0, 4, 0, 0), { 0 }),
+	MREMAP("fixed-replaces", move, "MREMAP_FIXED replaces what is at "
+	       "the destination", "mm/mremap.c: mremap_to (do_munmap of the "
+	       "destination)", A_REPLACED, 0, ARG(0, 4, 0, 1), { 0 }),
+	MREMAP("fixed-needs-maymove", move, "MREMAP_FIXED without "
+	       "MREMAP_MAYMOVE: EINVAL", "mm/mremap.c: mremap", A_ERR, EINVAL,
+	       ARG(MREMAP_FIXED, 4, 0, 0), { 0 }),
+	MREMAP("overlap", move, "a destination overlapping the source: "
+	       "EINVAL", "mm/mremap.c: mremap_to", A_ERR, EINVAL,
+	       ARG(0, 2, 0, 0), { 0 }),
+	MREMAP("unaligned", move, "a destination off a page boundary: "
+	       "EINVAL", "mm/mremap.c: mremap_to", A_ERR, EINVAL,
+	       ARG(0, 4, 1, 0), { 0 }),
 	MREMAP("destination-first", mremap_dest_first, "a destination past "
 	       "TASK_SIZE is EINVAL before the source is looked up",
 	       "mm/mremap.c: check_mremap_params (6.17)", A_ERR, EINVAL,
-	       { 0, KV(6, 17), A_ERR, EFAULT, "before Linux 6.17 the source "
-		 "is looked up first (6.12's mremap: vma_lookup, then "
-		 "mremap_to)" }),
-	MREMAP("dontunmap", mremap_dontunmap, "MREMAP_DONTUNMAP moves the "
-	       "pages and keeps the source mapped, empty", "mm/mremap.c: "
-	       "move_vma (e346b3813067, 5.7)", A_AT, 0,
+	       ARG(0, 0, 0, 0), { 0, KV(6, 17), A_ERR, EFAULT, "before "
+				  "Linux 6.17 the source is looked up first "
+				  "(6.12's mremap: vma_lookup, then "
+				  "mremap_to)" }),
+	MREMAP("dontunmap", move, "MREMAP_DONTUNMAP moves the pages and "
+	       "keeps the source mapped, empty", "mm/mremap.c: move_vma "
+	       "(e346b3813067, 5.7)", A_AT, 0,
+	       ARG(MOVE | MREMAP_DONTUNMAP, 4, 0, 0),
 	       { 0, KV(5, 7), A_ERR, EINVAL, "MREMAP_DONTUNMAP is Linux "
 		 "5.7's" }),
 	{ "shm.free", G_SHM, "shmat at a free address attaches exactly "
-	  "there", "ipc/shm.c: do_shmat", A_AT, 0, { { 0 } }, shm_free },
+	  "there", "ipc/shm.c: do_shmat", A_AT, 0, { { 0 } }, shm,
+	  ARG(0, 0) },
 	{ "shm.occupied", G_SHM, "shmat over a mapping without SHM_REMAP: "
 	  "EINVAL", "ipc/shm.c: do_shmat (find_vma_intersection)", A_ERR,
-	  EINVAL, { { 0 } }, shm_occupied },
+	  EINVAL, { { 0 } }, shm, ARG(1, 0) },
 	{ "shm.remap", G_SHM, "shmat with SHM_REMAP replaces what is there",
-	  "ipc/shm.c: do_shmat (MAP_FIXED)", A_REPLACED, 0, { { 0 } },
-	  shm_remap },
+	  "ipc/shm.c: do_shmat (MAP_FIXED)", A_REPLACED, 0, { { 0 } }, shm,
+	  ARG(1, SHM_REMAP) },
 	{ "fixed.replaces", G_FIXED, "MAP_FIXED replaces what is in its "
 	  "range", "mm/mmap.c: mmap_region (the old range unmapped)",
-	  A_REPLACED, 0, { { 0 } }, fixed_replaces },
+	  A_REPLACED, 0, { { 0 } }, fixed_replaces, { 0 } },
 	{ "fixed.splits", G_FIXED, "MAP_FIXED over part of a mapping keeps "
 	  "the pages either side", "mm/vma.c: vms_gather_munmap_vmas "
-	  "(split at both ends)", A_HOLDS, 0, { { 0 } }, fixed_splits },
+	  "(split at both ends)", A_HOLDS, 0, { { 0 } }, fixed_part,
+	  ARG(0) },
 	{ "fixed.rounds", G_FIXED, "a length off a page replaces its last "
 	  "page whole, and no more", "mm/mmap.c: do_mmap (PAGE_ALIGN(len))",
-	  A_HOLDS, 0, { { 0 } }, fixed_rounds },
-	{ NULL, 0, NULL, NULL, 0, 0, { { 0 } }, NULL },
+	  A_HOLDS, 0, { { 0 } }, fixed_part, ARG(1) },
+	{ NULL, 0, NULL, NULL, 0, 0, { { 0 } }, NULL, { 0 } },
 };

@@ -17,23 +17,6 @@
 
 #ifndef MAP_SHARED_VALIDATE
 #define MAP_SHARED_VALIDATE 0x03
-/*
- * The kernel itself: MAP_SHARED_VALIDATE refuses the flag, which its
- * LEGACY_MAP_MASK lacks (EOPNOTSUPP, after file_mmap_ok); the library
- * maps such a file as the flag would, so oracle() says the mapping is
- * made.
- */
-static inline int oracle_kernel(int kind, int flags, int prot, off_t off,
-				int occupied)
-{
-	int err = oracle(kind, flags, prot, off, occupied);
-
-	if (kind != FD_ANON && kind != FD_CLOSED && !occupied &&
-	    (flags & MAP_TYPE) == MAP_SHARED_VALIDATE && err != EOVERFLOW)
-		return EOPNOTSUPP;
-	return err;
-}
-
 #endif
 
 enum fd_kind { FD_ANON, FD_RO, FD_RW, FD_DIR, FD_PIPE, FD_ZERO, FD_CLOSED,

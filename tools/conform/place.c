@@ -11,37 +11,48 @@
 #include <unistd.h>
 #include "conform.h"
 
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
 #endif
 
-#define RW (PROT_READ | PROT_WRITE)
-#define NOREPLACE (PLACE_ANON | MAP_FIXED_NOREPLACE)
-
-/* The flag's history, shared by every case that needs it to refuse. */
-#define HINT_BEFORE_417 { 0, KV(4, 17), A_ELSEWHERE, 0, \
-	"before Linux 4.17 the flag is unknown and the address a hint " \
-	"(a4ff8e8620d3 added it)" }
+#define HINT_BEFORE_417 BEFORE_417(A_ELSEWHERE)
 #define MISSED_IN_417 { KV(4, 17), KV(4, 19), A_REPLACED, 0, \
 	"Linux 4.17 and 4.18 looked only for a mapping containing the " \
 	"address (find_vma); 7aa867dd8952 fixed it" }
 
-/* The flag over [w + at, + len) with an occupant of olen at w + oat. */
-static void overlap(struct cctx *c, size_t at, size_t len, size_t oat,
-		    size_t olen, int prot, int flags)
+/*
+ * The flag over the case's [w + at, + len) pages with an occupant of
+ * olen pages at w + oat (arg: at, len, oat, olen), in a window of 8.
+ */
+static void geometry(struct cctx *c, int prot, int flags)
 {
+	const int *g = c->cc->arg;
 	size_t pg = c->pg;
 	char *w = free_window(c, 8 * pg);
 	struct occ o;
 	long r;
 
-	if (!w || occ_make(c, &o, w + oat * pg, olen * pg, prot, flags))
+	if (!w || occ_make(c, &o, w + (size_t)g[2] * pg, (size_t)g[3] * pg,
+			   prot, flags))
 		return;
-	r = sys_mmap(w + at * pg, len * pg, RW, NOREPLACE, -1, 0);
-	judge_place(c, r, w + at * pg, len * pg, &o);
+	r = sys_mmap(w + (size_t)g[0] * pg, (size_t)g[1] * pg, RW, NOREPLACE,
+		     -1, 0);
+	judge_place(c, r, w + (size_t)g[0] * pg, (size_t)g[1] * pg, &o);
+}
+
+static void overlap(struct cctx *c)
+{
+	geometry(c, RW, 0);
+}
+
+static void prot_none(struct cctx *c)
+{
+	geometry(c, PROT_NONE, MAP_NORESERVE);
+}
+
+static void growsdown(struct cctx *c)
+{
+	geometry(c, RW, MAP_GROWSDOWN);
 }
 
 static void free_range(struct cctx *c)
@@ -69,41 +80,6 @@ static void free_file(struct cctx *c)
 	close(fd);
 }
 
-static void same(struct cctx *c)
-{
-	overlap(c, 2, 2, 2, 2, RW, 0);
-}
-
-static void inside(struct cctx *c)
-{
-	overlap(c, 3, 1, 2, 4, RW, 0);
-}
-
-static void around(struct cctx *c)
-{
-	overlap(c, 1, 6, 3, 2, RW, 0);
-}
-
-static void at_start(struct cctx *c)
-{
-	overlap(c, 2, 4, 1, 2, RW, 0);
-}
-
-static void at_end(struct cctx *c)
-{
-	overlap(c, 1, 4, 4, 3, RW, 0);
-}
-
-static void last_page(struct cctx *c)
-{
-	overlap(c, 0, 6, 5, 1, RW, 0);
-}
-
-static void prot_none(struct cctx *c)
-{
-	overlap(c, 1, 4, 2, 2, PROT_NONE, MAP_NORESERVE);
-}
-
 /* Guard regions (MADV_GUARD_INSTALL, 6.13) are mapped: nothing free. */
 static void guard(struct cctx *c)
 {
@@ -127,30 +103,35 @@ static void guard(struct cctx *c)
 	judge_place(c, r, w + 3 * pg, pg, &o);
 }
 
-static void growsdown(struct cctx *c)
+/*
+ * The flag over the first page of a mapping the process did not make
+ * (what: the stack, the program), at s.  Its bytes are not this case's
+ * to compare: replaced is mapped at the address.
+ */
+static void kernels_own(struct cctx *c, uintptr_t s, int prot,
+			const char *what)
 {
-	overlap(c, 2, 2, 2, 4, RW, MAP_GROWSDOWN);
+	long r = sys_mmap((void *)s, c->pg, prot, NOREPLACE, -1, 0);
+
+	if ((unsigned long)r >= -4095UL)
+		got_err(c, (int)-r);
+	else if ((uintptr_t)r == s)
+		got(c, A_REPLACED, "mapped over %s at %#lx", what,
+		    (unsigned long)s);
+	else
+		got(c, A_ELSEWHERE, "mapped at %#lx, not over %s at %#lx",
+		    (unsigned long)r, what, (unsigned long)s);
 }
 
 /* The process's stack (the bottom page, far below what is in use). */
 static void stack(struct cctx *c)
 {
 	uintptr_t s, e;
-	long r;
 
-	if (!maps_find("[stack]", &s, &e)) {
+	if (!maps_find("[stack]", &s, &e))
 		skip(c, "no [stack] in /proc/self/maps");
-		return;
-	}
-	r = sys_mmap((void *)s, c->pg, RW, NOREPLACE, -1, 0);
-	if ((unsigned long)r >= -4095UL)
-		got_err(c, (int)-r);
-	else if ((uintptr_t)r == s)
-		got(c, A_REPLACED, "mapped over the stack at %#lx",
-		    (unsigned long)s);
 	else
-		got(c, A_ELSEWHERE, "mapped at %#lx, not the stack's %#lx",
-		    (unsigned long)r, (unsigned long)s);
+		kernels_own(c, s, RW, "the stack");
 }
 
 /* The program's own first page (its ELF header, read-only). */
@@ -159,26 +140,16 @@ static void image(struct cctx *c)
 	char exe[512];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	uintptr_t s, e;
-	long r;
 
 	if (n <= 0) {
 		skip(c, "/proc/self/exe: %s", err_name(errno));
 		return;
 	}
 	exe[n] = 0;
-	if (!maps_find(exe, &s, &e)) {
+	if (!maps_find(exe, &s, &e))
 		skip(c, "the program is not in /proc/self/maps");
-		return;
-	}
-	r = sys_mmap((void *)s, c->pg, PROT_READ, NOREPLACE, -1, 0);
-	if ((unsigned long)r >= -4095UL)
-		got_err(c, (int)-r);
-	else if ((uintptr_t)r == s)
-		got(c, A_REPLACED, "mapped over the program at %#lx",
-		    (unsigned long)s);
 	else
-		got(c, A_ELSEWHERE, "mapped at %#lx, not the program's %#lx",
-		    (unsigned long)r, (unsigned long)s);
+		kernels_own(c, s, PROT_READ, "the program");
 }
 
 /* x86_64's [vsyscall] page lies above TASK_SIZE: ENOMEM, not EEXIST. */
@@ -193,16 +164,6 @@ static void vsyscall(struct cctx *c)
 	}
 	r = sys_mmap((void *)s, c->pg, PROT_READ, NOREPLACE, -1, 0);
 	judge_place(c, r, (char *)s, c->pg, NULL);
-}
-
-static void below(struct cctx *c)
-{
-	overlap(c, 1, 2, 3, 2, RW, 0);
-}
-
-static void above(struct cctx *c)
-{
-	overlap(c, 3, 2, 1, 2, RW, 0);
 }
 
 /* A one-page hole between two mappings takes a page exactly. */
@@ -270,57 +231,62 @@ static void hint_stack_gap(struct cctx *c)
 			    c->pg, NULL);
 }
 
-#define OVERLAP(n, fn, r, ...) { "overlap." n, G_OVERLAP, r, \
+#define OVERLAP(n, fn, r, g, ...) { "overlap." n, G_OVERLAP, r, \
 	"mm/mmap.c: do_mmap (find_vma_intersection)", A_ERR, EEXIST, \
-	{ HINT_BEFORE_417, ##__VA_ARGS__ }, fn }
+	{ HINT_BEFORE_417, ##__VA_ARGS__ }, fn, g }
 
 const struct ccase place_cases[] = {
 	{ "place.free", G_PLACE, "the flag on a free range maps exactly at "
 	  "the address", "mm/mmap.c: do_mmap (the flag implies MAP_FIXED; "
-	  "a4ff8e8620d3, 4.17)", A_AT, 0, { { 0 } }, free_range },
+	  "a4ff8e8620d3, 4.17)", A_AT, 0, { { 0 } }, free_range, { 0 } },
 	{ "place.file", G_PLACE, "a file's pages at an offset are placed "
 	  "exactly too", "mm/mmap.c: do_mmap", A_AT, 0, { { 0 } },
-	  free_file },
-	OVERLAP("same", same, "a range equal to a mapping: EEXIST"),
-	OVERLAP("inside", inside, "a range inside a mapping: EEXIST"),
-	OVERLAP("around", around, "a range around a whole mapping: EEXIST",
-		MISSED_IN_417),
-	OVERLAP("start", at_start, "a mapping over the range's first page: "
-		"EEXIST"),
-	OVERLAP("end", at_end, "a mapping starting inside the range and "
-		"going on past it: EEXIST", MISSED_IN_417),
-	OVERLAP("last-page", last_page, "a mapping on the range's last page "
-		"alone: EEXIST", MISSED_IN_417),
+	  free_file, { 0 } },
+	OVERLAP("same", overlap, "a range equal to a mapping: EEXIST",
+		ARG(2, 2, 2, 2)),
+	OVERLAP("inside", overlap, "a range inside a mapping: EEXIST",
+		ARG(3, 1, 2, 4)),
+	OVERLAP("around", overlap, "a range around a whole mapping: "
+		"EEXIST", ARG(1, 6, 3, 2), MISSED_IN_417),
+	OVERLAP("start", overlap, "a mapping over the range's first page: "
+		"EEXIST", ARG(2, 4, 1, 2)),
+	OVERLAP("end", overlap, "a mapping starting inside the range and "
+		"going on past it: EEXIST", ARG(1, 4, 4, 3), MISSED_IN_417),
+	OVERLAP("last-page", overlap, "a mapping on the range's last page "
+		"alone: EEXIST", ARG(0, 6, 5, 1), MISSED_IN_417),
 	OVERLAP("prot-none", prot_none, "a PROT_NONE reservation is mapped: "
-		"EEXIST", MISSED_IN_417),
+		"EEXIST", ARG(1, 4, 2, 2), MISSED_IN_417),
 	OVERLAP("guard", guard, "pages made guard pages (MADV_GUARD_INSTALL) "
-		"are mapped: EEXIST"),
-	OVERLAP("growsdown", growsdown, "a MAP_GROWSDOWN mapping: EEXIST"),
-	OVERLAP("stack", stack, "the process's stack: EEXIST"),
-	OVERLAP("image", image, "the program's own image: EEXIST"),
+		"are mapped: EEXIST", ARG(0)),
+	OVERLAP("growsdown", growsdown, "a MAP_GROWSDOWN mapping: EEXIST",
+		ARG(2, 2, 2, 4)),
+	OVERLAP("stack", stack, "the process's stack: EEXIST", ARG(0)),
+	OVERLAP("image", image, "the program's own image: EEXIST", ARG(0)),
 	{ "overlap.vsyscall", G_OVERLAP, "[vsyscall] lies above TASK_SIZE: "
 	  "ENOMEM, never EEXIST", "mm/mmap.c: __get_unmapped_area "
-	  "(TASK_SIZE)", A_ERR, ENOMEM, { HINT_BEFORE_417 }, vsyscall },
+	  "(TASK_SIZE)", A_ERR, ENOMEM, { HINT_BEFORE_417 }, vsyscall,
+	  { 0 } },
 	{ "adjacent.below", G_ADJACENT, "a range ending where a mapping "
 	  "starts is free: mapped", "mm/mmap.c: do_mmap (half-open ranges)",
-	  A_AT, 0, { { 0 } }, below },
+	  A_AT, 0, { { 0 } }, overlap, { 1, 2, 3, 2 } },
 	{ "adjacent.above", G_ADJACENT, "a range starting where a mapping "
 	  "ends is free: mapped", "mm/mmap.c: do_mmap (half-open ranges)",
-	  A_AT, 0, { { 0 } }, above },
+	  A_AT, 0, { { 0 } }, overlap, { 3, 2, 1, 2 } },
 	{ "adjacent.hole", G_ADJACENT, "a one-page hole between two "
 	  "mappings takes one page", "mm/mmap.c: do_mmap", A_AT, 0,
-	  { { 0 } }, hole },
+	  { { 0 } }, hole, { 0 } },
 	{ "adjacent.stack-gap", G_ADJACENT, "the flag maps in the stack's "
 	  "guard gap, which only the hint keeps", "mm/mmap.c: "
 	  "__get_unmapped_area (MAP_FIXED takes the address as it is)",
-	  A_AT, 0, { HINT_BEFORE_417 }, stack_gap },
+	  A_AT, 0, { HINT_BEFORE_417 }, stack_gap, { 0 } },
 	{ "hint.occupied", G_HINT, "an occupied hint is placed elsewhere, "
 	  "the occupant untouched", "mm/mmap.c: generic_get_unmapped_area",
-	  A_ELSEWHERE, 0, { { 0 } }, hint_occupied },
+	  A_ELSEWHERE, 0, { { 0 } }, hint_occupied, { 0 } },
 	{ "hint.stack-gap", G_HINT, "a hint in the stack's guard gap is "
 	  "placed elsewhere", "mm/mmap.c: generic_get_unmapped_area "
 	  "(vm_start_gap; 1be7107fbe18, 4.12)", A_ELSEWHERE, 0,
 	  { { 0, KV(4, 12), A_AT, 0, "before Linux 4.12 the stack's guard "
-	      "was one page inside it (1be7107fbe18)" } }, hint_stack_gap },
-	{ NULL, 0, NULL, NULL, 0, 0, { { 0 } }, NULL },
+	      "was one page inside it (1be7107fbe18)" } }, hint_stack_gap,
+	  { 0 } },
+	{ NULL, 0, NULL, NULL, 0, 0, { { 0 } }, NULL, { 0 } },
 };

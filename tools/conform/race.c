@@ -17,18 +17,10 @@
 #include <unistd.h>
 #include "conform.h"
 
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-
-#define RW (PROT_READ | PROT_WRITE)
-#define NOREPLACE (PLACE_ANON | MAP_FIXED_NOREPLACE)
 #define THREADS 8
 #define ROUNDS 100
 
-#define HINT_BEFORE_417 { 0, KV(4, 17), A_BROKEN, 0, \
-	"before Linux 4.17 the flag is unknown and the address a hint " \
-	"(a4ff8e8620d3 added it)" }
+#define HINT_BEFORE_417 BEFORE_417(A_BROKEN)
 
 static int is_err(long r)
 {
@@ -439,21 +431,21 @@ const struct ccase race_cases[] = {
 	{ "race.one-range", G_RACE, "threads racing for one range: one "
 	  "wins, the others get EEXIST, nothing is lost", "mm/mmap.c: "
 	  "do_mmap under mmap_write_lock (the check and the mapping are "
-	  "one step)", A_HOLDS, 0, { HINT_BEFORE_417 }, race_one },
+	  "one step)", A_HOLDS, 0, { HINT_BEFORE_417 }, race_one, { 0 } },
 	{ "race.neighbours", G_RACE, "threads taking neighbouring pages "
 	  "at once all get their own", "mm/mmap.c: do_mmap under "
-	  "mmap_write_lock", A_HOLDS, 0, { { 0 } }, race_neighbours },
+	  "mmap_write_lock", A_HOLDS, 0, { { 0 } }, race_neighbours, { 0 } },
 	{ "process.fork-inherits", G_PROCESS, "a child's inherited "
 	  "mappings are occupied for it, its own are not its parent's",
 	  "kernel/fork.c: dup_mmap", A_HOLDS, 0, { HINT_BEFORE_417 },
-	  fork_inherits },
+	  fork_inherits, { 0 } },
 	{ "process.fork-midcall", G_PROCESS, "a fork while another thread "
 	  "places: the child sees each placement whole or not at all",
 	  "kernel/fork.c: dup_mmap (under mmap_write_lock)", A_HOLDS, 0,
-	  { HINT_BEFORE_417 }, fork_midcall },
+	  { HINT_BEFORE_417 }, fork_midcall, { 0 } },
 	{ "process.signals", G_PROCESS, "placements interrupted by signals "
 	  "answer as uninterrupted, in the handler too", "mm/mmap.c: "
 	  "vm_mmap_pgoff (mmap_write_lock_killable: fatal signals only)",
-	  A_HOLDS, 0, { HINT_BEFORE_417 }, signals },
-	{ NULL, 0, NULL, NULL, 0, 0, { { 0 } }, NULL },
+	  A_HOLDS, 0, { HINT_BEFORE_417 }, signals, { 0 } },
+	{ NULL, 0, NULL, NULL, 0, 0, { { 0 } }, NULL, { 0 } },
 };

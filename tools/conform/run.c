@@ -186,6 +186,26 @@ static size_t select_cases(const struct opts *op, struct result *res,
 	return n;
 }
 
+/* Each group's outcomes, and the total's (count[G_COUNT]). */
+static void count_outcomes(const struct result *res, size_t n,
+			   unsigned int count[G_COUNT + 1][O_COUNT])
+{
+	size_t i;
+
+	memset(count, 0, sizeof(unsigned int[G_COUNT + 1][O_COUNT]));
+	for (i = 0; i < n; i++) {
+		count[res[i].cc->group][res[i].o]++;
+		count[G_COUNT][res[i].o]++;
+	}
+}
+
+/* Whether the group has a case in the run. */
+static int group_ran(const unsigned int *count)
+{
+	return count[O_PASS] + count[O_FAIL] + count[O_VERSION] +
+	       count[O_SKIP] > 0;
+}
+
 /* "expected EEXIST, got mapped at the address (detail)". */
 static void expected_got(FILE *f, const struct result *r)
 {
@@ -205,16 +225,11 @@ static void print_table(const struct result *res, size_t n,
 	size_t i;
 	int g, o;
 
-	memset(count, 0, sizeof(count));
-	for (i = 0; i < n; i++) {
-		count[res[i].cc->group][res[i].o]++;
-		count[G_COUNT][res[i].o]++;
-	}
+	count_outcomes(res, n, count);
 	printf("%s\n\n%-10s %7s %7s %8s %8s\n", system, "group", "passed",
 	       "failed", "version", "skipped");
 	for (g = 0; g <= G_COUNT; g++) {
-		if (g < G_COUNT && !(count[g][O_PASS] + count[g][O_FAIL] +
-				     count[g][O_VERSION] + count[g][O_SKIP]))
+		if (g < G_COUNT && !group_ran(count[g]))
 			continue;
 		printf("%-10s", g < G_COUNT ? group_name[g] : "total");
 		for (o = 0; o < O_COUNT; o++)
@@ -307,11 +322,7 @@ static int print_json(const struct result *res, size_t n,
 	size_t i;
 	int g, err;
 
-	memset(count, 0, sizeof(count));
-	for (i = 0; i < n; i++) {
-		count[res[i].cc->group][res[i].o]++;
-		count[G_COUNT][res[i].o]++;
-	}
+	count_outcomes(res, n, count);
 	err = jw_begin(&w);
 	if (err)
 		return err;
@@ -323,8 +334,7 @@ static int print_json(const struct result *res, size_t n,
 	jw_counts(&w, count[G_COUNT]);
 	jw_open(&w, "groups", '[');
 	for (g = 0; g < G_COUNT; g++) {
-		if (!(count[g][O_PASS] + count[g][O_FAIL] +
-		      count[g][O_VERSION] + count[g][O_SKIP]))
+		if (!group_ran(count[g]))
 			continue;
 		jw_open(&w, NULL, '{');
 		jw_str(&w, "group", group_name[g]);
