@@ -24,6 +24,23 @@ status 2 "--only naming nothing" "$ncf" --only no-such-group
 "$ncf" --only no-such-group 2>&1 | grep -q "no group or case 'no-such-group'"
 ok $? "--only naming nothing says so"
 
+status 2 "a table to a full device" sh -c "'$ncf' --only place >/dev/full"
+status 2 "JSON to a full device" sh -c "'$nc' conform --json --only place \
+	>/dev/full"
+# No process for a case (one process allowed, another user's): status 2,
+# and why.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
+   command -v prlimit >/dev/null 2>&1; then
+	prlimit --nproc=1 setpriv --reuid=65534 --regid=65534 \
+		--clear-groups --inh-caps=-all "$ncf" --only place \
+		>/dev/null 2>"$tmp/err"
+	s=$?
+	[ $s -eq 2 ] && grep -q 'cannot run it' "$tmp/err"
+	ok $? "no process for a case: status 2 and why (status $s)"
+else
+	skip "not root, or no setpriv and prlimit (util-linux)"
+fi
+
 # The cases as data: every one named once, in a known group, with a rule
 # and a source.
 "$ncf" --list >"$tmp/list"
@@ -165,5 +182,12 @@ else
 	grep -v '^ok\|^1\.\.' "$tmp/tap"
 	ok $s "noclobber-conform under rr record answers every case"
 fi
+
+# The page the runs make: a row for each run kept so far.
+sh "$top/scripts/conformance-doc" "$b/conform" "$tmp/page.md" >/dev/null
+s=$?
+[ $s -eq 0 ] && grep -q '^| emu-anywhere | ' "$tmp/page.md" &&
+	grep -q '^| `overlap.end` |' "$tmp/page.md"
+ok $? "scripts/conformance-doc writes a page from the runs (status $s)"
 
 done_testing

@@ -11,6 +11,7 @@
  *
  *   conform.h    the cases' shape, the answers, the kit, the runner
  *   kit.c        what the cases share: free windows, occupants, answers
+ *   oracle.h     do_mmap's answers as a table (tests/t-errno.c's too)
  *   place.c      placement, overlap of every kind, adjacency, the hint
  *   errors.c     mmap's errors in the kernel's order
  *   move.c       mremap, shmat, MAP_FIXED's replacement
@@ -117,11 +118,10 @@ struct ccase {
 extern const struct ccase place_cases[], error_cases[], move_cases[],
 	race_cases[];
 
+/* What a check gets (its case, the page size) and gives (got or skip). */
 struct cctx {
 	const struct ccase *cc;
 	unsigned long pg;
-	unsigned long release;
-	int verbose;
 	struct answer got;
 	char skip_why[120];
 };

@@ -96,7 +96,7 @@ static void judge(struct result *res, unsigned long release)
 }
 
 /* The case's check in a child; its answer comes back through a pipe. */
-static int run_case(struct result *res, unsigned long release, int verbose)
+static int run_case(struct result *res, unsigned long release)
 {
 	struct cctx c;
 	int fd[2], st;
@@ -106,8 +106,6 @@ static int run_case(struct result *res, unsigned long release, int verbose)
 	memset(&c, 0, sizeof(c));
 	c.cc = res->cc;
 	c.pg = (unsigned long)sysconf(_SC_PAGESIZE);
-	c.release = release;
-	c.verbose = verbose;
 	c.got.k = A_BROKEN;
 	snprintf(c.got.detail, sizeof(c.got.detail), "the case gave no "
 		 "answer");
@@ -134,7 +132,6 @@ static int run_case(struct result *res, unsigned long release, int verbose)
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	if (n != sizeof(c)) {
-		c.skip_why[0] = 0;
 		c.got.k = A_BROKEN;
 		if (WIFSIGNALED(st))
 			snprintf(c.got.detail, sizeof(c.got.detail),
@@ -147,6 +144,11 @@ static int run_case(struct result *res, unsigned long release, int verbose)
 				 "without an answer", WEXITSTATUS(st));
 	}
 	res->got = c.got;
+	/* A case that died has no answer a version could have given. */
+	if (n != sizeof(c)) {
+		res->o = O_FAIL;
+		return 0;
+	}
 	if (c.skip_why[0]) {
 		res->o = O_SKIP;
 		snprintf(res->note, sizeof(res->note), "%s", c.skip_why);
@@ -351,6 +353,8 @@ static int print_json(const struct result *res, size_t n,
 
 static void usage(FILE *f, const char *prog)
 {
+	int g;
+
 	fprintf(f, "usage: %s [--json | --tap] [--only GROUP|CASE]... [-v]\n"
 		"       %s --list\n\n"
 		"Puts mmap's fixed-placement rules (MAP_FIXED_NOREPLACE, "
@@ -359,7 +363,7 @@ static void usage(FILE *f, const char *prog)
 		"its oracle.  A release's own choice\nis reported as that "
 		"version's behaviour, not as a failure.  Exit\nstatus: 0 "
 		"conformant, 1 not, 2 an error.\n\ngroups:", prog, prog);
-	for (int g = 0; g < G_COUNT; g++)
+	for (g = 0; g < G_COUNT; g++)
 		fprintf(f, " %s", group_name[g]);
 	fprintf(f, "\n");
 }
@@ -469,7 +473,7 @@ int conform_main(int argc, char **argv, const char *prog)
 	release = kernel_release();
 	n = select_cases(&op, res, 128);
 	for (i = 0; i < n; i++) {
-		err = run_case(&res[i], release, op.verbose);
+		err = run_case(&res[i], release);
 		if (err) {
 			fprintf(stderr, "%s: %s: cannot run it: %s\n", prog,
 				res[i].cc->name, strerror(-err));
