@@ -149,6 +149,7 @@ struct occ {
 	size_t len;
 	int prot;
 	unsigned char mark;
+	int seen;	/* whether the environment shows it mapped at all */
 };
 int occ_make(struct cctx *c, struct occ *o, char *a, size_t len, int prot,
 	     int flags);
