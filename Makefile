@@ -52,7 +52,17 @@ SONAME := libnoclobber.so.$(SOMAJOR)
 SHLIB := $(O)/libnoclobber.so.$(VERSION)
 STLIB := $(O)/libnoclobber.a
 TOOL := $(O)/noclobber
-TOOL_SRC := $(wildcard tools/*.c)
+# The conformance suite (tools/conform/) is in the tool, and alone in
+# noclobber-conform: static where the C library allows (not with a
+# sanitizer, whose runtime is shared), no library of the project's.
+CONFORM := $(O)/noclobber-conform
+CONFORM_SRC := $(filter-out tools/conform/main.c, \
+	$(wildcard tools/conform/*.c))
+CONFORM_H := tools/conform/conform.h tools/conform/oracle.h \
+	include/noclobber_core.h
+CONFORM_STATIC := $(if $(findstring -fsanitize=,$(CFLAGS) $(LDFLAGS)),, \
+	-static)
+TOOL_SRC := $(wildcard tools/*.c) $(CONFORM_SRC)
 
 # The watchers' rules, linked by whatever judges a call (the tool, the
 # tests) and by nothing else: a static library of position-independent,
@@ -71,7 +81,7 @@ TEST_HELPERS := $(O)/tests/ncb-emu
 BENCH_SRC := $(wildcard bench/b-*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(O)/bench/%)
 
-all: $(SHLIB) $(STLIB) $(WATCH_LIB) $(TOOL)
+all: $(SHLIB) $(STLIB) $(WATCH_LIB) $(TOOL) $(CONFORM)
 
 $(O)/src/%.o: src/%.c $(LIB_H)
 	@mkdir -p $(@D)
@@ -173,24 +183,31 @@ $(WATCH_LIB): $(WATCH_LIB_OBJ)
 # The tools link the static libraries: they run from the build tree as
 # they are.
 $(HELPER): $(TOOL_SRC) tools/cli.h $(WATCH_H) include/noclobber_intree.h \
-		$(STLIB) $(WATCH_LIB) $(SKEL)
+		$(STLIB) $(WATCH_LIB) $(SKEL) $(CONFORM_H)
 	$(CC) $(CFLAGS) $(TOOL_CFLAGS) $(TOOL_DEFS) $(LDFLAGS) -o $@ \
 		$(TOOL_SRC) $(WATCH_LIB) $(STLIB) $(TOOL_LIBS) $(LDLIBS_NCB)
 
-$(TOOL): $(LITE_SRC) tools/cli.h include/noclobber_intree.h $(STLIB)
+$(TOOL): $(LITE_SRC) tools/cli.h include/noclobber_intree.h $(STLIB) \
+		$(CONFORM_H)
 	$(CC) $(CFLAGS) $(TOOL_CFLAGS) $(LITE_DEFS) $(LDFLAGS) -o $@ \
 		$(LITE_SRC) $(STLIB) $(LDLIBS_NCB)
 
+$(CONFORM): $(CONFORM_SRC) tools/conform/main.c tools/json.c tools/cli.h \
+		$(CONFORM_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(TOOL_CFLAGS) $(LDFLAGS) $(CONFORM_STATIC) -o $@ \
+		$(CONFORM_SRC) tools/conform/main.c tools/json.c -pthread
+
 # Tests and benchmarks link the static libraries to reach internal paths.
 $(O)/tests/t-%: tests/t-%.c tests/harness.h tests/ncbtest.h tests/elfgen.h \
-		$(LIB_H) $(WATCH_H) $(STLIB) $(WATCH_LIB)
+		$(LIB_H) $(WATCH_H) $(STLIB) $(WATCH_LIB) tools/conform/oracle.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) -Itools $(LDFLAGS) -o $@ $< \
 		$(WATCH_LIB) $(STLIB) $(LDLIBS_NCB)
 
 $(O)/tests/t-%-core: tests/t-%.c tests/core/shim.c src/mmap.c src/mremap.c \
 		tests/harness.h tests/ncbtest.h include/noclobber_core.h \
-		src/internal.h $(STLIB)
+		src/internal.h $(STLIB) tools/conform/oracle.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< tests/core/shim.c \
 		$(STLIB) $(LDLIBS_NCB)
@@ -303,7 +320,7 @@ install: all
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libnoclobber.so
 	install -m 644 include/noclobber.h include/noclobber_core.h \
 		$(DESTDIR)$(INCLUDEDIR)/
-	install -m 755 $(TOOL) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(TOOL) $(CONFORM) $(DESTDIR)$(BINDIR)/
 	$(if $(filter 1,$(WATCH)),install -D -m 755 $(HELPER) \
 		$(DESTDIR)$(HELPER_PATH))
 	$(if $(COMPAT_LOADER),install -D -m 755 $(TOOL) \

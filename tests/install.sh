@@ -16,6 +16,7 @@ for f in usr/include/noclobber.h usr/include/noclobber_core.h \
 	 usr/lib/libnoclobber.so.0 \
 	 usr/lib/libnoclobber.a usr/lib/pkgconfig/noclobber.pc \
 	 usr/bin/noclobber usr/share/man/man3/ncb_mmap.3 \
+	 usr/bin/noclobber-conform usr/share/man/man1/noclobber-conform.1 \
 	 usr/share/man/man1/noclobber.1 usr/share/man/man7/noclobber.7; do
 	[ -e "$t/root/$f" ]
 	ok $? "installed $f"

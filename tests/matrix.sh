@@ -17,7 +17,9 @@
 #   vm-6.12        Debian's Linux 6.12 in a VM              honoured
 #
 # ARCH is each of i386, aarch64, riscv64, ppc64le, s390x and armhf; the
-# row's name says how it ran.  A VM row is one test an item of its set
+# row's name says how it ran.  Each row runs noclobber-conform too, which
+# must fail exactly the cases its environment is known to break
+# (tests/conform-expect).  A VM row is one test an item of its set
 # (tests/vm/items.sh): NCB_VM_SET=all (make check-vm) runs all of them.
 # NCB_HOST_NOREPLACE names the host kernel's behaviour where its version
 # does not tell (see tests/targets.sh).
@@ -114,6 +116,39 @@ rc=\$?
 exit \$rc
 SCRIPT
 	done
+	conform_row "$@"
+}
+# conform_keys ROW EXPECT: the failures noclobber-conform must show in the
+# row, as keys of tests/conform-expect ("?": no verdict assumed).
+conform_keys() {
+	case $1:$2 in
+	emu-*) echo "$1" ;;
+	*:honoured) echo "" ;;
+	valgrind:ignored) echo valgrind-3 ;;
+	qemu-x86_64:ignored) echo "qemu-7 qemu-7/x86_64" ;;
+	i386-qemu:ignored | armhf-qemu:ignored) echo "qemu-7 qemu-7/32" ;;
+	*-qemu:ignored) echo qemu-7 ;;
+	*) echo "?" ;;
+	esac
+}
+# The conformance suite's program in the row, judged by what the row's
+# environment is known to break (tests/conform-check.sh).
+conform_row() {
+	f="$M/$1/noclobber-conform.t"
+	if [ -n "$3" ]; then
+		printf '#!/bin/sh\necho "1..0 # SKIP %s"\n' "$3" >"$f"
+		return
+	fi
+	# memcheck does not follow a static C library's allocator: what it
+	# says there is about glibc, not the rules, and not the status.
+	r=$(echo "$5" | sed 's/ --error-exitcode=[0-9]*//')
+	cat >"$f" <<SCRIPT
+#!/bin/sh
+$4
+export NCB_CONFORM_SAVE="$top/build/native/conform/$1.tap"
+exec sh "$top/tests/conform-check.sh" "$(conform_keys "$1" "$2")" \
+	$r "$top/$6/noclobber-conform"
+SCRIPT
 }
 tool() { have "$1" || echo "$1 is not installed"; }
 host=$(host_expect)
@@ -197,7 +232,7 @@ mkdir -p "$M/tools"
 for s in tests/*.sh; do
 	case $s in
 	tests/matrix.sh | tests/tap.sh | tests/targets.sh | \
-	tests/with-release.sh) continue ;;
+	tests/with-release.sh | tests/conform-check.sh) continue ;;
 	esac
 	t=$(basename "$s" .sh)
 	want tools "tools/$t" || continue

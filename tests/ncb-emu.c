@@ -4,7 +4,9 @@
  * wrong, to test the library's other paths on a modern kernel.
  *
  *   --mode=old   Linux < 4.17: the flag is unknown, so the address is a
- *                hint.  The bit is cleared at syscall entry.
+ *                hint.  The bit is cleared at syscall entry; with
+ *                MAP_SHARED_VALIDATE, which validates every bit (4.15),
+ *                the call fails with EOPNOTSUPP.
  *   --mode=4.17  Linux 4.17 and 4.18: only a mapping *containing* addr was
  *                found (find_vma + vm_start <= addr); a mapping starting
  *                inside the range was replaced.  Fixed in 7aa867dd8952.
@@ -21,6 +23,23 @@
  * look-ups read the text.
  *
  *   --mode=native  neither: the kernel's own answers.
+ *
+ * Environments built to break one rule each, for the conformance suite
+ * (tools/conform/), modelled on emulators' known mistakes:
+ *
+ *   --mode=anywhere  the address of a fixed placement is no address: the
+ *                    flag's mmap, MREMAP_FIXED's mremap and shmat place
+ *                    where the kernel chooses.
+ *   --mode=naive     every refusal of a fixed placement (the flag's mmap,
+ *                    MREMAP_FIXED, shmat at an address) answers EEXIST,
+ *                    as flag-and-compare emulations do.
+ *   --mode=hints     a hint (an address without MAP_FIXED) is taken as
+ *                    MAP_FIXED.
+ *   --mode=upgrade   what would replace is refused: MAP_FIXED made
+ *                    no-replace, MREMAP_FIXED onto a mapping EEXIST,
+ *                    SHM_REMAP dropped (as noclobber watch --upgrade).
+ *   --mode=5.4       Linux 5.4: the flag honoured, but MREMAP_DONTUNMAP
+ *                    (5.7) and MAP_DROPPABLE (6.11) unknown: EINVAL.
  *
  * Faults, in any mode: --faults=PERCENT fails that share of the mmap,
  * mremap, munmap, mprotect, brk and shmat calls with ENOMEM (a failed brk
@@ -50,6 +69,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -63,7 +83,18 @@
 /* _IOWR('f', 17, struct procmap_query), a 104-byte struct (6.11 uapi). */
 #define PROCMAP_QUERY_CMD 0xc0686611UL
 
-enum { MODE_OLD, MODE_417, MODE_NATIVE };
+enum { MODE_OLD, MODE_417, MODE_NATIVE, MODE_ANYWHERE, MODE_NAIVE,
+       MODE_HINTS, MODE_UPGRADE, MODE_54 };
+
+#define MAP_TYPE_DROPPABLE 0x08
+
+/* The modes' names, as --mode= takes them. */
+static const char *const mode_name[] = {
+	"old", "4.17", "native", "anywhere", "naive", "hints", "upgrade",
+	"5.4",
+};
+
+#define NMODES (sizeof(mode_name) / sizeof(mode_name[0]))
 
 /* The calls faults are injected into (their numbers are libseccomp's). */
 static const struct {
@@ -93,6 +124,74 @@ static int fault_rules(scmp_filter_ctx ctx)
 	return ret;
 }
 
+/* The calls each breaking mode stops (SCMP_ACT_TRACE(1)) or refuses. */
+/*
+ * Stop the mmap calls whose flags masked by mask are value, every mremap
+ * with MREMAP_FIXED, and the shmat calls shm picks.
+ */
+static int trace_fixed(scmp_filter_ctx ctx, scmp_datum_t mask,
+		       scmp_datum_t value, struct scmp_arg_cmp shm)
+{
+	const uint32_t t = SCMP_ACT_TRACE(1);
+	int ret;
+
+	ret = seccomp_rule_add(ctx, t, SCMP_SYS(mmap), 1,
+			       SCMP_A3(SCMP_CMP_MASKED_EQ, mask, value));
+	if (!ret)
+		ret = seccomp_rule_add(ctx, t, SCMP_SYS(mremap), 1,
+				       SCMP_A3(SCMP_CMP_MASKED_EQ,
+					       MREMAP_FIXED, MREMAP_FIXED));
+	if (!ret)
+		ret = seccomp_rule_add(ctx, t, SCMP_SYS(shmat), 1, shm);
+	return ret;
+}
+
+static int break_rules(scmp_filter_ctx ctx, int mode)
+{
+	const scmp_datum_t fixed = MAP_FIXED | MAP_FIXED_NOREPLACE;
+	int ret = 0;
+
+	switch (mode) {
+	case MODE_ANYWHERE:
+	case MODE_NAIVE:
+		/* The flag's mmap; shmat at an address. */
+		ret = trace_fixed(ctx, MAP_FIXED_NOREPLACE,
+				  MAP_FIXED_NOREPLACE,
+				  SCMP_A1(SCMP_CMP_NE, 0, 0));
+		break;
+	case MODE_HINTS:
+		ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(1), SCMP_SYS(mmap),
+				       2, SCMP_A0(SCMP_CMP_NE, 0, 0),
+				       SCMP_A3(SCMP_CMP_MASKED_EQ, fixed, 0));
+		break;
+	case MODE_UPGRADE:
+		/* MAP_FIXED without the flag; shmat with SHM_REMAP. */
+		ret = trace_fixed(ctx, fixed, MAP_FIXED,
+				  SCMP_A2(SCMP_CMP_MASKED_EQ, SHM_REMAP,
+					  SHM_REMAP));
+		break;
+	case MODE_54:
+		ret = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EINVAL),
+				       SCMP_SYS(mmap), 1,
+				       SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_TYPE,
+					       MAP_TYPE_DROPPABLE));
+		if (!ret)
+			ret = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EINVAL),
+					       SCMP_SYS(mremap), 1,
+					       SCMP_A3(SCMP_CMP_MASKED_EQ,
+						       MREMAP_DONTUNMAP,
+						       MREMAP_DONTUNMAP));
+		break;
+	}
+	return ret;
+}
+
+/* The kernels before 6.11 that the modes old and 4.17 stand for. */
+static int before_query(int mode)
+{
+	return mode == MODE_OLD || mode == MODE_417;
+}
+
 static int load_filter(int mode, int faults)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -102,13 +201,15 @@ static int load_filter(int mode, int faults)
 		return -ENOMEM;
 	if (faults)
 		ret = fault_rules(ctx);
-	else if (mode != MODE_NATIVE)
+	else if (before_query(mode))
 		ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(1), SCMP_SYS(mmap),
 				       1, SCMP_A3(SCMP_CMP_MASKED_EQ,
 						  MAP_FIXED_NOREPLACE,
 						  MAP_FIXED_NOREPLACE));
+	else
+		ret = break_rules(ctx, mode);
 	/* The request is an unsigned int: its upper half is not looked at. */
-	if (!ret && mode != MODE_NATIVE)
+	if (!ret && before_query(mode))
 		ret = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY),
 				       SCMP_SYS(ioctl), 1,
 				       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL,
@@ -119,48 +220,121 @@ static int load_filter(int mode, int faults)
 	return ret;
 }
 
-/* What 4.17 saw: is there a mapping containing addr, or starting inside? */
-static void scan_maps(pid_t pid, unsigned long addr, unsigned long end,
-		      int *contains, int *starts_inside)
+/* What a mapping [s, e) is to the range [start, end): one bit each. */
+enum { CONTAINS = 1, STARTS_INSIDE = 2, MEETS = 4, CUT = 8 };
+
+static int relation(unsigned long s, unsigned long e, unsigned long start,
+		    unsigned long end)
+{
+	return (s <= start && start < e ? CONTAINS : 0) |
+	       (s > start && s < end ? STARTS_INSIDE : 0) |
+	       (s < end && start < e ? MEETS : 0) |
+	       ((s < start && start < e) || (s < end && end < e) ? CUT : 0);
+}
+
+/* What the mappings of pid are to [start, end), all together. */
+static int relations(pid_t pid, unsigned long start, unsigned long end)
 {
 	unsigned long s, e;
 	char path[64], line[8192];
+	int rel = 0;
 	FILE *f;
 
-	*contains = *starts_inside = 0;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx", &s, &e) != 2)
-			continue;
-		if (s <= addr && addr < e)
-			*contains = 1;
-		if (s > addr && s < end)
-			*starts_inside = 1;
-	}
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &s, &e) == 2)
+			rel |= relation(s, e, start, end);
 	fclose(f);
+	return rel;
 }
 
-static void emulate(pid_t pid, int mode)
+/* The call skipped, answering -err. */
+static void refuse(struct user_regs_struct *r, int err)
+{
+	r->orig_rax = (unsigned long long)-1;
+	r->rax = (unsigned long long)-err;
+}
+
+/* A breaking mode's change to a stopped call: 1 if its exit is needed. */
+static int break_call(pid_t pid, struct user_regs_struct *r, int mode)
+{
+	long nr = (long)r->orig_rax;
+	unsigned long len;
+
+	switch (mode) {
+	case MODE_ANYWHERE:
+		if (nr == SYS_mmap) {
+			r->rdi = 0;
+			r->r10 &= ~(unsigned long long)MAP_FIXED_NOREPLACE;
+		} else if (nr == SYS_mremap) {
+			r->r10 &= ~(unsigned long long)MREMAP_FIXED;
+		} else {
+			r->rsi = 0;
+		}
+		return 0;
+	case MODE_NAIVE:
+		return 1;
+	case MODE_HINTS:
+		r->r10 |= MAP_FIXED;
+		return 0;
+	case MODE_UPGRADE:
+		if (nr == SYS_mmap) {
+			r->r10 |= MAP_FIXED_NOREPLACE;
+		} else if (nr == SYS_shmat) {
+			r->rdx &= ~(unsigned long long)SHM_REMAP;
+		} else {
+			len = (r->rdx + 4095) & ~4095UL;
+			if (len && relations(pid, r->r8, r->r8 + len) & MEETS)
+				refuse(r, EEXIST);
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/* The stopped call changed as the mode says: 1 if its exit is needed. */
+static int emulate(pid_t pid, int mode)
 {
 	struct user_regs_struct r;
 	unsigned long len;
-	int contains, inside;
+	int rel, exit_too = 0;
+
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
+		return 0;
+	if (mode == MODE_OLD && (r.r10 & MAP_TYPE) == MAP_SHARED_VALIDATE) {
+		/* 4.15 and 4.16 validate every bit: this one they lack. */
+		refuse(&r, EOPNOTSUPP);
+	} else if (mode == MODE_OLD) {
+		r.r10 &= ~(unsigned long long)MAP_FIXED_NOREPLACE;
+	} else if (mode == MODE_417) {
+		len = (r.rsi + 4095) & ~4095UL;
+		rel = relations(pid, r.rdi, r.rdi + len);
+		if ((rel & CONTAINS) || !(rel & STARTS_INSIDE) ||
+		    (r.rdi & 4095) || !len)
+			return 0;
+		r.r10 &= ~(unsigned long long)MAP_FIXED_NOREPLACE;
+		r.r10 |= MAP_FIXED;
+	} else {
+		exit_too = break_call(pid, &r, mode);
+	}
+	ptrace(PTRACE_SETREGS, pid, NULL, &r);
+	return exit_too;
+}
+
+/* --mode=naive at a call's exit: any refusal becomes EEXIST. */
+static void naive_exit(pid_t pid)
+{
+	struct user_regs_struct r;
 
 	if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
 		return;
-	if (mode == MODE_OLD) {
-		r.r10 &= ~(unsigned long long)MAP_FIXED_NOREPLACE;
-	} else {
-		len = (r.rsi + 4095) & ~4095UL;
-		scan_maps(pid, r.rdi, r.rdi + len, &contains, &inside);
-		if (contains || !inside || (r.rdi & 4095) || !len)
-			return;
-		r.r10 &= ~(unsigned long long)MAP_FIXED_NOREPLACE;
-		r.r10 |= MAP_FIXED;
-	}
+	if (r.rax < (unsigned long long)-4095 ||
+	    r.rax == (unsigned long long)-EEXIST)
+		return;
+	r.rax = (unsigned long long)-EEXIST;
 	ptrace(PTRACE_SETREGS, pid, NULL, &r);
 }
 
@@ -280,20 +454,7 @@ static int inject(pid_t tid, struct user_regs_struct *r)
  */
 static int splits(pid_t pid, unsigned long start, unsigned long end)
 {
-	unsigned long s, e;
-	char path[64], line[8192];
-	int cut = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (!cut && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx", &s, &e) == 2)
-			cut = (s < start && start < e) || (s < end && end < e);
-	fclose(f);
-	return cut;
+	return !!(relations(pid, start, end) & CUT);
 }
 
 /* Whether the kernel could have failed this call for want of memory. */
@@ -344,7 +505,7 @@ static int fault_stop(pid_t tid, int mode)
 			return inject(tid, &r);
 		}
 	}
-	if ((long)r.orig_rax == SYS_mmap && mode != MODE_NATIVE &&
+	if ((long)r.orig_rax == SYS_mmap && before_query(mode) &&
 	    (r.r10 & MAP_FIXED_NOREPLACE))
 		emulate(tid, mode);
 	return 0;
@@ -405,7 +566,10 @@ static int trace(pid_t child, int mode)
 		sig = WSTOPSIG(st);
 		ev = st >> 16;
 		if (sig == (SIGTRAP | 0x80)) {
-			fault_exit(pid);
+			if (fl.percent)
+				fault_exit(pid);
+			else
+				naive_exit(pid);
 			sig = 0;
 		} else if (ev == PTRACE_EVENT_SECCOMP && fl.percent) {
 			if (fault_stop(pid, mode)) {
@@ -413,7 +577,10 @@ static int trace(pid_t child, int mode)
 				continue;
 			}
 		} else if (ev == PTRACE_EVENT_SECCOMP) {
-			emulate(pid, mode);
+			if (emulate(pid, mode)) {
+				ptrace(PTRACE_SYSCALL, pid, NULL, NULL);
+				continue;
+			}
 		} else if ((ev == PTRACE_EVENT_CLONE ||
 			    ev == PTRACE_EVENT_FORK ||
 			    ev == PTRACE_EVENT_VFORK) &&
@@ -433,12 +600,28 @@ static int trace(pid_t child, int mode)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: ncb-emu --mode=old|4.17|native "
-		"[--faults=PERCENT] [--seed=N] [--unmap-first] [--stats] "
-		"[--log] PROG [ARG...]\n");
+	size_t i;
+
+	fprintf(stderr, "usage: ncb-emu --mode=MODE [--faults=PERCENT] "
+		"[--seed=N] [--unmap-first] [--stats] [--log] PROG [ARG...]\n"
+		"modes:");
+	for (i = 0; i < NMODES; i++)
+		fprintf(stderr, " %s", mode_name[i]);
+	fprintf(stderr, " (--faults with old, 4.17 or native)\n");
 }
 
 /* The options: the index of PROG, or 0 after a usage message. */
+/* A mode by its name, or -1. */
+static int mode_of(const char *name)
+{
+	size_t m;
+
+	for (m = 0; m < NMODES; m++)
+		if (!strcmp(name, mode_name[m]))
+			return (int)m;
+	return -1;
+}
+
 static int options(int argc, char **argv, int *mode)
 {
 	int i;
@@ -446,12 +629,8 @@ static int options(int argc, char **argv, int *mode)
 	*mode = -1;
 	fl.rng = 1;
 	for (i = 1; i < argc && !strncmp(argv[i], "--", 2); i++) {
-		if (!strcmp(argv[i], "--mode=old"))
-			*mode = MODE_OLD;
-		else if (!strcmp(argv[i], "--mode=4.17"))
-			*mode = MODE_417;
-		else if (!strcmp(argv[i], "--mode=native"))
-			*mode = MODE_NATIVE;
+		if (!strncmp(argv[i], "--mode=", 7))
+			*mode = mode_of(argv[i] + 7);
 		else if (!strncmp(argv[i], "--faults=", 9))
 			fl.percent = (unsigned int)atoi(argv[i] + 9);
 		else if (!strncmp(argv[i], "--seed=", 7))
@@ -465,7 +644,8 @@ static int options(int argc, char **argv, int *mode)
 		else
 			break;
 	}
-	if (*mode < 0 || i >= argc || fl.percent > 100) {
+	if (*mode < 0 || i >= argc || fl.percent > 100 ||
+	    (fl.percent && *mode > MODE_NATIVE)) {
 		usage();
 		return 0;
 	}

@@ -10,6 +10,7 @@
 #include <linux/capability.h>
 #include <sys/syscall.h>
 #include "ncbtest.h"
+#include "../tools/conform/oracle.h"
 
 static const int anon = MAP_PRIVATE | MAP_ANONYMOUS;
 
@@ -478,17 +479,11 @@ FOR_MODES(occupant_past_first_page)
 /*
  * A table of cases, kind of descriptor x flags x protection x offset x
  * occupancy, each answered as the kernel answers with the flag (do_mmap's
- * rules in their order: oracle() below), and put to the kernel itself
- * where it honours the flag: the rules are checked against the kernel,
- * and every path of ncb_mmap against the rules.
+ * rules in their order: oracle() in tools/conform/oracle.h, which the
+ * conformance suite puts to the environment too), and put to the kernel
+ * itself where it honours the flag: the rules are checked against the
+ * kernel, and every path of ncb_mmap against the rules.
  */
-enum fd_kind { FD_ANON, FD_RO, FD_RW, FD_DIR, FD_PIPE, FD_ZERO, FD_CLOSED,
-	       FD_KINDS };
-
-static const char *const kind_name[FD_KINDS] = {
-	"anonymous", "read-only file", "read-write file", "directory",
-	"pipe", "/dev/zero", "closed descriptor",
-};
 
 /* A descriptor of that kind (a pipe's other end in *other), or -1. */
 static int open_kind(int kind, size_t len, int *other)
@@ -525,38 +520,6 @@ static int open_kind(int kind, size_t len, int *other)
 	if (fd < 0)
 		FAIL("%s: %s", kind_name[kind], errname(errno));
 	return fd;
-}
-
-/*
- * The kernel's answer for a page at a free or occupied address (0:
- * mapped): ksys_mmap_pgoff's descriptor, the collision, then do_mmap's
- * checks after it (file_mmap_ok, then the switch on the mapping type).
- */
-static int oracle(int kind, int flags, int prot, off_t off, int occupied)
-{
-	int type = flags & MAP_TYPE, writable = kind == FD_RW ||
-						kind == FD_ZERO;
-
-	if (kind == FD_CLOSED)
-		return EBADF;
-	if (occupied)
-		return EEXIST;
-	if (kind == FD_ANON) {
-		if (type == MAP_SHARED)
-			return flags & MAP_GROWSDOWN ? EINVAL : 0;
-		return type == MAP_PRIVATE ? 0 : EINVAL;
-	}
-	/* A regular file's pages end at MAX_LFS_FILESIZE. */
-	if (off && (kind == FD_RO || kind == FD_RW))
-		return EOVERFLOW;
-	if (type != MAP_SHARED && type != MAP_SHARED_VALIDATE &&
-	    type != MAP_PRIVATE)
-		return EINVAL;
-	if (type != MAP_PRIVATE && (prot & PROT_WRITE) && !writable)
-		return EACCES;
-	if (kind == FD_DIR || kind == FD_PIPE)
-		return ENODEV;
-	return flags & MAP_GROWSDOWN ? EINVAL : 0;
 }
 
 /* The error of the same mapping where the kernel chooses; 0 if none. */
@@ -647,11 +610,6 @@ static int shared_validate_known(void)
 
 static void table(int mode)
 {
-	static const int types[] = {
-		MAP_PRIVATE, MAP_SHARED, MAP_SHARED_VALIDATE, 0,
-		MAP_PRIVATE | MAP_GROWSDOWN, MAP_SHARED | MAP_GROWSDOWN,
-	};
-	static const int prots[] = { PROT_READ, PROT_READ | PROT_WRITE };
 	size_t pg = test_page(), t, r, o;
 	/* The last page a 64-bit off_t can name: past any regular file. */
 	off_t offs[2] = { 0, sizeof(off_t) == 8 ?
@@ -661,16 +619,17 @@ static void table(int mode)
 
 	map_sentinel(w + pg, pg, 1);
 	for (kind = 0; kind < FD_KINDS; kind++)
-		for (t = 0; t < sizeof(types) / sizeof(types[0]); t++)
-			for (r = 0; r < 2 && (validate || (types[t] &
-					  MAP_TYPE) != MAP_SHARED_VALIDATE);
-			     r++)
+		for (t = 0; t < ORACLE_TYPES; t++)
+			for (r = 0; r < ORACLE_PROTS && (validate ||
+			     (oracle_types[t] & MAP_TYPE) !=
+			     MAP_SHARED_VALIDATE); r++)
 				for (o = 0; o < 1 + !!offs[1]; o++)
 					for (occ = 0; occ < 2; occ++, n++)
 						table_case(mode, w + occ * pg,
-							   kind, types[t],
-							   prots[r], offs[o],
-							   occ);
+							   kind,
+							   oracle_types[t],
+							   oracle_prots[r],
+							   offs[o], occ);
 	check_sentinel(w + pg, pg, 1);
 	ASSERT_EQ(occupants(w, pg), 0);
 	printf("# %d cases, each as the kernel's rules say%s\n", n,

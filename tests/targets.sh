@@ -25,12 +25,12 @@ $ncb_targets
 EOF
 }
 
-# target_build TOP NAME: the tool and the test programs, static.
+# target_build TOP NAME: the tools and the test programs, static.
 target_build() {
 	target "$2"
 	make -s -C "$1" -j"${NCB_JOBS:-2}" O="build/$2" CC="$t_gcc" \
 		CFLAGS="-O2 -g $t_cflags" LDFLAGS=-static tests \
-		"build/$2/noclobber" </dev/null
+		"build/$2/noclobber" "build/$2/noclobber-conform" </dev/null
 }
 
 # target_how TOP NAME: how this machine runs NAME's programs.  Sets

@@ -15,6 +15,7 @@ int cmd_exec(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_free(int argc, char **argv);
+int cmd_conform(int argc, char **argv);
 
 /* Exit statuses: 0 done, 1 the operation failed, 2 usage error. */
 #define EXIT_USAGE 2

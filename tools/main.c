@@ -89,6 +89,8 @@ static const struct {
 	{ "exec", cmd_exec, "run a program here, every mapping no-clobber" },
 	{ "check", cmd_check, "lint ELF files for loading without clobbering" },
 	{ "watch", cmd_watch, "run a program, report or refuse its clobbers" },
+	{ "conform", cmd_conform, "whether this system keeps mmap's placement "
+	  "rules" },
 	{ "demo", cmd_demo, "show MAP_FIXED clobbering and ncb_mmap refusing" },
 };
 

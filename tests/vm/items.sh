@@ -30,10 +30,12 @@ set_env() {
 	esac
 }
 
-# The items of the set: programs by name, shell suites as NAME.sh.
+# The items of the set: programs by name (the conformance suite's
+# among them: conformant, a release's own choices reported as such),
+# shell suites as NAME.sh.
 items() {
 	(cd "$top/$b/tests" && ls t-*) | grep -v '\.' || :
-	echo watch-system.sh
+	echo noclobber-conform watch-system.sh
 	[ "$vm_set" = all ] || [ "$vm_series" = 6.1 ] && echo exec.sh
 	[ "$vm_set" = all ] && echo cli.sh watch.sh python.sh
 	:
@@ -42,6 +44,7 @@ items() {
 item_command() {
 	case $1 in
 	*.sh) echo "sh tests/$1 $b" ;;
+	noclobber-conform) echo "$b/noclobber-conform --tap" ;;
 	*) echo "$b/tests/$1" ;;
 	esac
 }
