@@ -211,7 +211,9 @@ NCB_API int ncb_reach(int machine, int kind, struct ncb_reach *reach);
  * runtime's code, for rel32 calls both ways), in process pid (0: this
  * one), and what the window holds: its free bytes and largest gaps, or
  * why nothing fits.  The window is [near_hi - within, near_lo + within),
- * clamped to the user address space.
+ * clamped to the user address space; with opts->reach (1.2), where every
+ * byte is within that instruction's reach of every byte of the anchor,
+ * both ways, and within 0 or that window too.
  */
 #define NCB_NEAR_GAPS 8
 

@@ -233,9 +233,7 @@ static int check_args(pid_t pid, uint64_t near_lo, uint64_t near_hi,
 		      uint64_t within, size_t len, struct ncb_near_opts *o,
 		      const struct ncb_near_opts *opts, struct ncb_near *out)
 {
-	uint64_t pg = ncb__probe()->page_size;
-
-	uint64_t lo, hi;
+	uint64_t pg = ncb__probe()->page_size, lo, hi;
 	int err;
 
 	if (ncb__out_size(out, NCB__END(ncb_near, gaps)) ||
