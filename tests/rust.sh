@@ -5,8 +5,9 @@
 # build's library; then the same tests cross-built for aarch64 and run
 # under qemu-aarch64.  Debian's toolchain only (/usr/bin/cargo, rustc,
 # rustdoc: packages cargo, rustc, rust-clippy, rustfmt; the aarch64
-# standard library is libstd-rust-dev:arm64), offline, whatever else
-# PATH holds (a rustup toolchain).
+# standard library is libstd-rust-dev:arm64's, which scripts/install-deps
+# unpacks in build/rust-std), offline, whatever else PATH holds (a rustup
+# toolchain).
 b=${1:?build directory}
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tests/tap.sh"
@@ -83,13 +84,17 @@ fi
 # (Debian 12's qemu-aarch64 hangs dynamically linked programs that start
 # threads, and the test harness does).  Doctests are not cross-built
 # (cargo's -Zdoctest-xcompile is unstable).
+std=$top/build/rust-std/aarch64/usr
+sysroot="--sysroot $std"
+[ -d /usr/lib/rustlib/aarch64-unknown-linux-gnu ] && sysroot=
 a64() {
 	target aarch64
 	if [ "$(uname -m)" = aarch64 ]; then
 		echo "this machine is aarch64: the native run was it"
-	elif [ ! -d /usr/lib/rustlib/aarch64-unknown-linux-gnu ]; then
+	elif [ -n "$sysroot" ] &&
+	     [ ! -d "$std/lib/rustlib/aarch64-unknown-linux-gnu" ]; then
 		echo "no aarch64 standard library for Debian's rustc \
-(libstd-rust-dev:arm64)"
+(libstd-rust-dev:arm64, unpacked in build/rust-std by scripts/install-deps)"
 	elif ! have "$t_gcc"; then
 		echo "$t_gcc is not installed"
 	elif ! have "$t_qemu"; then
@@ -113,13 +118,14 @@ tr=aarch64-unknown-linux-gnu
 T=CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU
 env NOCLOBBER_LIB_DIR="$lib" NOCLOBBER_STATIC=1 CC="$t_gcc" \
 	"${T}_LINKER=$t_gcc" "${T}_RUNNER=$t_qemu" \
-	"${T}_RUSTFLAGS=-C target-feature=+crt-static" \
+	"${T}_RUSTFLAGS=-C target-feature=+crt-static $sysroot" \
 	$cargo test --offline --no-fail-fast --target $tr >"$tmp/a64" 2>&1
 st=$?
 tests aarch64 "$tmp/a64"
 ok $st "cargo test for aarch64 under $t_qemu (status $st)"
 env NOCLOBBER_LIB_DIR="$lib" NOCLOBBER_STATIC=1 "${T}_LINKER=$t_gcc" \
-	"${T}_RUNNER=$t_qemu" "${T}_RUSTFLAGS=-C target-feature=+crt-static" \
+	"${T}_RUNNER=$t_qemu" \
+	"${T}_RUSTFLAGS=-C target-feature=+crt-static $sysroot" \
 	$cargo run --offline -q --target $tr --example jit_call \
 	>"$tmp/jit64" 2>&1
 sed 's/^/# /' "$tmp/jit64"
