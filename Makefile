@@ -7,7 +7,7 @@
 #   make install         PREFIX=/usr/local DESTDIR=
 #   make O=DIR CC=...    build elsewhere, e.g. with a cross compiler
 
-VERSION := 1.1.0
+VERSION := 1.2.0
 SOMAJOR := 0
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
@@ -41,7 +41,7 @@ LDLIBS_NCB := -pthread
 # The core's libc face, the address space's readers, reservations and
 # the model, flat in src/; the loader in its own room (src/loader/).
 LIB_SRC := src/core.c src/opts.c src/probe.c src/mmap.c src/mremap.c \
-	src/maps.c src/space.c src/near.c \
+	src/maps.c src/space.c src/near.c src/reach.c \
 	src/resv.c src/model.c src/model-tree.c \
 	$(wildcard src/loader/*.c)
 LIB_OBJ := $(LIB_SRC:src/%.c=$(O)/src/%.o)

@@ -25,7 +25,7 @@
  *
  * Families, and what each may be called from (man-pages(7) ATTRIBUTES):
  *   ncb_mmap, ncb_mremap, ncb_kernel_probe, ncb_noreplace_name,
- *   ncb_version
+ *   ncb_version, ncb_reach
  *	thread-safe; allocate nothing.  ncb_mmap and ncb_mremap are
  *	async-signal-safe once ncb_kernel_probe, ncb_mmap or ncb_mremap
  *	has returned: the first of them probes under pthread_once.
@@ -66,7 +66,7 @@ extern "C" {
 #endif
 
 #define NCB_VERSION_MAJOR 1
-#define NCB_VERSION_MINOR 1
+#define NCB_VERSION_MINOR 2
 #define NCB_VERSION_PATCH 0
 /* One number that compares in release order: 0x010000 is 1.0.0. */
 #define NCB_MAKE_VERSION(major, minor, patch) \
@@ -177,12 +177,43 @@ NCB_API int ncb_find_free(uint64_t lo, uint64_t hi, size_t len, size_t align,
 			  int place, uint64_t *addr);
 
 /*
+ * Reach (1.2): the targets a machine's direct branch, or its farthest
+ * PC-relative address, can name from an instruction at pc: every target
+ * with min <= target - base <= max, a multiple of step, where base is pc
+ * (the next instruction's address where from_next says so), each taken
+ * down to a multiple of page first where page is not 0 (aarch64's ADRP).
+ * In a 32-bit space a displacement that wraps reaches every address: min
+ * and max then span 4 GiB each way.
+ */
+enum ncb_reach_kind {
+	NCB_REACH_BRANCH = 1,		/* direct call or jump: rel32, B/BL,
+					   JAL, BRASL */
+	NCB_REACH_PCREL = 2,		/* PC-relative address of data or of
+					   an indirect call's target: RIP-
+					   relative, ADRP, AUIPC, LARL */
+};
+
+struct ncb_reach {
+	size_t size;			/* sizeof(struct ncb_reach) */
+	int64_t min;			/* target - base, at least */
+	int64_t max;			/* target - base, at most */
+	uint64_t page;			/* 0, or 4096 for ADRP */
+	uint32_t step;			/* target - base is a multiple */
+	int from_next;			/* 1: base is the next instruction */
+	const char *name;		/* the instruction, "b/bl", "adrp" */
+};
+
+NCB_API int ncb_reach(int machine, int kind, struct ncb_reach *reach);
+
+/*
  * Near placement (1.1): where len bytes can go with every byte of them
  * less than within from every byte of an anchor [near_lo, near_hi) (a
  * runtime's code, for rel32 calls both ways), in process pid (0: this
  * one), and what the window holds: its free bytes and largest gaps, or
  * why nothing fits.  The window is [near_hi - within, near_lo + within),
- * clamped to the user address space.
+ * clamped to the user address space; with opts->reach (1.2), where every
+ * byte is within that instruction's reach of every byte of the anchor,
+ * both ways, and within 0 or that window too.
  */
 #define NCB_NEAR_GAPS 8
 
@@ -190,6 +221,14 @@ struct ncb_near_opts {
 	size_t size;			/* sizeof(struct ncb_near_opts) */
 	size_t align;			/* power of two; 0: page */
 	int place;			/* enum ncb_place */
+	/*
+	 * 1.1's padding, never read: a 1.1 caller's size takes it in,
+	 * whatever it holds.
+	 */
+	int reserved;
+	/* 1.2: within reach of this kind of instruction (0: within only) */
+	int reach;			/* enum ncb_reach_kind */
+	int machine;			/* its e_machine; 0: this one's */
 };
 
 enum ncb_near_why {
@@ -239,6 +278,14 @@ struct ncb_resv_opts {
 	uint64_t hi;
 	size_t align;			/* power of two; 0: page */
 	int place;			/* enum ncb_place */
+	/*
+	 * 1.2: also within reach of [near_lo, near_hi) for this kind of
+	 * instruction, both ways (0: no such limit)
+	 */
+	uint64_t near_lo;
+	uint64_t near_hi;
+	int reach;			/* enum ncb_reach_kind */
+	int machine;			/* its e_machine; 0: this one's */
 };
 
 struct ncb_resv;

@@ -35,6 +35,14 @@ NCB_HIDDEN int ncb__opts_in(void *dst, size_t ours, const void *opts,
 NCB_HIDDEN int ncb__out_size(const void *out, size_t floor);
 NCB_HIDDEN void ncb__out(void *out, const void *ours, size_t size);
 
+/*
+ * The addresses [lo, hi) every byte of which is within a machine's reach
+ * (ncb_reach) of every byte of the anchor [a, b), both ways (near.c,
+ * resv.c); lo == hi where none is.  -errno as ncb_reach.
+ */
+NCB_HIDDEN int ncb__reach_window(int machine, int kind, uint64_t a,
+				 uint64_t b, uint64_t *lo, uint64_t *hi);
+
 /* The probe's verdict, computed once per process. */
 NCB_HIDDEN const struct ncb_probe *ncb__probe(void);
 /*

@@ -11,6 +11,9 @@
  * instruction, then reaches from any instruction in either to any byte of
  * the other: at most 2^31 - 2 forward, at least -2^31 back.
  *
+ * A kind of instruction (ncb_reach) gives the window instead, or with
+ * within too, the two together (reach.c).
+ *
  * The answer is one walk of the maps with a fixed amount of state: the
  * placement rule of space.c, a count, and the NCB_NEAR_GAPS largest gaps.
  */
@@ -199,15 +202,12 @@ static uint64_t space_top(pid_t pid)
 }
 
 /*
- * The window [anchor end - within, anchor start + within) in the user
- * address space, by whole pages, since only those can be placed in; 0, or
- * the reason nothing can fit.  An empty window is shown where it meets
- * the space.
+ * The window [lo, hi) in the user address space, by whole pages, since
+ * only those can be placed in; 0, or the reason nothing can fit.  An
+ * empty window is shown where it meets the space.
  */
-static int set_window(struct near *n, pid_t pid, uint64_t a, uint64_t b,
-		      uint64_t within)
+static int set_window(struct near *n, pid_t pid, uint64_t lo, uint64_t hi)
 {
-	uint64_t lo = b > within ? b - within : 0, hi = a + within;
 	uint64_t min = ncb__probe()->mmap_min_addr, top = space_top(pid);
 	uint64_t mask = ncb__page_mask();
 	int short_ = lo >= hi || hi - lo < n->len;
@@ -233,20 +233,50 @@ static int check_args(pid_t pid, uint64_t near_lo, uint64_t near_hi,
 		      uint64_t within, size_t len, struct ncb_near_opts *o,
 		      const struct ncb_near_opts *opts, struct ncb_near *out)
 {
-	uint64_t pg = ncb__probe()->page_size;
+	uint64_t pg = ncb__probe()->page_size, lo, hi;
+	int err;
 
 	if (ncb__out_size(out, NCB__END(ncb_near, gaps)) ||
 	    ncb__opts_in(o, sizeof(*o), opts, NCB__END(ncb_near_opts, place)))
 		return -EINVAL;
+	/* A kind, or a machine, not known is said before any other fault. */
+	if (o->reach || o->machine) {
+		err = ncb__reach_window(o->machine, o->reach, 0, 1, &lo, &hi);
+		if (err)
+			return err;
+	}
 	if (!o->align)
 		o->align = (size_t)pg;
 	if (o->align & (o->align - 1) || o->align < pg ||
 	    o->place < NCB_PLACE_ANY || o->place > NCB_PLACE_RANDOM)
 		return -EINVAL;
-	if (pid < 0 || !len || !within || near_hi < near_lo ||
-	    within > UINT64_MAX - near_lo)
+	if (pid < 0 || !len || (!within && !o->reach) || near_hi < near_lo ||
+	    within > UINT64_MAX - near_lo || near_lo == UINT64_MAX)
 		return -EINVAL;
 	return 0;
+}
+
+/*
+ * The bytes less than within from every byte of the anchor [a, b), those
+ * within the instruction's reach of it both ways, or both.  The machine
+ * and kind were checked.
+ */
+static void window(uint64_t a, uint64_t b, uint64_t within,
+		   const struct ncb_near_opts *o, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t rlo, rhi;
+
+	*lo = 0;
+	*hi = UINT64_MAX;
+	if (within) {
+		*lo = b > within ? b - within : 0;
+		*hi = a + within;
+	}
+	if (!o->reach ||
+	    ncb__reach_window(o->machine, o->reach, a, b, &rlo, &rhi))
+		return;
+	*lo = rlo > *lo ? rlo : *lo;
+	*hi = rhi < *hi ? rhi : *hi;
 }
 
 /* The result, and -ENOMEM if nothing fits. */
@@ -276,6 +306,7 @@ int ncb_find_near(pid_t pid, uint64_t near_lo, uint64_t near_hi,
 	struct near n = { .out = NCB_INIT(ncb_near) };
 	struct ncb_near_opts o;
 	struct ncb_maps *maps;
+	uint64_t lo, hi;
 	int ret, why;
 
 	ret = check_args(pid, near_lo, near_hi, within, len, &o, opts, out);
@@ -286,8 +317,10 @@ int ncb_find_near(pid_t pid, uint64_t near_lo, uint64_t near_hi,
 	/* A length that overflows in pages fits no window. */
 	n.len = ncb__page_align(len) ? ncb__page_align(len) : UINT64_MAX;
 	/* An empty anchor is the one byte at near_lo. */
-	why = set_window(&n, pid, near_lo,
-			 near_hi > near_lo ? near_hi : near_lo + 1, within);
+	if (near_hi == near_lo)
+		near_hi = near_lo + 1;
+	window(near_lo, near_hi, within, &o, &lo, &hi);
+	why = set_window(&n, pid, lo, hi);
 	/*
 	 * The maps are opened whatever the window: a process that is gone,
 	 * or not the caller's to read, is said so even where nothing could

@@ -319,6 +319,35 @@ static int reserve_in_window(size_t len, const struct ncb_resv_opts *o,
 	return err == -EADDRNOTAVAIL ? -ENOMEM : -EAGAIN;
 }
 
+/*
+ * Within reach of the anchor: the window narrowed to where every byte is
+ * (reach.c), -ENOMEM where nothing of it is left.  An anchor without a
+ * kind, or a machine without one, is a mistake.
+ */
+static int reach_opts(struct ncb_resv_opts *o)
+{
+	uint64_t lo, hi, b = o->near_hi > o->near_lo ? o->near_hi
+						    : o->near_lo + 1;
+	int err;
+
+	if (!o->reach)
+		return o->near_lo || o->near_hi || o->machine ? -EINVAL : 0;
+	if (o->near_hi < o->near_lo || o->near_lo == UINT64_MAX)
+		return -EINVAL;
+	err = ncb__reach_window(o->machine, o->reach, o->near_lo, b, &lo,
+				&hi);
+	if (err)
+		return err;
+	if (lo > o->lo)
+		o->lo = lo;
+	if (!o->hi || hi < o->hi)
+		o->hi = hi;
+	/* hi 0 would mean no limit. */
+	if (!o->hi || o->hi <= o->lo)
+		return -ENOMEM;
+	return 0;
+}
+
 static int check_opts(struct ncb_resv_opts *o,
 		      const struct ncb_resv_opts *opts, size_t *align)
 {
@@ -332,7 +361,7 @@ static int check_opts(struct ncb_resv_opts *o,
 	if (o->place < NCB_PLACE_ANY || o->place > NCB_PLACE_RANDOM ||
 	    (o->hi && o->hi <= o->lo))
 		return -EINVAL;
-	return 0;
+	return reach_opts(o);
 }
 
 static int place(void *addr, size_t len, const struct ncb_resv_opts *o,

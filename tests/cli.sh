@@ -430,6 +430,28 @@ status 2 "free: align below a page" "$nc" free -n '[stack]' -a 1
 status 2 "free: within 0" "$nc" free -n '[stack]' -w 0
 status 2 "free: bad pid" "$nc" free -p x -n '[stack]'
 status 2 "free: an argument too many" "$nc" free -n '[stack]' extra
+# --reach: each machine's instructions by kind or name.
+shape free "$nc" free --json -n '[stack]' -r branch
+shape free "$nc" free --json -n '[stack]' -r aarch64:adrp -w 1G
+"$nc" free -n 0x40000000 -r aarch64:bl |
+	grep -q '^window \[0x38001000, 0x48000000): '
+ok $? "free --reach aarch64:bl: 128 MiB either way of one byte, B at 4 bytes"
+"$nc" free -n 0x40000000 -r aarch64:b -w 1M |
+	grep -q '^window \[0x3ff01000, 0x40100000): '
+ok $? "free --reach with -w: the narrower"
+"$nc" free --json -n 0x40000000 -r riscv64:jal | grep -q \
+	'"reach":{"kind":"branch","arch":"riscv64","instruction":"jal",'\
+'"min":-1048576,"max":1048574}'
+ok $? "free --json names the instruction and its figures"
+"$nc" free --json -n 0x40000000 | grep -q '"reach":null'
+ok $? "free --json without --reach: reach null"
+status 2 "free: --reach of an unknown kind" "$nc" free -n '[stack]' -r far
+status 2 "free: --reach on an unknown machine" "$nc" free -n '[stack]' \
+	-r sparc:branch
+status 2 "free: --reach of a kind the machine has not" "$nc" free \
+	-n '[stack]' -r i386:pcrel
+status 2 "free: --reach with an empty kind" "$nc" free -n '[stack]' -r ''
+shape failure "$nc" free --json -n '[stack]' -r ppc64le:pcrel
 status 2 "free: names nothing" "$nc" free -n no_such_thing_anywhere_here
 status 1 "free: a window past 2^64 is outside" "$nc" free -n 0xffffffffffff0000
 status 2 "free: no such process" "$nc" free -p 2147483647 -n 0x1000

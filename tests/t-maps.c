@@ -663,9 +663,10 @@ static void long_and_odd_paths(int text)
 {
 	size_t pg = test_page();
 	char *w = free_window(64 * pg), *p = w + 16 * pg, *q = w + 32 * pg;
-	struct ncb_resv_opts o = { sizeof(o), (uintptr_t)w + 8 * pg,
-				      (uintptr_t)w + 40 * pg, 0,
-				      NCB_PLACE_HIGHEST };
+	struct ncb_resv_opts o = NCB_INIT(ncb_resv_opts,
+					  .lo = (uintptr_t)w + 8 * pg,
+					  .hi = (uintptr_t)w + 40 * pg,
+					  .place = NCB_PLACE_HIGHEST);
 	struct ncb_mapping e = NCB_INIT(ncb_mapping);
 	struct ncb_resv *r;
 	struct ncb_maps *m;

@@ -414,6 +414,12 @@ TEST(bad_arguments)
 	o = NCB_INIT(ncb_near_opts);
 	o.size = sizeof(size_t);
 	ASSERT_EQ(ncb_find_near(0, at, at, g, PG, &o, &r), -EINVAL);
+	/* 1.1's struct, its padding (1.2's reserved) whatever it holds. */
+	o = NCB_INIT(ncb_near_opts, .reserved = -1, .reach = -1);
+	o.size = offsetof(struct ncb_near_opts, reach);
+	ASSERT_EQ(ncb_find_near(0, at, at, g, PG, &o, &r), 0);
+	r = NCB_INIT(ncb_near);
+	r.addr = 1;
 	/* A later release's option this one cannot honour. */
 	big.o.size = sizeof(big);
 	big.more[3] = 1;

@@ -4,6 +4,7 @@
  * library or a symbol of a process (ncb_find_near), the free space and
  * largest gaps of that window, and what occupies it.
  */
+#include <elf.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -20,24 +21,69 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: noclobber free [-p PID] -n ADDR|LIBRARY|SYMBOL "
-		   "[-w WITHIN] [--size N]\n"
-		   "                      [-a ALIGN] [--json]\n\n"
+		   "[-w WITHIN] [-r [ARCH:]KIND]\n"
+		   "                      [--size N] [-a ALIGN] [--json]\n\n"
 		   "Where N bytes (default a page) can go in process PID "
 		   "(default: this one)\nwith every byte less than WITHIN "
 		   "(default 2G) from every byte of the\nanchor: an address, "
 		   "the span of the first mapped file whose path contains\n"
 		   "LIBRARY, or a symbol (malloc, or libc.so.6:malloc).  "
-		   "Prints the window's\nfree space and largest gaps, where "
-		   "ncb_resv_new would reserve N bytes,\nand what occupies "
-		   "the window.  Exit status: 0 placed, 1 no room, 2 error.\n");
+		   "With --reach, every\nbyte within reach of every byte of "
+		   "the anchor, both ways, for an instruction\nof KIND "
+		   "(branch, pcrel, or its name: rel32, bl, adrp, jal, auipc, "
+		   "brasl...)\non ARCH (x86_64, i386, aarch64, armhf, ppc64le, "
+		   "riscv64, s390x; default:\nthis one), and less than WITHIN "
+		   "only if -w is given too.  Prints the\nwindow's free space "
+		   "and largest gaps, where ncb_resv_new would reserve N\n"
+		   "bytes, and what occupies the window.  Exit status: 0 "
+		   "placed, 1 no room,\n2 error.\n");
 }
 
 enum { SIZE_OPT = 256 };
+
+static const struct {
+	const char *name;
+	int machine;
+} arches[] = {
+	{ "x86_64", EM_X86_64 }, { "i386", EM_386 },
+	{ "aarch64", EM_AARCH64 }, { "armhf", EM_ARM },
+	{ "ppc64le", EM_PPC64 }, { "riscv64", EM_RISCV },
+	{ "s390x", EM_S390 },
+};
+
+#define NARCHES (sizeof(arches) / sizeof(arches[0]))
+
+/* This machine's name among them; NULL if it is none of them. */
+static const char *host_arch(void)
+{
+#if defined(__x86_64__)
+	return "x86_64";
+#elif defined(__i386__)
+	return "i386";
+#elif defined(__aarch64__)
+	return "aarch64";
+#elif defined(__arm__)
+	return "armhf";
+#elif defined(__powerpc64__)
+	return "ppc64le";
+#elif defined(__riscv) && __riscv_xlen == 64
+	return "riscv64";
+#elif defined(__s390x__)
+	return "s390x";
+#else
+	return NULL;
+#endif
+}
 
 struct args {
 	pid_t pid;
 	const char *near;
 	uint64_t within;
+	int within_set;
+	int reach;		/* enum ncb_reach_kind; 0: none */
+	int machine;		/* its e_machine; 0: this one's */
+	const char *arch;	/* its name, NULL for this one */
+	struct ncb_reach figures;
 	uint64_t size;
 	uint64_t align;
 	int json;
@@ -61,6 +107,54 @@ struct file {
 	uint64_t lo, hi;
 };
 
+/* Is word one of the instruction's names ("b/bl", "call/jmp rel32")? */
+static int names_insn(const char *name, const char *word)
+{
+	size_t n = strlen(word);
+
+	while (*name) {
+		size_t k = strcspn(name, "/+ ");
+
+		if (k == n && !strncmp(name, word, n))
+			return 1;
+		name += k + (name[k] != '\0');
+	}
+	return 0;
+}
+
+/*
+ * [ARCH:]KIND: branch, pcrel, or an instruction's name, on ARCH or this
+ * machine.  0, or -ENOENT (no such kind there), -EINVAL (no such ARCH).
+ */
+static int parse_reach(const char *s, struct args *a)
+{
+	const char *colon = strchr(s, ':'), *kind = colon ? colon + 1 : s;
+	size_t i;
+	int k;
+
+	if (colon) {
+		for (i = 0; i < NARCHES; i++)
+			if (strlen(arches[i].name) == (size_t)(colon - s) &&
+			    !strncmp(arches[i].name, s, (size_t)(colon - s)))
+				break;
+		if (i == NARCHES)
+			return -EINVAL;
+		a->machine = arches[i].machine;
+		a->arch = arches[i].name;
+	}
+	for (k = NCB_REACH_BRANCH; k <= NCB_REACH_PCREL; k++) {
+		a->figures = NCB_INIT(ncb_reach);
+		if (ncb_reach(a->machine, k, &a->figures))
+			continue;
+		if (!strcmp(kind, k == NCB_REACH_BRANCH ? "branch" : "pcrel") ||
+		    names_insn(a->figures.name, kind)) {
+			a->reach = k;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 /* 0 to go on, or an exit status + 1. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
@@ -68,6 +162,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "near", required_argument, NULL, 'n' },
 		{ "within", required_argument, NULL, 'w' },
+		{ "reach", required_argument, NULL, 'r' },
 		{ "size", required_argument, NULL, SIZE_OPT },
 		{ "align", required_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
@@ -75,16 +170,21 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	const char *reach = NULL;
 	int c, bad = 0;
 
 	*a = (struct args){ .within = 1ULL << 31, .size = pg, .align = pg };
-	while ((c = getopt_long(argc, argv, "p:n:w:a:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:n:w:r:a:jh", opts, NULL)) !=
+	       -1) {
 		if (c == 'p')
 			bad |= parse_pid(optarg, &a->pid) != 0;
 		else if (c == 'n')
 			a->near = optarg;
 		else if (c == 'w')
-			bad |= parse_u64(optarg, &a->within) || !a->within;
+			bad |= parse_u64(optarg, &a->within) || !a->within ||
+			       !(a->within_set = 1);
+		else if (c == 'r')
+			reach = optarg;
 		else if (c == SIZE_OPT)
 			bad |= parse_u64(optarg, &a->size) || !a->size ||
 			       a->size > SIZE_MAX;
@@ -103,6 +203,19 @@ static int parse_args(int argc, char **argv, struct args *a)
 		usage(stdout);
 		return 1;
 	}
+	if (reach && parse_reach(reach, a)) {
+		fprintf(stderr, "noclobber free: no instruction '%s' known%s%s "
+			"(KIND is branch, pcrel or an instruction's name; ARCH "
+			"x86_64, i386, aarch64, armhf, ppc64le, riscv64 or "
+			"s390x)\n", reach, a->arch ? " on " : " here",
+			a->arch ? a->arch : "");
+		if (a->json)
+			jw_fail(stdout, EINVAL, "no such instruction to reach "
+				"with: see noclobber free --help");
+		return EXIT_USAGE + 1;
+	}
+	if (a->reach && !a->within_set)
+		a->within = 0;
 	if (bad || !a->near || optind != argc) {
 		if (bad)
 			fprintf(stderr, "noclobber free: bad value (a PID is "
@@ -464,9 +577,14 @@ static void text_doc(FILE *f, const struct args *a, const struct anchor *an,
 	unsigned int i;
 	size_t k;
 
-	fprintf(f, "process %d: %s within %s of [%#" PRIx64 ", %#" PRIx64
-		")", a->pid ? (int)a->pid : (int)getpid(),
-		human(a->size, 0, b1), human(a->within, 0, b2), an->lo, an->hi);
+	fprintf(f, "process %d: %s", a->pid ? (int)a->pid : (int)getpid(),
+		human(a->size, 0, b1));
+	if (a->within)
+		fprintf(f, " within %s", human(a->within, 0, b2));
+	if (a->reach)
+		fprintf(f, "%s in %s reach", a->within ? " and" : "",
+			a->figures.name);
+	fprintf(f, " of [%#" PRIx64 ", %#" PRIx64 ")", an->lo, an->hi);
 	if (an->symbol)
 		fprintf(f, " %s", an->symbol);
 	if (an->path) {
@@ -533,6 +651,24 @@ static void json_anchor(struct jw *w, const struct anchor *an)
 	jw_close(w, '}');
 }
 
+/* The instruction whose reach the window is, or null. */
+static void json_reach(struct jw *w, const struct args *a)
+{
+	const char *arch = a->arch ? a->arch : host_arch();
+
+	if (!a->reach) {
+		jw_str(w, "reach", NULL);
+		return;
+	}
+	jw_open(w, "reach", '{');
+	jw_str(w, "kind", a->reach == NCB_REACH_BRANCH ? "branch" : "pcrel");
+	jw_str(w, "arch", arch);
+	jw_str(w, "instruction", a->figures.name);
+	jw_int(w, "min", (long long)a->figures.min);
+	jw_int(w, "max", (long long)a->figures.max);
+	jw_close(w, '}');
+}
+
 /* The free document, printed whole: 0 or -errno. */
 static int json_doc(const struct args *a, const struct anchor *an,
 		    const struct ncb_near *r, const struct occs *c)
@@ -546,7 +682,11 @@ static int json_doc(const struct args *a, const struct anchor *an,
 		return err;
 	jw_int(&w, "pid", a->pid ? (int)a->pid : (int)getpid());
 	json_anchor(&w, an);
-	jw_hex(&w, "within", a->within);
+	if (a->within)
+		jw_hex(&w, "within", a->within);
+	else
+		jw_str(&w, "within", NULL);
+	json_reach(&w, a);
 	jw_hex(&w, "size", a->size);
 	jw_hex(&w, "align", a->align);
 	jw_open(&w, "window", '{');
@@ -589,7 +729,9 @@ static int free_fail(const struct args *a, int err, const char *what)
 static int answer(const struct args *a, const struct anchor *an)
 {
 	struct ncb_near_opts o = NCB_INIT(ncb_near_opts,
-					  .align = (size_t)a->align);
+					  .align = (size_t)a->align,
+					  .reach = a->reach,
+					  .machine = a->machine);
 	struct ncb_near r = NCB_INIT(ncb_near);
 	struct occs *c;
 	int ret;
@@ -602,8 +744,9 @@ static int answer(const struct args *a, const struct anchor *an)
 	uint64_t within = a->within > UINT64_MAX - an->lo ? UINT64_MAX - an->lo
 							  : a->within;
 
-	ret = ncb_find_near(a->pid, an->lo, an->hi, within ? within : 1,
-			    (size_t)a->size, &o, &r);
+	ret = ncb_find_near(a->pid, an->lo, an->hi,
+			    within || a->reach ? within : 1, (size_t)a->size,
+			    &o, &r);
 	if (ret == -EINVAL)
 		return free_fail(a, EINVAL, "the anchor's start plus WITHIN "
 			    "passes 2^64");

@@ -25,7 +25,7 @@ from ._memory import Region, mmap_at
 from ._probe import Noreplace, Probe, noreplace_name, probe
 from ._space import AddressSpace, File, Place
 
-__version__ = "1.1.0"
+__version__ = "1.2.0"
 
 PROT_NONE: int = VALUES["PROT_NONE"]
 PROT_READ: int = VALUES["PROT_READ"]
