@@ -71,7 +71,8 @@ if [ $have_py = 1 ]; then
 	ok $? "maps --json is JSON"
 fi
 sleeper
-"$nc" maps --json "$pid" | grep -q '"path":"/usr/bin/sleep"\|"path":"/bin/sleep"'
+"$nc" maps --json "$pid" |
+	grep -q '"path":"/usr/bin/sleep"\|"path":"/bin/sleep"'
 ok $? "maps PID reads another process"
 kill "$pid"
 status 2 "maps: not a pid" "$nc" maps abc
