@@ -30,8 +30,8 @@ static void usage(FILE *f)
 		   "LIBRARY, or a symbol (malloc, or libc.so.6:malloc).  "
 		   "Prints the window's\nfree space and largest gaps, where "
 		   "ncb_resv_new would reserve N bytes,\nand what occupies "
-		   "the window; --svg draws it all as one SVG picture.  Exit "
-		   "status:\n0 placed, 1 no room, 2 error.\n");
+		   "the window;\n--svg draws it all as one SVG picture.  "
+		   "Exit status: 0 placed, 1 no room,\n2 error.\n");
 }
 
 enum { SIZE_OPT = 256, SVG_OPT };
