@@ -4,6 +4,7 @@
 #   make check           the whole kernel-behaviour matrix, run by prove
 #   make bench           benchmarks (table on stdout, CSV in $(O)/bench)
 #   make soak            a long run under injected faults (SOAK_OPS=20000)
+#   make docs            the pictures of README.md and docs/
 #   make install         PREFIX=/usr/local DESTDIR=
 #   make O=DIR CC=...    build elsewhere, e.g. with a cross compiler
 
@@ -182,13 +183,14 @@ $(WATCH_LIB): $(WATCH_LIB_OBJ)
 
 # The tools link the static libraries: they run from the build tree as
 # they are.
-$(HELPER): $(TOOL_SRC) tools/cli.h $(WATCH_H) include/noclobber_intree.h \
+$(HELPER): $(TOOL_SRC) tools/cli.h tools/picture.h tools/report.h \
+		$(WATCH_H) include/noclobber_intree.h \
 		$(STLIB) $(WATCH_LIB) $(SKEL) $(CONFORM_H)
 	$(CC) $(CFLAGS) $(TOOL_CFLAGS) $(TOOL_DEFS) $(LDFLAGS) -o $@ \
 		$(TOOL_SRC) $(WATCH_LIB) $(STLIB) $(TOOL_LIBS) $(LDLIBS_NCB)
 
-$(TOOL): $(LITE_SRC) tools/cli.h include/noclobber_intree.h $(STLIB) \
-		$(CONFORM_H)
+$(TOOL): $(LITE_SRC) tools/cli.h tools/picture.h tools/report.h \
+		include/noclobber_intree.h $(STLIB) $(CONFORM_H)
 	$(CC) $(CFLAGS) $(TOOL_CFLAGS) $(LITE_DEFS) $(LDFLAGS) -o $@ \
 		$(LITE_SRC) $(STLIB) $(LDLIBS_NCB)
 
@@ -212,6 +214,16 @@ $(O)/tests/t-%-core: tests/t-%.c tests/core/shim.c src/mmap.c src/mremap.c \
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< tests/core/shim.c \
 		$(STLIB) $(LDLIBS_NCB)
 
+# The HTML report of recorded clobbers, for tests/pictures.sh: the
+# report's writer and the pictures' as the tool has them.
+PICTURE_SRC := tools/picture.c tools/util.c tools/json.c tools/mapping.c
+REPORT_SRC := tools/report.c $(PICTURE_SRC)
+$(O)/tests/mkreport: tests/mkreport.c $(REPORT_SRC) tools/report.h \
+		tools/picture.h tools/cli.h include/noclobber_intree.h $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(TOOL_CFLAGS) $(LDFLAGS) -o $@ $< $(REPORT_SRC) \
+		$(STLIB) $(LDLIBS_NCB)
+
 # Writes the generator's ELF images for the shell tests.
 $(O)/tests/mkelf: tests/mkelf.c tests/elfgen.h $(LIB_H)
 	@mkdir -p $(@D)
@@ -221,11 +233,18 @@ $(O)/tests/ncb-emu: tests/ncb-emu.c tests/faults.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< -lseccomp
 
+# The pictures' benchmark draws with the tool's own writer.
+$(O)/bench/b-picture: bench/b-picture.c bench/bench.h $(PICTURE_SRC) \
+		tools/picture.h tools/cli.h $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(NCB_CFLAGS) -Itools $(LDFLAGS) -o $@ $< \
+		$(PICTURE_SRC) $(STLIB) $(LDLIBS_NCB)
+
 $(O)/bench/b-%: bench/b-%.c bench/bench.h $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< $(STLIB) $(LDLIBS_NCB)
 
-tests: $(TEST_BIN) $(O)/tests/mkelf
+tests: $(TEST_BIN) $(O)/tests/mkelf $(O)/tests/mkreport
 test-helpers: $(TEST_HELPERS)
 # A program for b-exec: exits at its entry, no libc.
 $(O)/bench/exit0: bench/exit0.c
@@ -260,6 +279,18 @@ demo: all
 	$(TOOL) exec --plan ls
 	@echo
 	$(TOOL) exec /bin/echo "echo, loaded by noclobber exec: nothing clobbered"
+
+# The pictures of README.md and docs/, drawn from the maps of real
+# processes recorded beside them (docs/pictures/NAME.maps, named in the
+# picture as NAME.maps): the same input gives the same bytes.
+DOC_MAPS := $(wildcard docs/pictures/*.maps)
+docs: $(TOOL)
+	@for m in $(DOC_MAPS:docs/pictures/%=%); do \
+		(cd docs/pictures && $(abspath $(TOOL)) maps --svg --maps $$m \
+		> $${m%.maps}.svg.tmp && mv $${m%.maps}.svg.tmp \
+		$${m%.maps}.svg) || exit 1; \
+		echo "docs/pictures/$${m%.maps}.svg"; \
+	done
 
 bench: all benches
 	bench/run.sh $(O)
@@ -338,4 +369,4 @@ clean:
 	rm -rf $(if $(filter command line environment,$(origin O)),$(O),build)
 
 .PHONY: fuzz-build demo all tests test-helpers benches check check-vm bench \
-	fuzz install clean abi-dump soak
+	fuzz install clean abi-dump soak docs

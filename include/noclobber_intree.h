@@ -72,4 +72,15 @@ int ncb__stack_plan(char *const argv[], char *const envp[],
 		    const char *execfn, const struct ncb_exec_opts *o,
 		    uint64_t *start, uint64_t *end, uint64_t *limit);
 
+/*
+ * A maps reader over a text in /proc/PID/maps's format (a recorded
+ * file), checked as the reader checks the kernel's: 0, -EINVAL for a
+ * text that is no maps, -ENOMEM (src/maps.c).
+ */
+int ncb__maps_from_text(struct ncb_maps **maps, const char *text,
+			size_t len);
+
+/* The end of this process's user address space (src/space.c). */
+uint64_t ncb__user_top(void);
+
 #endif

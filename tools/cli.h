@@ -39,6 +39,14 @@ void maps_error(const char *cmd, int json, pid_t pid, int err);
  */
 int beside_self(const char *name, char *out, size_t len);
 const char *human(uint64_t n, int bytes, char buf[32]);
+/* The first len bytes of /proc/PID/NAME: how many, or -errno. */
+ssize_t proc_read(pid_t pid, const char *name, void *buf, size_t len);
+/*
+ * A document made whole in memory by make(f, arg), then written: never
+ * half of one.  0, make's -errno, -ENOMEM, or -EIO for the write.
+ */
+int write_whole(FILE *out, int (*make)(FILE *f, const void *arg),
+		const void *arg);
 
 /*
  * JSON (json.c): every document is built in memory (jw_begin, members,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "noclobber_intree.h"
+#include "picture.h"
 
 extern char **environ;
 
@@ -22,7 +23,7 @@ static void usage(FILE *f)
 		   "[--unprivileged]\n"
 		   "                      [--exe=auto|set|interp|off] "
 		   "[--userns]\n"
-		   "                      [--plan [--json]] PROG "
+		   "                      [--plan [--json | --svg]] PROG "
 		   "[ARGS...]\n\n"
 		   "Loads PROG (searched in PATH when it has no '/') and its "
 		   "interpreter into\nthis process with every mapping "
@@ -31,7 +32,8 @@ static void usage(FILE *f)
 		   "position-independent\nprogram at ADDR.  --plan maps "
 		   "nothing: it prints where each segment, the\ninterpreter, "
 		   "the stack and the break would go, and every collision "
-		   "with\nthis process's mappings.  Exit status, as "
+		   "with\nthis process's mappings (--svg: drawn over the "
+		   "address space, as one SVG\npicture).  Exit status, as "
 		   "env(1)'s: the program's; 125\nnoclobber exec failed, "
 		   "126 PROG cannot be run, 127 PROG not found; with\n"
 		   "--plan 0 it fits, 1 it collides, or 125-127 likewise.\n"
@@ -161,7 +163,7 @@ static size_t count(char **v)
 /* The options a run was given, to hand on. */
 struct exec_args {
 	const char *base, *stack, *exe;
-	int unprivileged, plan, json;
+	int unprivileged, plan, json, svg;
 };
 
 /*
@@ -222,6 +224,8 @@ static int exec_compat(const struct compat *c, const struct exec_args *x,
 		nv[i++] = "--plan";
 	if (x->json)
 		nv[i++] = "--json";
+	if (x->svg)
+		nv[i++] = "--svg";
 	nv[i++] = "--";
 	memcpy(nv + i, argv, (count(argv) + 1) * sizeof(*nv));
 	snprintf(name, sizeof(name), "noclobber-%s", c->arch);
@@ -243,6 +247,8 @@ static int exec_compat(const struct compat *c, const struct exec_args *x,
 struct plan {
 	struct ncb_as *as;
 	struct jw *w;		/* the JSON document, or NULL for text */
+	int svg;		/* a picture instead of text */
+	int svg_err;		/* its failure: -errno */
 	int collisions;
 	uint64_t pg;
 	uint64_t brk;		/* the program's, if ncb_exec_layout's */
@@ -348,7 +354,7 @@ static void collisions(struct plan *pl, const char *what, uint64_t addr,
 			jw_hex(pl->w, "end", addr + len);
 			jw_mapping(pl->w, "occupant", &m);
 			jw_close(pl->w, '}');
-		} else {
+		} else if (!pl->svg) {
 			printf("collision: %s %#llx-%#llx overlaps ", what,
 			       (unsigned long long)addr,
 			       (unsigned long long)(addr + len));
@@ -461,6 +467,8 @@ static void print_image(struct plan *pl, const char *what, const char *path,
 		json_image(pl->w, what, path, e, in, at);
 		return;
 	}
+	if (pl->svg)
+		return;
 	printf("%-11s %#llx-%#llx %s (%s, bias %#llx, entry %#llx)\n", what,
 	       (unsigned long long)at,
 	       (unsigned long long)(at + in->hi - in->lo), path,
@@ -637,6 +645,91 @@ static int plan_images(struct plan *pl, const char *path, uint64_t base,
 	return ret;
 }
 
+/* [s, e) less the planned ranges (sorted, disjoint), into the picture. */
+static void pic_outside(struct pic *p, struct ncb_mapping *m,
+			const uint64_t (*r)[2], int n)
+{
+	uint64_t s = m->start, e = m->end;
+	int i;
+
+	for (i = 0; i < n && s < e; i++) {
+		if (r[i][1] <= s || r[i][0] >= e)
+			continue;
+		if (r[i][0] > s) {
+			m->start = s;
+			m->end = r[i][0];
+			pic_add(p, m);
+		}
+		s = r[i][1];
+	}
+	if (s < e) {
+		m->start = s;
+		m->end = e;
+		pic_add(p, m);
+	}
+}
+
+/*
+ * The plan drawn: the address space the program will find (the model),
+ * the program, its interpreter and stack where they would go, the break.
+ */
+static int plan_svg(struct plan *pl, const char *path,
+		    const struct plan_images *im, uint64_t brk)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	uint64_t r[3][2], t[2], at = 0;
+	char b[32];
+	struct pic p;
+	int n = 0, i, j, ret;
+
+	r[n][0] = im->at;
+	r[n++][1] = im->at + im->in.hi - im->in.lo;
+	if (im->ie) {
+		r[n][0] = im->iat;
+		r[n++][1] = im->iat + im->iin.hi - im->iin.lo;
+	}
+	r[n][0] = im->sat;
+	r[n++][1] = im->sat + pl->stack_end - pl->stack_start;
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && r[j - 1][0] > r[j][0]; j--) {
+			memcpy(t, r[j], sizeof(t));
+			memcpy(r[j], r[j - 1], sizeof(t));
+			memcpy(r[j - 1], t, sizeof(t));
+		}
+	pic_init(&p);
+	while (ncb_as_find(pl->as, at, &m) == 1 && !p.err) {
+		at = m.end;
+		pic_outside(&p, &m, (const uint64_t (*)[2])r, n);
+	}
+	pic_add_planned(&p, im->at, im->at + im->in.hi - im->in.lo,
+			PROT_READ | PROT_EXEC, PK_PROGRAM, path, "program");
+	if (im->ie)
+		pic_add_planned(&p, im->iat, im->iat + im->iin.hi - im->iin.lo,
+				PROT_READ | PROT_EXEC, PK_INTERP,
+				im->in.interp, "interpreter");
+	pic_add_planned(&p, im->sat, im->sat + pl->stack_end -
+			pl->stack_start, PROT_READ | PROT_WRITE, PK_STACK,
+			"[stack]", "stack");
+	pic_sort(&p);
+	pic_process(&p, 0, "");
+	pic_title(&p, "exec plan of %s in%s", path, p.title ? p.title : "");
+	pic_note(&p, "dashed: where the program, its interpreter and its "
+		 "stack would go; the rest is what stays%s",
+		 ncb__emulated() ? "" : " (the handover unmaps all else)");
+	if (pl->stack_limit == UINT64_MAX)
+		pic_note(&p, "the stack may grow without limit");
+	else
+		pic_note(&p, "the stack may grow to %s",
+			 human(pl->stack_limit, 0, b));
+	if (pl->collisions)
+		pic_note(&p, "%d collisions with this process's mappings "
+			 "(noclobber exec --plan lists them)", pl->collisions);
+	pic_mark(&p, PM_POINT, brk, brk, "brk: the heap starts here");
+	ret = pic_svg(&p, stdout);
+	pic_free(&p);
+	return ret;
+}
+
 static void plan_rest(struct plan *pl, const char *path,
 		      const struct plan_images *im, const struct ident *d,
 		      int exe)
@@ -646,6 +739,10 @@ static void plan_rest(struct plan *pl, const char *path,
 	uint64_t entry = im->ie ? im->iin.entry + im->iat - im->iin.lo
 				: im->in.entry + im->at - im->in.lo;
 
+	if (pl->svg) {
+		pl->svg_err = plan_svg(pl, path, im, brk);
+		return;
+	}
 	print_image(pl, "program", path, im->e, &im->in, im->at);
 	if (im->ie)
 		print_image(pl, "interpreter", im->in.interp, im->ie,
@@ -827,7 +924,7 @@ static int plan_stack(struct plan *pl, const struct scripts *sc,
 }
 
 static int do_plan(const char *prog, char **argv,
-		   const struct ncb_exec_opts *o, int json)
+		   const struct ncb_exec_opts *o, int json, int svg)
 {
 	uint64_t base = o->base;
 	int exe = o->exe;
@@ -865,7 +962,9 @@ static int do_plan(const char *prog, char **argv,
 		return 125;
 	}
 	pl.w = json ? &w : NULL;
-	print_scripts(pl.w, &sc);
+	pl.svg = svg;
+	if (!svg)
+		print_scripts(pl.w, &sc);
 	ret = plan_images(&pl, path, base, &im);
 	if (!ret) {
 		identity(im.e, exe, &d);
@@ -873,6 +972,11 @@ static int do_plan(const char *prog, char **argv,
 		/* --exe=set that cannot be had fails the plan as a run. */
 		if (exe == NCB_EXE_SET && !d.set)
 			ret = EXIT_CANNOT;
+		if (pl.svg_err) {
+			fail("exec", 0, -pl.svg_err, "the picture: %s",
+			     strerror(-pl.svg_err));
+			ret = EXIT_CANNOT;
+		}
 	}
 	if (json && ret) {
 		jw_drop(&w);
@@ -981,6 +1085,7 @@ int cmd_exec(int argc, char **argv)
 		{ "stack", required_argument, NULL, 's' },
 		{ "plan", no_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "svg", no_argument, NULL, 'S' },
 		{ "unprivileged", no_argument, NULL, 'U' },
 		{ "exe", required_argument, NULL, 'E' },
 		{ "userns", no_argument, NULL, 'u' },
@@ -990,7 +1095,7 @@ int cmd_exec(int argc, char **argv)
 	struct ncb_exec_opts o = { .size = sizeof(o) };
 	struct exec_args x = { .base = NULL };
 	const struct compat *compat;
-	int c, plan = 0, json = 0, userns = 0, err;
+	int c, plan = 0, json = 0, svg = 0, userns = 0, err;
 	/* Not on the stack: the program's stack limit is this one's too. */
 	static char path[PATH_MAX];
 	char why[320];
@@ -1026,6 +1131,9 @@ int cmd_exec(int argc, char **argv)
 		case 'j':
 			json = 1;
 			break;
+		case 'S':
+			svg = 1;
+			break;
 		case 'U':
 			o.flags |= NCB_EXEC_UNPRIVILEGED;
 			x.unprivileged = 1;
@@ -1051,7 +1159,7 @@ int cmd_exec(int argc, char **argv)
 			return EXIT_CANNOT;
 		}
 	}
-	if (optind >= argc || (json && !plan)) {
+	if (optind >= argc || ((json || svg) && !plan) || (json && svg)) {
 		usage(stderr);
 		return EXIT_CANNOT;
 	}
@@ -1063,10 +1171,11 @@ int cmd_exec(int argc, char **argv)
 	}
 	x.plan = plan;
 	x.json = json;
+	x.svg = svg;
 	if (plan && (compat = compat_of(final_program(path))))
 		return exec_compat(compat, &x, argv + optind);
 	if (plan)
-		return do_plan(path, argv + optind, &o, json);
+		return do_plan(path, argv + optind, &o, json, svg);
 	if (userns && (err = enter_userns()))
 		return err;
 	/* What was asked of noclobber, not of the program: 125. */

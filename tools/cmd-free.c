@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "noclobber_intree.h"
+#include "picture.h"
 
 /* Occupants are summed per path; past this many paths, as "others". */
 #define OCC_NAMES 64
@@ -22,7 +23,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: noclobber free [-p PID] -n ADDR|LIBRARY|SYMBOL "
 		   "[-w WITHIN] [-r [ARCH:]KIND]\n"
-		   "                      [--size N] [-a ALIGN] [--json]\n\n"
+		   "                      [--size N] [-a ALIGN] [--json | --svg]"
+		   "\n\n"
 		   "Where N bytes (default a page) can go in process PID "
 		   "(default: this one)\nwith every byte less than WITHIN "
 		   "(default 2G) from every byte of the\nanchor: an address, "
@@ -35,11 +37,12 @@ static void usage(FILE *f)
 		   "riscv64, s390x; default:\nthis one), and less than WITHIN "
 		   "only if -w is given too.  Prints the\nwindow's free space "
 		   "and largest gaps, where ncb_resv_new would reserve N\n"
-		   "bytes, and what occupies the window.  Exit status: 0 "
-		   "placed, 1 no room,\n2 error.\n");
+		   "bytes, and what occupies the window; --svg draws it all as "
+		   "one SVG\npicture.  Exit status: 0 placed, 1 no room, 2 "
+		   "error.\n");
 }
 
-enum { SIZE_OPT = 256 };
+enum { SIZE_OPT = 256, SVG_OPT };
 
 static const struct {
 	const char *name;
@@ -87,6 +90,7 @@ struct args {
 	uint64_t size;
 	uint64_t align;
 	int json;
+	int svg;
 };
 
 enum anchor_kind { ANCHOR_ADDRESS, ANCHOR_LIBRARY, ANCHOR_SYMBOL };
@@ -166,6 +170,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "size", required_argument, NULL, SIZE_OPT },
 		{ "align", required_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "svg", no_argument, NULL, SVG_OPT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -194,6 +199,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 			       a->align > SIZE_MAX;
 		else if (c == 'j')
 			a->json = 1;
+		else if (c == SVG_OPT)
+			a->svg = 1;
 		else if (c == 'h')
 			break;
 		else
@@ -216,7 +223,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	}
 	if (a->reach && !a->within_set)
 		a->within = 0;
-	if (bad || !a->near || optind != argc) {
+	if (bad || !a->near || optind != argc || (a->json && a->svg)) {
 		if (bad)
 			fprintf(stderr, "noclobber free: bad value (a PID is "
 				"decimal; WITHIN and N are numbers above 0; "
@@ -716,6 +723,77 @@ static int json_doc(const struct args *a, const struct anchor *an,
 	return jw_end(&w, stdout);
 }
 
+/* The anchor as the picture names it. */
+static void anchor_name(struct pic *p, const struct anchor *an)
+{
+	const char *path = an->path ? an->path : "";
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+
+	if (an->symbol)
+		pic_mark(p, PM_ANCHOR, an->lo, an->hi, "anchor: %s in %s",
+			 an->symbol, base);
+	else if (an->path)
+		pic_mark(p, PM_ANCHOR, an->lo, an->hi, "anchor: %s", base);
+	else
+		pic_mark(p, PM_ANCHOR, an->lo, an->hi, "anchor: %#" PRIx64,
+			 an->lo);
+}
+
+/*
+ * The window drawn: its mappings, its gaps, the anchor, and the block
+ * where it would go or why it cannot.  0 or -errno.
+ */
+static int svg_doc(const struct args *a, const struct anchor *an,
+		   const struct ncb_near *r)
+{
+	char b1[32], b2[32], *why = NULL;
+	struct ncb_maps *maps;
+	size_t len = 0;
+	struct pic p;
+	FILE *f;
+	int ret;
+
+	pic_init(&p);
+	ret = ncb_maps_open(&maps, a->pid);
+	if (ret)
+		return ret;
+	/* An empty window (outside, too small): the whole space. */
+	p.lo = r->lo < r->hi ? r->lo : 0;
+	p.hi = r->lo < r->hi ? r->hi : 0;
+	ret = pic_read(&p, maps, p.lo, p.hi);
+	ncb_maps_close(maps);
+	if (ret)
+		goto out;
+	pic_process(&p, a->pid, "");
+	pic_title(&p, "room for %s near %s in %s", human(a->size, 0, b1),
+		  a->near, p.title ? p.title + 1 : "");
+	pic_note(&p, "%s within %s of the anchor; the window [%#" PRIx64
+		 ", %#" PRIx64 ") has %s free in %" PRIu64 " gaps",
+		 human(a->size, 0, b1), human(a->within, 0, b2), r->lo, r->hi,
+		 human(r->free, 0, b2), r->ngaps);
+	if (r->why == NCB_NEAR_PLACED) {
+		pic_add_planned(&p, r->addr, r->addr + a->size, PROT_READ |
+				PROT_WRITE, PK_ANON, "", "the block");
+		pic_sort(&p);
+		pic_note(&p, "the block goes at %#" PRIx64 " (where "
+			 "ncb_resv_new would reserve it)", r->addr);
+	} else if ((f = open_memstream(&why, &len))) {
+		why_text(f, r, a->size, a->align);
+		if (!fclose(f) && len)
+			why[len - 1] = '\0';
+		pic_note(&p, "%s", why ? why : "no room");
+		free(why);
+	}
+	if (r->lo < r->hi)
+		pic_mark(&p, PM_WINDOW, r->lo, r->hi, "window: %s each side",
+			 human(a->within, 0, b1));
+	anchor_name(&p, an);
+	ret = pic_svg(&p, stdout);
+out:
+	pic_free(&p);
+	return ret;
+}
+
 /* A failure as a whole: the usual line on stderr, and the JSON error. */
 static int free_fail(const struct args *a, int err, const char *what)
 {
@@ -762,10 +840,15 @@ static int answer(const struct args *a, const struct anchor *an)
 	}
 	if (a->json)
 		ret = json_doc(a, an, &r, c);
+	else if (a->svg)
+		ret = svg_doc(a, an, &r);
 	else
 		text_doc(stdout, a, an, &r, c);
 	occ_free(c);
 	free(c);
+	/* A picture's own failure (the process gone since) is no write's. */
+	if (ret && a->svg && ret != -EIO)
+		return free_fail(a, -ret, ret == -ENOMEM ? "memory" : NULL);
 	if (ret) {
 		print_error("free", ret);
 		return EXIT_USAGE;

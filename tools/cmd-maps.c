@@ -1,24 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /* noclobber maps: a process's address space, mappings and the gaps between. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "noclobber_intree.h"
+#include "picture.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: noclobber maps [-p PID] [-o COLUMNS] [--bytes] "
-		   "[--json] [PID]\n\n"
+	fprintf(f, "usage: noclobber maps [-p PID | --maps FILE] [-o COLUMNS] "
+		   "[--bytes]\n"
+		   "                      [--json | --svg] [PID]\n\n"
 		   "Lists the mappings of process PID (decimal; default: "
 		   "this one) with their\nsizes and the free gaps between "
 		   "them.  -o chooses the columns, in order,\nfrom start, "
 		   "end, size, perms, offset, dev, inode, rss, pss, dirty, "
 		   "swap\nand path (rss and the rest read /proc/PID/smaps, "
 		   "as pmap -x does);\n--bytes prints sizes in bytes.  "
-		   "Exit status: 0 listed, 1 the process\nhas no address "
-		   "space, 2 error.\n");
+		   "--svg draws the address space as one SVG\npicture "
+		   "instead (gaps compressed, each mapping labelled where it "
+		   "fits).\n--maps reads a recorded /proc/PID/maps (- for "
+		   "standard input) instead\nof a process.  Exit status: 0 "
+		   "listed, 1 the process has no address\nspace, 2 "
+		   "error.\n");
 }
 
 enum col {
@@ -50,6 +59,8 @@ static const struct {
 
 struct opts {
 	pid_t pid;
+	const char *file;	/* --maps: recorded maps, or NULL */
+	int svg;
 	int json;
 	int bytes;
 	int ncol;		/* 0: the default layout */
@@ -302,6 +313,8 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "svg", no_argument, NULL, 's' },
+		{ "maps", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -326,6 +339,12 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		case 'j':
 			o->json = 1;
 			break;
+		case 's':
+			o->svg = 1;
+			break;
+		case 'f':
+			o->file = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -335,6 +354,11 @@ static int parse_options(int argc, char **argv, struct opts *o)
 	}
 	/* A PID after the options as well, as pmap takes it. */
 	if (argc - optind > 1 || (argc - optind == 1 && pid_given))
+		goto bad;
+	/* A picture has no columns; a file is no process. */
+	if ((o->svg && (o->json || o->ncol)) ||
+	    (o->file && (pid_given || argc > optind ||
+			 (o->want & SMAPS_COLS))))
 		goto bad;
 	if (argc - optind == 1 && parse_pid(argv[optind], &o->pid))
 		bad_pid = argv[optind];
@@ -362,7 +386,12 @@ static int list(struct ncb_maps *maps, const struct opts *o,
 	if (o->json && (ret = jw_begin(&w)))
 		return ret;
 	if (o->json) {
-		jw_int(&w, "pid", o->pid ? (int)o->pid : (int)getpid());
+		/* A recorded file is of no process known here. */
+		if (o->file)
+			jw_null(&w, "pid");
+		else
+			jw_int(&w, "pid", o->pid ? (int)o->pid
+						 : (int)getpid());
 		jw_open(&w, "entries", '[');
 	} else {
 		text_heading(o);
@@ -389,6 +418,82 @@ static int list(struct ncb_maps *maps, const struct opts *o,
 	return 0;
 }
 
+/* A recorded maps text: all of it, at most 1 GiB.  0 or -errno. */
+static int read_file(int fd, char **text, size_t *len)
+{
+	size_t cap = 0;
+	ssize_t n = 1;
+	char *t;
+
+	while (n > 0) {
+		if (cap - *len < 4096) {
+			cap = cap ? cap * 2 : 1 << 16;
+			t = cap <= 1ULL << 30 ? realloc(*text, cap) : NULL;
+			if (!t)
+				return cap > 1ULL << 30 ? -EFBIG : -ENOMEM;
+			*text = t;
+		}
+		n = read(fd, *text + *len, cap - *len);
+		if (n < 0)
+			return -errno;
+		*len += (size_t)n;
+	}
+	return 0;
+}
+
+static int open_file(const char *name, struct ncb_maps **maps)
+{
+	int fd = strcmp(name, "-") ? open(name, O_RDONLY | O_CLOEXEC) : 0;
+	char *text = NULL;
+	size_t len = 0;
+	int ret = fd < 0 ? -errno : read_file(fd, &text, &len);
+
+	if (fd > 0)
+		close(fd);
+
+	if (ret) {
+		fprintf(stderr, "noclobber maps: %s: %s\n", name,
+			strerror(-ret));
+		free(text);
+		return ret;
+	}
+	ret = ncb__maps_from_text(maps, text, len);
+	free(text);
+	if (ret == -ENOMEM)
+		fprintf(stderr, "noclobber maps: %s: %s\n", name,
+			strerror(-ret));
+	else if (ret)
+		fprintf(stderr, "noclobber maps: %s: not a maps text (each "
+			"line as /proc/PID/maps's, in address order, each "
+			"ended by a newline)\n", name);
+	return ret;
+}
+
+static int picture(struct ncb_maps *maps, const struct opts *o)
+{
+	struct pic p;
+	int ret;
+
+	pic_init(&p);
+	ret = pic_read(&p, maps, 0, 0);
+	if (!ret && o->file) {
+		pic_title(&p, "address space of %s", o->file);
+		pic_space(&p, 0, 0);
+		pic_classify(&p, NULL);
+	} else if (!ret) {
+		pic_process(&p, o->pid, "address space of");
+	}
+	if (!ret) {
+		ret = pic_svg(&p, stdout);
+		if (ret == -EIO) {
+			print_error("maps", ret);
+			ret = PRINT_FAILED;
+		}
+	}
+	pic_free(&p);
+	return ret;
+}
+
 int cmd_maps(int argc, char **argv)
 {
 	struct opts o = { 0 };
@@ -399,7 +504,17 @@ int cmd_maps(int argc, char **argv)
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		return ret;
-	ret = ncb_maps_open(&maps, o.pid);
+	if (o.file) {
+		if (open_file(o.file, &maps)) {
+			if (o.json)
+				jw_fail(stdout, EINVAL, "the maps file cannot "
+					"be read");
+			return EXIT_USAGE;
+		}
+		ret = 0;
+	} else {
+		ret = ncb_maps_open(&maps, o.pid);
+	}
 	if (!ret && (o.want & SMAPS_COLS) && (ret = smaps_read(&sm, o.pid)))
 		ncb_maps_close(maps);
 	if (ret) {
@@ -407,7 +522,7 @@ int cmd_maps(int argc, char **argv)
 		/* Read, but there is nothing to list: that is no misuse. */
 		return ret == -ESRCH ? 1 : EXIT_USAGE;
 	}
-	ret = list(maps, &o, &sm);
+	ret = o.svg ? picture(maps, &o) : list(maps, &o, &sm);
 	ncb_maps_close(maps);
 	smaps_free(&sm);
 	if (ret == PRINT_FAILED)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by the noclobber subcommands. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -189,4 +190,40 @@ int beside_self(const char *name, char *out, size_t len)
 		     name) >= (int)(len - (size_t)(slash + 1 - out)))
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+ssize_t proc_read(pid_t pid, const char *name, void *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	return n;
+}
+
+int write_whole(FILE *out, int (*make)(FILE *f, const void *arg),
+		const void *arg)
+{
+	size_t len = 0;
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, &len);
+	int ret;
+
+	if (!f)
+		return -ENOMEM;
+	ret = make(f, arg);
+	if (fclose(f) && !ret)
+		ret = -ENOMEM;
+	if (!ret && (fwrite(buf, 1, len, out) != len || fflush(out)))
+		ret = -EIO;
+	free(buf);
+	return ret;
 }
