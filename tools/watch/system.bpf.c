@@ -102,18 +102,26 @@ struct {
 	__type(value, struct ws_made);
 } made_room SEC(".maps");
 
+/* Where an address is, as a record needs it: ws_where()'s answer. */
+struct where {
+	unsigned long long addr;
+	unsigned long long start, end;	/* its mapping */
+	unsigned long long ino, off;	/* its file, the offset in it */
+	unsigned int dev, flags;	/* VM_READ, VM_WRITE, VM_EXEC */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, unsigned int);
-	__type(value, struct ws_site);
-} site_room SEC(".maps");
+	__type(value, struct where);
+} where_room SEC(".maps");
 
-static struct ws_site *site_room_of(void)
+static struct where *where_room_of(void)
 {
 	unsigned int zero = 0;
 
-	return bpf_map_lookup_elem(&site_room, &zero);
+	return bpf_map_lookup_elem(&where_room, &zero);
 }
 
 /* Room for a path record: too large for the stack. */
@@ -205,8 +213,9 @@ static struct ws_key key_of(struct task_struct *t)
 {
 	struct ws_key k = {};
 
-	k.tgid = BPF_CORE_READ(t, tgid);
-	k.start = BPF_CORE_READ(t, group_leader, start_time);
+	/* Loads, not helpers' reads (where_cb()): on every placement. */
+	k.tgid = t->tgid;
+	k.start = t->group_leader->start_time;
 	return k;
 }
 
@@ -464,6 +473,65 @@ __noinline int ws_site(struct ws_site *out, unsigned long long addr)
 	__builtin_memset(out, 0, sizeof(*out));
 	out->addr = out->offset = addr;
 	bpf_loop(FIND_TRIES, find_try, &c, 0);
+	return c.r == -EBUSY ? -EBUSY : 0;
+}
+
+/* The helpers' contexts are on the stack: the answer's room, off it. */
+struct where_at {
+	struct where *w;
+	long r;
+};
+
+static long where_cb(struct task_struct *t, struct vm_area_struct *v,
+		     struct where_at *c)
+{
+	struct file *f = v->vm_file;
+	struct where *w = c->w;
+	unsigned long long dev = 0, ino = 0;
+
+	/*
+	 * Loads through the kernel's pointers, not bpf_probe_read_kernel():
+	 * a placement's record is made on every call, and a helper's call
+	 * costs more than the load.
+	 */
+	w->start = v->vm_start;
+	w->end = v->vm_end;
+	w->flags = v->vm_flags & PROT_ANY;
+	w->off = w->addr;
+	if (f) {
+		dev = f->f_inode->i_sb->s_dev;
+		ino = f->f_inode->i_ino;
+		/* Its path sent once, as ws_site() does; not its name. */
+		send_path(f, dev, ino);
+		w->off = w->addr - v->vm_start + v->vm_pgoff * PAGE;
+	}
+	w->dev = dev;
+	w->ino = ino;
+	return 0;
+}
+
+static long where_try(unsigned int i, struct where_at *c)
+{
+	struct where *w = c->w;
+
+	c->r = bpf_find_vma(bpf_get_current_task_btf(), w->addr, where_cb, c,
+			    0);
+	return c->r != -EBUSY;
+}
+
+/*
+ * ws_site()'s lean sibling, for the records every placement makes: into
+ * where_room, what maps addr (end 0 if nothing does).  0, or -EBUSY.
+ */
+__noinline int ws_where(unsigned long long addr)
+{
+	struct where_at c = { where_room_of(), -EBUSY };
+
+	if (!c.w)
+		return -22;
+	__builtin_memset(c.w, 0, sizeof(*c.w));
+	c.w->addr = addr;
+	bpf_loop(FIND_TRIES, where_try, &c, 0);
 	return c.r == -EBUSY ? -EBUSY : 0;
 }
 
@@ -1259,6 +1327,8 @@ static int after_call(const unsigned char *code)
 struct scan {
 	struct ws_made *m;
 	unsigned long long at;		/* the stack word looked at */
+	unsigned long long ip;		/* the call's own address, */
+	unsigned long long start, end;	/* its mapping */
 	int compat;
 };
 
@@ -1270,7 +1340,7 @@ static long scan_word(unsigned int i, struct scan *c)
 {
 	unsigned long long w = 0;
 	unsigned char code[8] = {};
-	struct ws_site *s = site_room_of();
+	struct where *s = where_room_of();
 	struct ws_made *m = c->m;
 	struct ws_frame *f;
 	unsigned int n;
@@ -1283,18 +1353,26 @@ static long scan_word(unsigned int i, struct scan *c)
 	if (w < PAGE || bpf_probe_read_user(code, 6, (void *)(w - 6)) ||
 	    !after_call(code))
 		return 0;
-	if (ws_site(s, w)) {
-		m->flags |= WS_M_UNKNOWN;
-		return 1;
-	}
 	n = m->nframes;
-	if (!(s->flags & VM_EXEC) || n >= WS_FRAMES)
-		return n >= WS_FRAMES;
+	if (n >= WS_FRAMES || n < 1)
+		return 1;
 	barrier_var(n);		/* as in thread_step() */
 	f = &m->f[n & (WS_FRAMES - 1)];
-	f->ino = s->ino;
-	f->dev = s->dev;
-	f->off = s->offset;
+	if (w >= c->start && w < c->end) {
+		/* In the call's own mapping (malloc's): no lookup. */
+		f->ino = m->f[0].ino;
+		f->dev = m->f[0].dev;
+		f->off = m->f[0].off + (unsigned int)(w - c->ip);
+	} else if (ws_where(w)) {
+		m->flags |= WS_M_UNKNOWN;
+		return 1;
+	} else if (!(s->flags & VM_EXEC)) {
+		return 0;
+	} else {
+		f->ino = s->ino;
+		f->dev = s->dev;
+		f->off = s->off;
+	}
 	m->nframes = n + 1;
 	/* On top of an x86_64 stack: a leaf wrapper's caller, the one. */
 	return n + 1 >= WS_FRAMES || (!c->compat && !i);
@@ -1315,20 +1393,25 @@ static long scan_word(unsigned int i, struct scan *c)
 static __always_inline int frames(struct ws_made *m, unsigned long long ip,
 				  unsigned long long sp, int compat)
 {
-	struct scan c = { m, compat ? sp + 12 : sp, compat };
-	struct ws_site *s = site_room_of();
+	struct scan c = { m, compat ? sp + 12 : sp, ip, 0, 0, compat };
+	struct where *s = where_room_of();
 
 	if (!m || !s)
 		return -22;
 	m->nframes = 0;
-	if (ws_site(s, ip)) {
+	if (ws_where(ip)) {
 		m->flags |= WS_M_UNKNOWN;
 		return -EBUSY;
 	}
 	m->f[0].ino = s->ino;
 	m->f[0].dev = s->dev;
-	m->f[0].off = s->offset;
+	m->f[0].off = s->off;
 	m->nframes = 1;
+	/* Its mapping, and the address its offset is of. */
+	if (s->flags & VM_EXEC) {
+		c.start = s->start;
+		c.end = s->end;
+	}
 	bpf_loop(compat ? WS_SCAN : WS_SCAN64, scan_word, &c, 0);
 	return 0;
 }
@@ -1405,7 +1488,7 @@ __noinline int ws_keep(unsigned int how, unsigned long long start,
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(t);
 	struct ws_makers *h = makers_of(t, how & KEEP_PLAIN);
-	struct ws_site *s = site_room_of();
+	struct where *s = where_room_of();
 	struct ws_made *m;
 	unsigned int zero = 0;
 
@@ -1419,7 +1502,7 @@ __noinline int ws_keep(unsigned int how, unsigned long long start,
 	m->call = call;
 	m->flags = 0;
 	if (!(how & KEEP_ANON) || !end) {
-		if (!ws_site(s, start)) {
+		if (!ws_where(start)) {
 			m->file_ino = s->ino;
 			m->file_dev = s->dev;
 			if (!end)
@@ -1629,8 +1712,8 @@ static __always_inline void shm_range(struct ws_event *e,
 static __always_inline int leave(struct pt_regs *regs, long ret, int tree)
 {
 	long id = regs->orig_ax;
-	struct ws_site s = {};
 	unsigned int at = 0;
+	struct where *s;
 	struct task_struct *t;
 	struct ws_event *e;
 	struct ws_count *c;
@@ -1679,9 +1762,10 @@ static __always_inline int leave(struct pt_regs *regs, long ret, int tree)
 	 * the descriptor's file is the overlay's and the mapping's the file
 	 * below, which is what the victims' are.
 	 */
-	if (e->file_ino && !ws_site(&s, e->start) && s.ino) {
-		e->file_dev = s.dev;
-		e->file_ino = s.ino;
+	s = where_room_of();
+	if (e->file_ino && s && !ws_where(e->start) && s->ino) {
+		e->file_dev = s->dev;
+		e->file_ino = s->ino;
 	}
 	if (bpf_ringbuf_output(&events, e, sizeof(*e),
 			       wake_flags(sizeof(*e)))) {
