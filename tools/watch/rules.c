@@ -344,6 +344,9 @@ int ncb__wregions_add(struct ncb__wregions *s, const struct ncb__wregion *r)
 
 	if (r->end <= r->start)
 		return 0;
+	/* Room first: no arithmetic on an empty set's NULL (UBSan's). */
+	if (!s->r && regions_room(s))
+		return -ENOMEM;
 	/* An older region around it: split in two, or given up whole. */
 	if (i < s->n && s->r[i].start < r->start && s->r[i].end > r->end) {
 		if (regions_room(s)) {

@@ -652,20 +652,39 @@ struct pick {
 	unsigned int next, n;
 };
 
+/*
+ * The ring looked at SCAN_STEP records a turn: a bpf_loop() turn costs
+ * more than a record's test, and a fixed call looks at every record.
+ */
+#define SCAN_STEP 8
+
 static long pick_region(unsigned int i, struct pick *c)
 {
-	struct ws_made *r = &c->h->r[(c->next - 1 - i) % WS_MAKERS];
 	struct ws_event *e = c->e;
-	unsigned int n = c->n;
+	unsigned int j, n, at;
+	struct ws_range *g;
 
-	if (n >= WS_EVENT_REGIONS)
-		return 1;
-	if (r->end <= e->start || r->start >= c->end || r->end <= r->start)
-		return 0;
-	barrier_var(n);		/* as in thread_step() */
-	e->regions[n & (WS_EVENT_REGIONS - 1)] = *r;
-	c->n = n + 1;
+	for (j = 0; j < SCAN_STEP; j++) {
+		at = (c->next - 1 - i * SCAN_STEP - j) % WS_MAKERS;
+		g = &c->h->rg[at];
+		if (g->end <= e->start || g->start >= c->end ||
+		    g->end <= g->start)
+			continue;
+		n = c->n;
+		if (n >= WS_EVENT_REGIONS)
+			return 1;
+		barrier_var(n);		/* as in thread_step() */
+		e->regions[n & (WS_EVENT_REGIONS - 1)] = c->h->r[at];
+		c->n = n + 1;
+	}
 	return 0;
+}
+
+/* How many SCAN_STEP turns the ring's records written so far take. */
+static unsigned int scan_turns(unsigned int next)
+{
+	return ((next < WS_MAKERS ? next : WS_MAKERS) + SCAN_STEP - 1) /
+	       SCAN_STEP;
 }
 
 /*
@@ -684,7 +703,7 @@ static void regions_of(struct task_struct *t, struct ws_event *e,
 	if (!c.h)
 		return;
 	c.next = c.h->next;
-	bpf_loop(WS_MAKERS, pick_region, &c, 0);
+	bpf_loop(scan_turns(c.next), pick_region, &c, 0);
 	e->nregions = c.n;
 }
 
@@ -1425,17 +1444,24 @@ struct source {
 
 static long source_step(unsigned int i, struct source *c)
 {
-	struct ws_made *r = &c->h->r[(c->next - 1 - i) % WS_MAKERS];
-	struct ws_made *m = c->m;
+	struct ws_made *m = c->m, *r;
+	unsigned int j, at;
+	struct ws_range *g;
 
-	if (r->end <= r->start || c->at < r->start || c->at >= r->end)
-		return 0;
-	m->call = r->call;
-	m->nframes = r->nframes;
-	m->flags = r->flags;
-	__builtin_memcpy(m->f, r->f, sizeof(m->f));
-	c->found = 1;
-	return 1;
+	for (j = 0; j < SCAN_STEP; j++) {
+		at = (c->next - 1 - i * SCAN_STEP - j) % WS_MAKERS;
+		g = &c->h->rg[at];
+		if (g->end <= g->start || c->at < g->start || c->at >= g->end)
+			continue;
+		r = &c->h->r[at];
+		m->call = r->call;
+		m->nframes = r->nframes;
+		m->flags = r->flags;
+		__builtin_memcpy(m->f, r->f, sizeof(m->f));
+		c->found = 1;
+		return 1;
+	}
+	return 0;
 }
 
 /*
@@ -1447,7 +1473,7 @@ static void source_maker(struct ws_makers *h, struct ws_made *m,
 {
 	struct source c = { h, m, src, h->next, 0 };
 
-	bpf_loop(WS_MAKERS, source_step, &c, 0);
+	bpf_loop(scan_turns(c.next), source_step, &c, 0);
 	if (!c.found)
 		m->flags |= WS_M_UNKNOWN;
 }
@@ -1460,15 +1486,14 @@ static void source_maker(struct ws_makers *h, struct ws_made *m,
 static void keep(struct ws_makers *h, struct ws_made *m)
 {
 	unsigned int at = __sync_fetch_and_add(&h->next, 1) % WS_MAKERS;
-	struct ws_made *r = &h->r[at];
-	unsigned long long end = m->end;
+	struct ws_range *g = &h->rg[at];
 
-	r->end = 0;
+	g->end = 0;
 	barrier();
-	m->end = 0;
-	__builtin_memcpy(r, m, sizeof(*r));
+	__builtin_memcpy(&h->r[at], m, sizeof(*m));
+	g->start = m->start;
 	barrier();
-	r->end = end;
+	g->end = m->end;
 }
 
 /* ws_keep()'s how: the call's family, and these. */

@@ -13,7 +13,7 @@
 #define WS_THREADS 64		/* other threads' stack pointers in it */
 #define WS_NAME 48		/* a file's last path component */
 #define WS_SCOPE_CGROUPS 16
-#define WS_MAKERS 512		/* placements remembered per process */
+#define WS_MAKERS 2048		/* placements remembered per process */
 #define WS_EVENT_REGIONS 32	/* of them, those an event meets */
 #define WS_FRAMES 4		/* a maker's call and return addresses */
 #define WS_SCAN 32		/* stack words an i386 caller's return
@@ -121,9 +121,18 @@ struct ws_made {
  * first, so that a record never outlives a newer one over the same
  * memory (what falls out has no record, its maker not known).
  */
+struct ws_range {
+	unsigned long long start, end;
+};
+
 struct ws_makers {
 	unsigned int next;		/* where the next one goes */
 	unsigned int pad;
+	/*
+	 * Each record's range again, apart: a fixed call looks at every
+	 * record's range, and at the rest of those that meet its own.
+	 */
+	struct ws_range rg[WS_MAKERS];
 	struct ws_made r[WS_MAKERS];
 };
 
