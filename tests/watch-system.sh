@@ -112,8 +112,8 @@ corpus() {
 		# Unjudged but known: another thread held the memory map's
 		# lock.  A region's maker: its module.
 		made=True
-		[ "$kind" = region ] &&
-			made="'$maker' in ev[0]['victims'][0]['maker']['module']"
+		[ "$kind" = region ] && made="'$maker' in \
+			ev[0]['victims'][0]['maker']['module']"
 		events "$tmp/e" \
 			"[e['event'] for e in ev].count('clobber') == 1" \
 			"ev.sort(key=lambda e: e['event'] != 'clobber') or 1" \

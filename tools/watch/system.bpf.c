@@ -1402,12 +1402,13 @@ static long scan_word(unsigned int i, struct scan *c)
  * (code just after a call) that decide its maker and its caller, as the
  * stack has them.  x86_64: the one on top of the stack a leaf wrapper
  * leaves (glibc's mmap and shmat), else the first WS_FRAMES - 1 in
- * WS_SCAN64 words (a wrapper with a frame: its mremap).  i386: the vDSO's entry pushes three
- * registers, and the C library's wrappers call it through a helper of
- * their own, with frames of their own: the first WS_FRAMES - 1 in
- * WS_SCAN words past the three, for the tool to walk past the wrappers by
- * their symbols (system.c).  A word of a frame that is no return address
- * but looks like one (left by an earlier call) is taken all the same.
+ * WS_SCAN64 words (a wrapper with a frame: its mremap).  i386: the
+ * vDSO's entry pushes three registers, and the C library's wrappers call
+ * it through a helper of their own, with frames of their own: the first
+ * WS_FRAMES - 1 in WS_SCAN words past the three, for the tool to walk
+ * past the wrappers by their symbols (system.c).  A word of a frame that
+ * is no return address but looks like one (left by an earlier call) is
+ * taken all the same.
  */
 static __always_inline int frames(struct ws_made *m, unsigned long long ip,
 				  unsigned long long sp, int compat)
