@@ -108,6 +108,7 @@ struct where {
 	unsigned long long start, end;	/* its mapping */
 	unsigned long long ino, off;	/* its file, the offset in it */
 	unsigned int dev, flags;	/* VM_READ, VM_WRITE, VM_EXEC */
+	unsigned long long file;	/* the struct file, for its path */
 };
 
 struct {
@@ -476,6 +477,19 @@ __noinline int ws_site(struct ws_site *out, unsigned long long addr)
 	return c.r == -EBUSY ? -EBUSY : 0;
 }
 
+/*
+ * A kernel pointer's value, as a number, for arithmetic the verifier
+ * refuses on a pointer: it keeps a pointer's type through any cast, not
+ * through memory a helper copies.
+ */
+static unsigned long long addr_of(const void *p)
+{
+	unsigned long long a = 0;
+
+	bpf_probe_read_kernel(&a, sizeof(a), &p);
+	return a;
+}
+
 /* The helpers' contexts are on the stack: the answer's room, off it. */
 struct where_at {
 	struct where *w;
@@ -501,8 +515,7 @@ static long where_cb(struct task_struct *t, struct vm_area_struct *v,
 	if (f) {
 		dev = f->f_inode->i_sb->s_dev;
 		ino = f->f_inode->i_ino;
-		/* Its path sent once, as ws_site() does; not its name. */
-		send_path(f, dev, ino);
+		w->file = addr_of(f);
 		w->off = w->addr - v->vm_start + v->vm_pgoff * PAGE;
 	}
 	w->dev = dev;
@@ -521,7 +534,8 @@ static long where_try(unsigned int i, struct where_at *c)
 
 /*
  * ws_site()'s lean sibling, for the records every placement makes: into
- * where_room, what maps addr (end 0 if nothing does).  0, or -EBUSY.
+ * where_room, what maps addr (end 0 if nothing does), its file's path
+ * not sent (frames() sends those it keeps).  0, or -EBUSY.
  */
 __noinline int ws_where(unsigned long long addr)
 {
@@ -691,20 +705,24 @@ static unsigned int scan_turns(unsigned int next)
  * The process's records that meet the call's range (up to end: shmat's
  * is known at its exit only), newest first.  Those left out for want of
  * room are the oldest: no newer one is, so that what the tool rebuilds
- * from them (system.c) holds no record a newer one replaced.
+ * from them (system.c) holds no record a newer one replaced.  Global,
+ * with a frame of its own: on_enter_tree's, with it, is too large for
+ * 6.1's verifier along its deepest path (a victim's path sent).
  */
-static void regions_of(struct task_struct *t, struct ws_event *e,
-		       unsigned long long end)
+__noinline int ws_regions(struct ws_event *e, unsigned long long end)
 {
-	struct ws_key k = key_of(t);
+	struct ws_key k = key_of(bpf_get_current_task_btf());
 	struct pick c = { bpf_map_lookup_elem(&history, &k), e, end };
 
+	if (!e)
+		return -22;
 	e->nregions = 0;
 	if (!c.h)
-		return;
+		return 0;
 	c.next = c.h->next;
 	bpf_loop(scan_turns(c.next), pick_region, &c, 0);
 	e->nregions = c.n;
+	return 0;
 }
 
 /* Whether [s, end) meets a region the process's fixed mmaps made. */
@@ -1160,19 +1178,6 @@ __noinline int ws_threads_iter(struct ws_event *e)
 	return 0;
 }
 
-/*
- * A kernel pointer's value, as a number, for arithmetic the verifier
- * refuses on a pointer: it keeps a pointer's type through any cast, not
- * through memory a helper copies.
- */
-static unsigned long long addr_of(const void *p)
-{
-	unsigned long long a = 0;
-
-	bpf_probe_read_kernel(&a, sizeof(a), &p);
-	return a;
-}
-
 struct thread_walk {
 	struct ws_event *e;
 	unsigned long long head, at;	/* signal->thread_head, a thread */
@@ -1343,58 +1348,91 @@ static int after_call(const unsigned char *code)
 	       (code[4] == 0xff && (code[5] & 0xf8) == 0xd0);
 }
 
+/* Return addresses looked for on the stack: more than kept, some no code. */
+#define WS_CANDIDATES 8
+
 struct scan {
-	struct ws_made *m;
 	unsigned long long at;		/* the stack word looked at */
-	unsigned long long ip;		/* the call's own address, */
-	unsigned long long start, end;	/* its mapping */
-	int compat;
+	unsigned int n, compat;
+	unsigned long long cand[WS_CANDIDATES];
 };
 
 /*
- * One stack word: kept as a frame if it is a return address (code just
- * after a call); 1 when no more are wanted.
+ * Off the stack, which 6.1's verifier finds too large along a fixed
+ * call's entry to its caller's lookups; bpf_loop()'s context, on it,
+ * points there.
  */
-static long scan_word(unsigned int i, struct scan *c)
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, unsigned int);
+	__type(value, struct scan);
+} scan_room SEC(".maps");
+
+struct scan_at {
+	struct scan *c;
+};
+
+/*
+ * One stack word: a candidate if it may be a return address (after a
+ * call); 1 when no more are wanted.  Looked up after the scan, not from
+ * here: a lookup from bpf_loop()'s callback is a call too deep for 6.1's
+ * verifier.
+ */
+static long scan_word(unsigned int i, struct scan_at *a)
 {
 	unsigned long long w = 0;
 	unsigned char code[8] = {};
-	struct where *s = where_room_of();
-	struct ws_made *m = c->m;
-	struct ws_frame *f;
-	unsigned int n;
+	struct scan *c = a->c;
+	unsigned int n = c->n;
 
-	if (!s)
-		return 1;
-	if (bpf_probe_read_user(&w, c->compat ? 4 : 8, (void *)c->at))
+	if (n >= WS_CANDIDATES ||
+	    bpf_probe_read_user(&w, c->compat ? 4 : 8, (void *)c->at))
 		return 1;
 	c->at += c->compat ? 4 : 8;
 	if (w < PAGE || bpf_probe_read_user(code, 6, (void *)(w - 6)) ||
 	    !after_call(code))
 		return 0;
-	n = m->nframes;
-	if (n >= WS_FRAMES || n < 1)
+	barrier_var(n);		/* as in thread_step() */
+	c->cand[n & (WS_CANDIDATES - 1)] = w;
+	c->n = n + 1;
+	/* On top of an x86_64 stack: a leaf wrapper's caller, the one. */
+	return n + 1 >= WS_CANDIDATES || (!c->compat && !i);
+}
+
+/*
+ * A candidate made a frame if it is code: 0, 1 if it is not, or -EBUSY.
+ * In the call's own mapping (malloc's: start, end), no lookup.
+ */
+static __always_inline int frame_of(struct ws_made *m, struct where *s,
+				    unsigned long long w, unsigned long long ip,
+				    unsigned long long start,
+				    unsigned long long end)
+{
+	unsigned int n = m->nframes;
+	struct ws_frame *f;
+
+	if (n >= WS_FRAMES)
 		return 1;
 	barrier_var(n);		/* as in thread_step() */
 	f = &m->f[n & (WS_FRAMES - 1)];
-	if (w >= c->start && w < c->end) {
-		/* In the call's own mapping (malloc's): no lookup. */
+	if (w >= start && w < end) {
 		f->ino = m->f[0].ino;
 		f->dev = m->f[0].dev;
-		f->off = m->f[0].off + (unsigned int)(w - c->ip);
+		f->off = m->f[0].off + (unsigned int)(w - ip);
 	} else if (ws_where(w)) {
-		m->flags |= WS_M_UNKNOWN;
-		return 1;
+		return -EBUSY;
 	} else if (!(s->flags & VM_EXEC)) {
-		return 0;
+		return 1;
 	} else {
 		f->ino = s->ino;
 		f->dev = s->dev;
 		f->off = s->off;
+		if (s->file)
+			send_path((struct file *)s->file, s->dev, s->ino);
 	}
 	m->nframes = n + 1;
-	/* On top of an x86_64 stack: a leaf wrapper's caller, the one. */
-	return n + 1 >= WS_FRAMES || (!c->compat && !i);
+	return 0;
 }
 
 /*
@@ -1413,10 +1451,14 @@ static long scan_word(unsigned int i, struct scan *c)
 static __always_inline int frames(struct ws_made *m, unsigned long long ip,
 				  unsigned long long sp, int compat)
 {
-	struct scan c = { m, compat ? sp + 12 : sp, ip, 0, 0, compat };
+	unsigned long long start = 0, end = 0;
 	struct where *s = where_room_of();
+	unsigned int i, zero = 0;
+	struct scan_at a;
+	struct scan *c;
 
-	if (!m || !s)
+	a.c = c = bpf_map_lookup_elem(&scan_room, &zero);
+	if (!m || !s || !c)
 		return -22;
 	m->nframes = 0;
 	if (ws_where(ip)) {
@@ -1427,12 +1469,23 @@ static __always_inline int frames(struct ws_made *m, unsigned long long ip,
 	m->f[0].dev = s->dev;
 	m->f[0].off = s->off;
 	m->nframes = 1;
+	/* Its path sent once, as ws_site() sends one (not its name). */
+	if (s->file)
+		send_path((struct file *)s->file, s->dev, s->ino);
 	/* Its mapping, and the address its offset is of. */
 	if (s->flags & VM_EXEC) {
-		c.start = s->start;
-		c.end = s->end;
+		start = s->start;
+		end = s->end;
 	}
-	bpf_loop(compat ? WS_SCAN : WS_SCAN64, scan_word, &c, 0);
+	c->at = compat ? sp + 12 : sp;
+	c->n = 0;
+	c->compat = compat;
+	bpf_loop(compat ? WS_SCAN : WS_SCAN64, scan_word, &a, 0);
+	for (i = 0; i < WS_CANDIDATES && i < c->n; i++)
+		if (frame_of(m, s, c->cand[i], ip, start, end) < 0) {
+			m->flags |= WS_M_UNKNOWN;
+			return -EBUSY;
+		}
 	return 0;
 }
 
@@ -1595,7 +1648,7 @@ static __always_inline void take(struct task_struct *t, struct pt_regs *r,
 		ws_threads_list(e);
 	else
 		ws_threads_iter(e);
-	regions_of(t, e, e->end > e->start ? e->end : ~0ULL);
+	ws_regions(e, e->end > e->start ? e->end : ~0ULL);
 	victims_of(e, tree);
 	/* What only the tool needs: for a call it will be sent. */
 	if (e->err || (e->nvictims && !only_reserved(e)) ||
@@ -1663,10 +1716,23 @@ static __always_inline int plain(struct task_struct *t, struct pt_regs *regs,
 	}
 }
 
+/*
+ * Room for a call's decoded arguments, off the stack: on_enter_tree's
+ * frame with them is too large for 6.1's verifier along its deepest path
+ * (a victim's path sent).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, unsigned int);
+	__type(value, struct call);
+} call_room SEC(".maps");
+
 static __always_inline int enter(struct pt_regs *regs, long id, int tree)
 {
-	struct call probe = {};
 	struct task_struct *t;
+	unsigned int zero = 0;
+	struct call *probe;
 	struct ws_event *e;
 	struct ws_count *c;
 	int compat, call;
@@ -1674,10 +1740,14 @@ static __always_inline int enter(struct pt_regs *regs, long id, int tree)
 	/* Nothing more for the calls that are not placements. */
 	if (!wcall_any(id))
 		return 0;
+	probe = bpf_map_lookup_elem(&call_room, &zero);
+	if (!probe)
+		return 0;
+	__builtin_memset(probe, 0, sizeof(*probe));
 	t = bpf_get_current_task_btf();
 	compat = is_compat(t);
-	call = compat ? decode32(regs, id, &probe) : decode64(regs, id,
-							      &probe);
+	call = compat ? decode32(regs, id, probe) : decode64(regs, id,
+							     probe);
 	if (!call || !in_scope(t))
 		return 0;
 	e = bpf_task_storage_get(&pending, t, NULL,
@@ -1690,11 +1760,11 @@ static __always_inline int enter(struct pt_regs *regs, long id, int tree)
 		__sync_fetch_and_add(&no_storage, 1);
 		return 0;
 	}
-	__builtin_memcpy(e->args, probe.args, sizeof(e->args));
+	__builtin_memcpy(e->args, probe->args, sizeof(e->args));
 	e->call = call;
-	e->start = probe.start;
-	e->end = probe.end;
-	e->result_at = probe.result_at;
+	e->start = probe->start;
+	e->end = probe->end;
+	e->result_at = probe->result_at;
 	e->err = 0;
 	take(t, regs, compat, e, tree);
 	e->armed = 1;
@@ -1767,7 +1837,7 @@ static __always_inline int leave(struct pt_regs *regs, long ret, int tree)
 	if (wcall_family(e->call) == WC_SHMAT) {
 		shm_range(e, e->call == WC_IPC ? at : (unsigned long)ret,
 			  tree);
-		regions_of(t, e, e->end);
+		ws_regions(e, e->end);
 	}
 	/* Its own record, once those it replaces were taken. */
 	ws_keep(wcall_family(e->call) |
