@@ -7,7 +7,10 @@
  * storage.  At the call's exit: one the kernel refused, or that replaced
  * nothing but free space and reservation pages, is counted and forgotten;
  * any other goes to the tool through the ring buffer with its result, to
- * be judged there (ncb__wjudge) and reported.  x86_64 programs, and i386
+ * be judged there (ncb__wjudge) and reported, with the records of who
+ * made what it replaces: at the exit of every mmap, mremap and shmat,
+ * plain or fixed, its region, its file and where it came from are kept
+ * in the process's ring of records (history).  x86_64 programs, and i386
  * ones on it.
  */
 #include <linux/bpf.h>
