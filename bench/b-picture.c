@@ -37,7 +37,8 @@ static int make_maps(long n, char **text, size_t *len)
 				"0\n", a, a + size, perms[i % 5]);
 		else
 			fprintf(f, "%" PRIx64 "-%" PRIx64 " %s %08lx fe:00 %ld"
-				"        /usr/lib/x86_64-linux-gnu/lib%ld.so.1\n",
+				"        /usr/lib/x86_64-linux-gnu/"
+				"lib%ld.so.1\n",
 				a, a + size, perms[i % 5], (i % 5) << 12,
 				1000 + i / 5, i / 5);
 		a += size + (i % 5 == 4 ? (uint64_t)(i % 3) << 20 : 0);

@@ -12,6 +12,9 @@
  * Goals: at most 2% overhead, and at least 20x less than the ptrace
  * watcher on mmap-churn.  Needs root (it loads BPF programs): says SKIP
  * otherwise.  NCB_BENCH_REPEATS sets the repetitions (9 by default).
+ * NCB_BENCH_BEFORE, the path of another build's noclobber, adds a way:
+ * mmap-churn under its system watcher, for what a change costs, side by
+ * side in the same run.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -30,9 +33,10 @@
 #define FIXED "500"
 #define OVER 20000
 
-enum { DIRECT, SYSTEM, PTRACE, WAYS };
+enum { DIRECT, SYSTEM, PTRACE, BEFORE, WAYS };
 
 static char tool[PATH_MAX + 32], churn[PATH_MAX + 16], top[PATH_MAX + 16];
+static const char *before;		/* NCB_BENCH_BEFORE's tool, or NULL */
 static char tmpdir[PATH_MAX], report[PATH_MAX + 16], out_dir[PATH_MAX + 16];
 
 /* argv run to its end, its standard output in out (if given). */
@@ -68,8 +72,8 @@ static int run(char *const argv[], char *out, size_t len, double *ns)
 	return st;
 }
 
-/* A system watcher, once it says it watches: its pid, or -1. */
-static pid_t watcher(const char *buffer)
+/* A system watcher (path), once it says it watches: its pid, or -1. */
+static pid_t watcher_of(const char *path, const char *buffer)
 {
 	char line[256];
 	double t0 = now_ns();
@@ -83,10 +87,10 @@ static pid_t watcher(const char *buffer)
 
 		dup2(null, 2);
 		if (buffer)
-			execl(tool, tool, "watch", "--system", "--json", "-O",
+			execl(path, path, "watch", "--system", "--json", "-O",
 			      report, "--buffer", buffer, (char *)NULL);
 		else
-			execl(tool, tool, "watch", "--system", "--json", "-O",
+			execl(path, path, "watch", "--system", "--json", "-O",
 			      report, (char *)NULL);
 		_exit(127);
 	}
@@ -106,6 +110,11 @@ static pid_t watcher(const char *buffer)
 	if (pid > 0)
 		kill(pid, SIGKILL);
 	return -1;
+}
+
+static pid_t watcher(const char *buffer)
+{
+	return watcher_of(tool, buffer);
 }
 
 /*
@@ -157,7 +166,8 @@ static int churn_once(int way, double r[4])
 	pid_t w = -1;
 	int st;
 
-	if (way == SYSTEM && (w = watcher(NULL)) < 0)
+	if ((way == SYSTEM || way == BEFORE) &&
+	    (w = watcher_of(way == BEFORE ? before : tool, NULL)) < 0)
 		return -1;
 	st = run(way == PTRACE ? traced : direct, out, sizeof(out), &r[0]);
 	if (w > 0 && stop(w, "mmap-churn", "fixed", &n, &lost))
@@ -260,12 +270,34 @@ static int events(const char *size, FILE *csv)
 	return 0;
 }
 
+/*
+ * The system watcher against NCB_BENCH_BEFORE's: each a median, and the
+ * median of the runs' differences.
+ */
+static void before_after(double r[][MAX_REPS][4], int reps,
+			 const double *pairs, const double *fixed)
+{
+	double v[MAX_REPS];
+	int i;
+
+	for (i = 0; i < reps; i++)
+		v[i] = (r[SYSTEM][i][1] - r[BEFORE][i][1]) / atof(PAIRS);
+	printf("\nthe system watcher, this build's and %s's:\n"
+	       "%-26s %10.0f %10.0f   %+.0f ns (median of the runs' "
+	       "differences)\n", before, "mmap+munmap pair, ns",
+	       pairs[SYSTEM], pairs[BEFORE], med(v, reps));
+	for (i = 0; i < reps; i++)
+		v[i] = (r[SYSTEM][i][2] - r[BEFORE][i][2]) / atof(FIXED);
+	printf("%-26s %10.0f %10.0f   %+.0f ns\n", "MAP_FIXED placement, ns",
+	       fixed[SYSTEM], fixed[BEFORE], med(v, reps));
+}
+
 int main(int argc, char **argv)
 {
 	static double r[WAYS][MAX_REPS][4];
 	double v[MAX_REPS], b[2][BUILD_REPS], ratio[MAX_REPS];
 	double wall[WAYS], fixed[WAYS], pairs[WAYS], ovh_s, ovh_p, br;
-	int reps = repeats(), i, j, w, bad = 0;
+	int reps = repeats(), i, j, w, bad = 0, ways = BEFORE;
 	FILE *csv;
 	pid_t p;
 
@@ -290,13 +322,16 @@ int main(int argc, char **argv)
 	kill(p, SIGINT);
 	waitpid(p, NULL, 0);
 	csv = argc > 1 ? fopen(argv[1], "w") : NULL;
+	before = getenv("NCB_BENCH_BEFORE");
+	if (before && *before)
+		ways = WAYS;
 
 	for (i = 0; i < reps; i++)
-		for (j = 0; j < WAYS; j++) {
-			w = (i + j) % WAYS;
+		for (j = 0; j < ways; j++) {
+			w = (i + j) % ways;
 			bad |= churn_once(w, r[w][i]) != 0;
 		}
-	for (w = 0; w < WAYS; w++) {
+	for (w = 0; w < ways; w++) {
 		for (i = 0; i < reps; i++)
 			v[i] = r[w][i][0];
 		wall[w] = med(v, reps) / 1e6;
@@ -326,6 +361,8 @@ int main(int argc, char **argv)
 	       fixed[DIRECT], fixed[SYSTEM], fixed[PTRACE]);
 	printf("%-26s %10.2f %10.2f %10.2f\n", "wall time, ms", wall[DIRECT],
 	       wall[SYSTEM], wall[PTRACE]);
+	if (ways == WAYS)
+		before_after(r, reps, pairs, fixed);
 	printf("\nits loop under the system watcher: %.3fx (goal <= "
 	       "1.02x: %s)\n", med(ratio, reps),
 	       med(ratio, reps) <= 1.02 ? "met" : "not met");

@@ -23,8 +23,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: noclobber free [-p PID] -n ADDR|LIBRARY|SYMBOL "
 		   "[-w WITHIN] [-r [ARCH:]KIND]\n"
-		   "                      [--size N] [-a ALIGN] [--json | --svg]"
-		   "\n\n"
+		   "                      [--size N] [-a ALIGN] "
+		   "[--json | --svg]\n\n"
 		   "Where N bytes (default a page) can go in process PID "
 		   "(default: this one)\nwith every byte less than WITHIN "
 		   "(default 2G) from every byte of the\nanchor: an address, "

@@ -206,7 +206,7 @@ struct walk {
  * mremap, shmat, syscall).  Its other functions (malloc's) ask for
  * themselves.
  */
-static int wrapper(const char *sym)
+int watch_wrapper(const char *sym)
 {
 	static const char *const names[] = {
 		"mmap", "mmap64", "mremap", "shmat", "syscall",
@@ -263,7 +263,7 @@ static int frame(Dwfl_Frame *f, void *arg)
 		/* A symbol not known in the C library: a wrapper's helper. */
 		if (!strcmp(w->site->module, "[vdso]") ||
 		    (watch_is_libc(w->site->module) &&
-		     (!w->site->symbol[0] || wrapper(w->site->symbol))))
+		     (!w->site->symbol[0] || watch_wrapper(w->site->symbol))))
 			return DWARF_CB_OK;
 	} else if (watch_is_libc(w->site->module)) {
 		return DWARF_CB_OK;

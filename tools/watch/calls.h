@@ -33,6 +33,7 @@ typedef uint64_t wc_u64;
 					   ld.so maps objects with it */
 #define WC_MAP_FIXED_NOREPLACE	0x100000
 #define WC_MAP_TYPE_BITS	0x03	/* MAP_SHARED | MAP_PRIVATE */
+#define WC_MAP_PRIVATE		0x02
 #define WC_MAP_SHARED_VALIDATE	0x03
 #define WC_MAP_HUGETLB		0x40000
 #define WC_MAP_HUGE_SHIFT	26

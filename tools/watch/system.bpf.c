@@ -7,7 +7,10 @@
  * storage.  At the call's exit: one the kernel refused, or that replaced
  * nothing but free space and reservation pages, is counted and forgotten;
  * any other goes to the tool through the ring buffer with its result, to
- * be judged there (ncb__wjudge) and reported.  x86_64 programs, and i386
+ * be judged there (ncb__wjudge) and reported, with the records of who
+ * made what it replaces: at the exit of every mmap, mremap and shmat,
+ * plain or fixed, its region, its file and where it came from are kept
+ * in the process's ring of records (history).  x86_64 programs, and i386
  * ones on it.
  */
 #include <linux/bpf.h>
@@ -67,13 +70,17 @@ struct {
 	__type(value, struct ws_count);
 } counts SEC(".maps");
 
-/* Each process's fixed mmaps, for who made what a later call replaces. */
+/*
+ * Each process's placements, plain and fixed (system.h's ring), for who
+ * made what a later call replaces.  A process whose records find no room
+ * here has none: what it made is of no known maker.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 8192);
 	__type(key, struct ws_key);
-	__type(value, struct ws_history);
+	__type(value, struct ws_makers);
 } history SEC(".maps");
 
 /* The files whose paths were sent. */
@@ -85,7 +92,41 @@ struct {
 } files_sent SEC(".maps");
 
 /* A new history, zeroed: too large for the stack. */
-static const struct ws_history history_zero;
+static const struct ws_makers history_zero;
+
+/*
+ * Room for a record being made, and for where one of its addresses is:
+ * off the stack, which the calls that walk and look up share.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, unsigned int);
+	__type(value, struct ws_made);
+} made_room SEC(".maps");
+
+/* Where an address is, as a record needs it: ws_where()'s answer. */
+struct where {
+	unsigned long long addr;
+	unsigned long long start, end;	/* its mapping */
+	unsigned long long ino, off;	/* its file, the offset in it */
+	unsigned int dev, flags;	/* VM_READ, VM_WRITE, VM_EXEC */
+	unsigned long long file;	/* the struct file, for its path */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, unsigned int);
+	__type(value, struct where);
+} where_room SEC(".maps");
+
+static struct where *where_room_of(void)
+{
+	unsigned int zero = 0;
+
+	return bpf_map_lookup_elem(&where_room, &zero);
+}
 
 /* Room for a path record: too large for the stack. */
 struct {
@@ -176,8 +217,9 @@ static struct ws_key key_of(struct task_struct *t)
 {
 	struct ws_key k = {};
 
-	k.tgid = BPF_CORE_READ(t, tgid);
-	k.start = BPF_CORE_READ(t, group_leader, start_time);
+	/* Loads, not helpers' reads (where_cb()): on every placement. */
+	k.tgid = t->tgid;
+	k.start = t->group_leader->start_time;
 	return k;
 }
 
@@ -226,28 +268,28 @@ static int placement(enum wcall call, struct call *e)
 	return call;
 }
 
-/* x86_64's calls: the arguments from the registers. */
-static int decode64(struct pt_regs *r, long id, struct call *e)
+/*
+ * x86_64's calls: the arguments from the registers (the same at the
+ * call's exit: the kernel gives back all but rax, rcx and r11).
+ */
+static enum wcall args64(struct pt_regs *r, long id, unsigned long long *a)
 {
-	unsigned long long *a = e->args;
-
 	a[0] = r->di;
 	a[1] = r->si;
 	a[2] = r->dx;
 	a[3] = r->r10;
 	a[4] = r->r8;
 	a[5] = r->r9;
-	return placement(wcall_of(0, id), e);
+	return wcall_of(0, id);
 }
 
 /*
  * i386's: ebx, ecx, edx, esi, edi, ebp; old_mmap's six in a block in
- * memory.
+ * memory.  WC_NONE if the block cannot be read.
  */
-static int decode32(struct pt_regs *r, long id, struct call *e)
+static enum wcall args32(struct pt_regs *r, long id, unsigned long long *a)
 {
 	enum wcall call = wcall_of(1, id);
-	unsigned long long *a = e->args;
 	unsigned int blk[6] = {};
 	int i;
 
@@ -259,11 +301,21 @@ static int decode32(struct pt_regs *r, long id, struct call *e)
 	a[5] = (unsigned int)r->bp;
 	if (call == WC_OLD_MMAP) {
 		if (bpf_probe_read_user(blk, sizeof(blk), (void *)a[0]))
-			return 0;
+			return WC_NONE;
 		for (i = 0; i < 6; i++)
 			a[i] = blk[i];
 	}
-	return placement(call, e);
+	return call;
+}
+
+static int decode64(struct pt_regs *r, long id, struct call *e)
+{
+	return placement(args64(r, id, e->args), e);
+}
+
+static int decode32(struct pt_regs *r, long id, struct call *e)
+{
+	return placement(args32(r, id, e->args), e);
 }
 
 /* The walk up a path, one step per bpf_loop call. */
@@ -395,6 +447,7 @@ static long site_cb(struct task_struct *t, struct vm_area_struct *v,
 	struct ws_site *s = c->s;
 
 	s->flags = (v->vm_flags & PROT_ANY) | WS_MAPPED;
+	s->end = v->vm_end;
 	if (f) {
 		s->offset = s->addr - v->vm_start + v->vm_pgoff * PAGE;
 		file_id(f, &s->dev, &s->ino);
@@ -427,17 +480,103 @@ __noinline int ws_site(struct ws_site *out, unsigned long long addr)
 	return c.r == -EBUSY ? -EBUSY : 0;
 }
 
-/* The interpreter's base: the auxiliary vector's AT_BASE, or 0. */
-static unsigned long interp_base(struct mm_struct *mm)
+/*
+ * A kernel pointer's value, as a number, for arithmetic the verifier
+ * refuses on a pointer: it keeps a pointer's type through any cast, not
+ * through memory a helper copies.
+ */
+static unsigned long long addr_of(const void *p)
 {
-	unsigned long *auxv = (void *)mm +
-			      bpf_core_field_offset(mm->saved_auxv);
-	unsigned int n = bpf_core_field_size(mm->saved_auxv) / 16, i;
-	unsigned long pair[2];
+	unsigned long long a = 0;
 
-	for (i = 0; i < 32 && i < n; i++) {
-		if (bpf_probe_read_kernel(pair, sizeof(pair), auxv + 2 * i) ||
-		    !pair[0])
+	bpf_probe_read_kernel(&a, sizeof(a), &p);
+	return a;
+}
+
+/* The helpers' contexts are on the stack: the answer's room, off it. */
+struct where_at {
+	struct where *w;
+	long r;
+};
+
+static long where_cb(struct task_struct *t, struct vm_area_struct *v,
+		     struct where_at *c)
+{
+	struct file *f = v->vm_file;
+	struct where *w = c->w;
+	unsigned long long dev = 0, ino = 0;
+
+	/*
+	 * Loads through the kernel's pointers, not bpf_probe_read_kernel():
+	 * a placement's record is made on every call, and a helper's call
+	 * costs more than the load.
+	 */
+	w->start = v->vm_start;
+	w->end = v->vm_end;
+	w->flags = v->vm_flags & PROT_ANY;
+	w->off = w->addr;
+	if (f) {
+		dev = f->f_inode->i_sb->s_dev;
+		ino = f->f_inode->i_ino;
+		w->file = addr_of(f);
+		w->off = w->addr - v->vm_start + v->vm_pgoff * PAGE;
+	}
+	w->dev = dev;
+	w->ino = ino;
+	return 0;
+}
+
+static long where_try(unsigned int i, struct where_at *c)
+{
+	struct where *w = c->w;
+
+	c->r = bpf_find_vma(bpf_get_current_task_btf(), w->addr, where_cb, c,
+			    0);
+	return c->r != -EBUSY;
+}
+
+/*
+ * ws_site()'s lean sibling, for the records every placement makes: into
+ * where_room, what maps addr (end 0 if nothing does), its file's path
+ * not sent (frames() sends those it keeps).  0, or -EBUSY.
+ */
+__noinline int ws_where(unsigned long long addr)
+{
+	struct where_at c = { where_room_of(), -EBUSY };
+
+	if (!c.w)
+		return -22;
+	__builtin_memset(c.w, 0, sizeof(*c.w));
+	c.w->addr = addr;
+	bpf_loop(FIND_TRIES, where_try, &c, 0);
+	return c.r == -EBUSY ? -EBUSY : 0;
+}
+
+/*
+ * The interpreter's base: the auxiliary vector's AT_BASE, or 0.  A 32-bit
+ * program's vector is of 32-bit words (compat_binfmt_elf's elf_addr_t).
+ */
+static unsigned long interp_base(struct mm_struct *mm, int compat)
+{
+	unsigned char *auxv = (void *)mm +
+			      bpf_core_field_offset(mm->saved_auxv);
+	unsigned int size = bpf_core_field_size(mm->saved_auxv), i;
+	unsigned int word = compat ? 4 : 8;
+	unsigned long pair[2];
+	unsigned int half[2];
+
+	for (i = 0; i < 32 && (i + 1) * 2 * word <= size; i++) {
+		if (compat) {
+			if (bpf_probe_read_kernel(half, sizeof(half),
+						  auxv + 8 * i))
+				return 0;
+			pair[0] = half[0];
+			pair[1] = half[1];
+		} else if (bpf_probe_read_kernel(pair, sizeof(pair),
+						 auxv + 16 * i)) {
+			return 0;
+		}
+		if (!pair[0])
 			return 0;
 		if (pair[0] == AT_BASE)
 			return pair[1];
@@ -524,38 +663,69 @@ static unsigned int kind_of(struct mm_struct *mm, const struct mapping *v,
 }
 
 struct pick {
-	struct ws_history *h;
+	struct ws_makers *h;
 	struct ws_event *e;
-	unsigned int n;
+	unsigned long long end;
+	unsigned int next, n;
 };
+
+/*
+ * The ring looked at SCAN_STEP records a turn: a bpf_loop() turn costs
+ * more than a record's test, and a fixed call looks at every record.
+ */
+#define SCAN_STEP 8
 
 static long pick_region(unsigned int i, struct pick *c)
 {
-	struct ws_history *h = c->h;
 	struct ws_event *e = c->e;
-	unsigned int at = (h->next - 1 - i) % WS_REGIONS, n = c->n;
-	struct ws_region *r = &h->r[at];
+	unsigned int j, n, at;
+	struct ws_range *g;
 
-	if (n >= WS_EVENT_REGIONS)
-		return 1;
-	if (r->end <= e->start || r->start >= e->end || r->end <= r->start)
-		return 0;
-	e->regions[n] = *r;
-	c->n = n + 1;
+	for (j = 0; j < SCAN_STEP; j++) {
+		at = (c->next - 1 - i * SCAN_STEP - j) % WS_MAKERS;
+		g = &c->h->rg[at];
+		if (g->end <= e->start || g->start >= c->end ||
+		    g->end <= g->start)
+			continue;
+		n = c->n;
+		if (n >= WS_EVENT_REGIONS)
+			return 1;
+		barrier_var(n);		/* as in thread_step() */
+		e->regions[n & (WS_EVENT_REGIONS - 1)] = c->h->r[at];
+		c->n = n + 1;
+	}
 	return 0;
 }
 
-/* The process's fixed mmaps that meet the call's range, newest first. */
-static void regions_of(struct task_struct *t, struct ws_event *e)
+/* How many SCAN_STEP turns the ring's records written so far take. */
+static unsigned int scan_turns(unsigned int next)
 {
-	struct ws_key k = key_of(t);
-	struct pick c = { bpf_map_lookup_elem(&history, &k), e, 0 };
+	return ((next < WS_MAKERS ? next : WS_MAKERS) + SCAN_STEP - 1) /
+	       SCAN_STEP;
+}
 
+/*
+ * The process's records that meet the call's range (up to end: shmat's
+ * is known at its exit only), newest first.  Those left out for want of
+ * room are the oldest: no newer one is, so that what the tool rebuilds
+ * from them (system.c) holds no record a newer one replaced.  Global,
+ * with a frame of its own: on_enter_tree's, with it, is too large for
+ * 6.1's verifier along its deepest path (a victim's path sent).
+ */
+__noinline int ws_regions(struct ws_event *e, unsigned long long end)
+{
+	struct ws_key k = key_of(bpf_get_current_task_btf());
+	struct pick c = { bpf_map_lookup_elem(&history, &k), e, end };
+
+	if (!e)
+		return -22;
 	e->nregions = 0;
 	if (!c.h)
-		return;
-	bpf_loop(WS_REGIONS, pick_region, &c, 0);
+		return 0;
+	c.next = c.h->next;
+	bpf_loop(scan_turns(c.next), pick_region, &c, 0);
 	e->nregions = c.n;
+	return 0;
 }
 
 /* Whether [s, end) meets a region the process's fixed mmaps made. */
@@ -1011,19 +1181,6 @@ __noinline int ws_threads_iter(struct ws_event *e)
 	return 0;
 }
 
-/*
- * A kernel pointer's value, as a number, for arithmetic the verifier
- * refuses on a pointer: it keeps a pointer's type through any cast, not
- * through memory a helper copies.
- */
-static unsigned long long addr_of(const void *p)
-{
-	unsigned long long a = 0;
-
-	bpf_probe_read_kernel(&a, sizeof(a), &p);
-	return a;
-}
-
 struct thread_walk {
 	struct ws_event *e;
 	unsigned long long head, at;	/* signal->thread_head, a thread */
@@ -1153,7 +1310,7 @@ __noinline int ws_images(struct ws_event *e)
 		return -EBUSY;
 	e->exe_dev = s.dev;
 	e->exe_ino = s.ino;
-	base = interp_base(mm);
+	base = interp_base(mm, is_compat(bpf_get_current_task_btf()));
 	if (!base)
 		return 0;
 	if (ws_site(&s, base))
@@ -1164,39 +1321,307 @@ __noinline int ws_images(struct ws_event *e)
 }
 
 /*
- * The caller: the call's own address, and the return address a leaf
- * wrapper left on top of the stack (i386: past the three registers the
- * vDSO's entry pushes), with the bytes before it.  0, or -EBUSY: not
- * knowing the caller would misjudge who made what.
+ * ---- who made each placement ----
+ *
+ * Every mmap, mremap and shmat a process in scope makes, plain or fixed,
+ * is recorded at its exit in the process's ring (history): its region,
+ * what it maps, and where the call came from, so that a later fixed call
+ * can be judged by who made what it replaces.  A plain call costs the
+ * ring's slot and a few lookups of where an address is (the call's own,
+ * the return address's, the region's file if it maps one).
+ */
+
+/* The process's records, made if it has none and is in scope; NULL. */
+static struct ws_makers *makers_of(struct task_struct *t, int scope)
+{
+	struct ws_key k = key_of(t);
+	struct ws_makers *h = bpf_map_lookup_elem(&history, &k);
+
+	if (h || (scope && !in_scope(t)))
+		return h;
+	/* Zeroed, as a new value: too large for the stack. */
+	bpf_map_update_elem(&history, &k, &history_zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&history, &k);
+}
+
+/* Whether the 6 bytes before a return address are a call (ws_caller). */
+static int after_call(const unsigned char *code)
+{
+	return code[1] == 0xe8 || (code[0] == 0xff && code[1] == 0x15) ||
+	       (code[4] == 0xff && (code[5] & 0xf8) == 0xd0);
+}
+
+/* Return addresses looked for on the stack: more than kept, some no code. */
+#define WS_CANDIDATES 8
+
+struct scan {
+	unsigned long long at;		/* the stack word looked at */
+	unsigned int n, compat;
+	unsigned long long cand[WS_CANDIDATES];
+};
+
+/*
+ * Off the stack, which 6.1's verifier finds too large along a fixed
+ * call's entry to its caller's lookups; bpf_loop()'s context, on it,
+ * points there.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, unsigned int);
+	__type(value, struct scan);
+} scan_room SEC(".maps");
+
+struct scan_at {
+	struct scan *c;
+};
+
+/*
+ * One stack word: a candidate if it may be a return address (after a
+ * call); 1 when no more are wanted.  Looked up after the scan, not from
+ * here: a lookup from bpf_loop()'s callback is a call too deep for 6.1's
+ * verifier.
+ */
+static long scan_word(unsigned int i, struct scan_at *a)
+{
+	unsigned long long w = 0;
+	unsigned char code[8] = {};
+	struct scan *c = a->c;
+	unsigned int n = c->n;
+
+	if (n >= WS_CANDIDATES ||
+	    bpf_probe_read_user(&w, c->compat ? 4 : 8, (void *)c->at))
+		return 1;
+	c->at += c->compat ? 4 : 8;
+	if (w < PAGE || bpf_probe_read_user(code, 6, (void *)(w - 6)) ||
+	    !after_call(code))
+		return 0;
+	barrier_var(n);		/* as in thread_step() */
+	c->cand[n & (WS_CANDIDATES - 1)] = w;
+	c->n = n + 1;
+	/* On top of an x86_64 stack: a leaf wrapper's caller, the one. */
+	return n + 1 >= WS_CANDIDATES || (!c->compat && !i);
+}
+
+/*
+ * A candidate made a frame if it is code: 0, 1 if it is not, or -EBUSY.
+ * In the call's own mapping (malloc's: start, end), no lookup.
+ */
+static __always_inline int frame_of(struct ws_made *m, struct where *s,
+				    unsigned long long w, unsigned long long ip,
+				    unsigned long long start,
+				    unsigned long long end)
+{
+	unsigned int n = m->nframes;
+	struct ws_frame *f;
+
+	if (n >= WS_FRAMES)
+		return 1;
+	barrier_var(n);		/* as in thread_step() */
+	f = &m->f[n & (WS_FRAMES - 1)];
+	if (w >= start && w < end) {
+		f->ino = m->f[0].ino;
+		f->dev = m->f[0].dev;
+		f->off = m->f[0].off + (unsigned int)(w - ip);
+	} else if (ws_where(w)) {
+		return -EBUSY;
+	} else if (!(s->flags & VM_EXEC)) {
+		return 1;
+	} else {
+		f->ino = s->ino;
+		f->dev = s->dev;
+		f->off = s->off;
+		if (s->file)
+			send_path((struct file *)s->file, s->dev, s->ino);
+	}
+	m->nframes = n + 1;
+	return 0;
+}
+
+/*
+ * Where the call came from: its own address, and the return addresses
+ * (code just after a call) that decide its maker and its caller, as the
+ * stack has them.  x86_64: the one on top of the stack a leaf wrapper
+ * leaves (glibc's mmap and shmat), else the first WS_FRAMES - 1 in
+ * WS_SCAN64 words (a wrapper with a frame: its mremap).  i386: the
+ * vDSO's entry pushes three registers, and the C library's wrappers call
+ * it through a helper of their own, with frames of their own: the first
+ * WS_FRAMES - 1 in WS_SCAN words past the three, for the tool to walk
+ * past the wrappers by their symbols (system.c).  A word of a frame that
+ * is no return address but looks like one (left by an earlier call) is
+ * taken all the same.
+ */
+static __always_inline int frames(struct ws_made *m, unsigned long long ip,
+				  unsigned long long sp, int compat)
+{
+	unsigned long long start = 0, end = 0;
+	struct where *s = where_room_of();
+	unsigned int i, zero = 0;
+	struct scan_at a;
+	struct scan *c;
+
+	a.c = c = bpf_map_lookup_elem(&scan_room, &zero);
+	if (!m || !s || !c)
+		return -22;
+	m->nframes = 0;
+	if (ws_where(ip)) {
+		m->flags |= WS_M_UNKNOWN;
+		return -EBUSY;
+	}
+	m->f[0].ino = s->ino;
+	m->f[0].dev = s->dev;
+	m->f[0].off = s->off;
+	m->nframes = 1;
+	/* Its path sent once, as ws_site() sends one (not its name). */
+	if (s->file)
+		send_path((struct file *)s->file, s->dev, s->ino);
+	/* Its mapping, and the address its offset is of. */
+	if (s->flags & VM_EXEC) {
+		start = s->start;
+		end = s->end;
+	}
+	c->at = compat ? sp + 12 : sp;
+	c->n = 0;
+	c->compat = compat;
+	bpf_loop(compat ? WS_SCAN : WS_SCAN64, scan_word, &a, 0);
+	for (i = 0; i < WS_CANDIDATES && i < c->n; i++)
+		if (frame_of(m, s, c->cand[i], ip, start, end) < 0) {
+			m->flags |= WS_M_UNKNOWN;
+			return -EBUSY;
+		}
+	return 0;
+}
+
+struct source {
+	struct ws_makers *h;
+	struct ws_made *m;
+	unsigned long long at;
+	unsigned int next, found;
+};
+
+static long source_step(unsigned int i, struct source *c)
+{
+	struct ws_made *m = c->m, *r;
+	unsigned int j, at;
+	struct ws_range *g;
+
+	for (j = 0; j < SCAN_STEP; j++) {
+		at = (c->next - 1 - i * SCAN_STEP - j) % WS_MAKERS;
+		g = &c->h->rg[at];
+		if (g->end <= g->start || c->at < g->start || c->at >= g->end)
+			continue;
+		r = &c->h->r[at];
+		m->call = r->call;
+		m->nframes = r->nframes;
+		m->flags = r->flags;
+		__builtin_memcpy(m->f, r->f, sizeof(m->f));
+		c->found = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A moved or resized region keeps its maker: the newest record holding
+ * the source's address.  None: its maker is not known either.
+ */
+static void source_maker(struct ws_makers *h, struct ws_made *m,
+			 unsigned long long src)
+{
+	struct source c = { h, m, src, h->next, 0 };
+
+	bpf_loop(scan_turns(c.next), source_step, &c, 0);
+	if (!c.found)
+		m->flags |= WS_M_UNKNOWN;
+}
+
+/*
+ * Into the ring's next slot, the oldest record's.  Threads of a process
+ * take slots apart; a slot is marked empty while it is written, for a
+ * reader on another CPU to skip it.
+ */
+static void keep(struct ws_makers *h, struct ws_made *m)
+{
+	unsigned int at = __sync_fetch_and_add(&h->next, 1) % WS_MAKERS;
+	struct ws_range *g = &h->rg[at];
+
+	g->end = 0;
+	barrier();
+	__builtin_memcpy(&h->r[at], m, sizeof(*m));
+	g->start = m->start;
+	barrier();
+	g->end = m->end;
+}
+
+/* ws_keep()'s how: the call's family, and these. */
+#define KEEP_ANON 0x100		/* private anonymous: no file to look up */
+#define KEEP_PLAIN 0x200	/* a plain call: its process may have no
+				   records yet, nor be in scope */
+
+/*
+ * A placement made, [start, end): recorded with what it maps and who
+ * made it, or for an mremap its source's (src) maker.  end 0: the
+ * mapping's (shmat's segment).  0, or -errno.
+ */
+__noinline int ws_keep(unsigned int how, unsigned long long start,
+		       unsigned long long end, unsigned long long src)
+{
+	unsigned int call = how & 0xff;
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(t);
+	struct ws_makers *h = makers_of(t, how & KEEP_PLAIN);
+	struct where *s = where_room_of();
+	struct ws_made *m;
+	unsigned int zero = 0;
+
+	m = bpf_map_lookup_elem(&made_room, &zero);
+	if (!h || !m || !r || !s)
+		return 0;
+	m->start = start;
+	m->end = end;
+	m->ns = bpf_ktime_get_boot_ns();
+	m->file_ino = m->file_dev = 0;
+	m->call = call;
+	m->flags = 0;
+	if (!(how & KEEP_ANON) || !end) {
+		if (!ws_where(start)) {
+			m->file_ino = s->ino;
+			m->file_dev = s->dev;
+			if (!end)
+				m->end = s->end;
+		} else {
+			/* What it maps not known: believed of nothing. */
+			m->file_ino = ~0ULL;
+		}
+	}
+	if (call == WC_MREMAP)
+		source_maker(h, m, src);
+	else
+		frames(m, r->ip, r->sp, is_compat(t));
+	if (m->end > m->start)
+		keep(h, m);
+	return 0;
+}
+
+/*
+ * The caller: the call's own address, and its frames as a maker's are
+ * taken (frames()), from which the tool decides who called: the first
+ * code outside the C library.  0, or -EBUSY: not knowing the caller would
+ * misjudge who made what.
  */
 __noinline int ws_caller(struct ws_event *e, unsigned long long ip)
 {
-	unsigned long long ret = 0;
 	int err = 0;
 
 	if (!e)
 		return -22;
 	__builtin_memset(&e->pc, 0, sizeof(e->pc));
-	__builtin_memset(&e->ret, 0, sizeof(e->ret));
-	__builtin_memset(e->code, 0, sizeof(e->code));
 	if (ws_site(&e->pc, ip))
 		err = -EBUSY;
-	if (e->compat)
-		bpf_probe_read_user(&ret, 4, (void *)(e->sp + 12));
-	else
-		bpf_probe_read_user(&ret, 8, (void *)e->sp);
-	e->ret_ok = 0;
-	if (ret > 6) {
-		if (ws_site(&e->ret, ret))
-			err = -EBUSY;
-		bpf_probe_read_user(e->code, 6, (void *)(ret - 6));
-		/* After a call (rel32, through memory or a register). */
-		e->ret_ok = (e->ret.flags & VM_EXEC) &&
-			    (e->code[1] == 0xe8 ||
-			     (e->code[0] == 0xff && e->code[1] == 0x15) ||
-			     (e->code[4] == 0xff &&
-			      (e->code[5] & 0xf8) == 0xd0));
-	}
+	e->made.flags = 0;
+	frames(&e->made, ip, e->sp, e->compat);
+	if (e->made.flags & WS_M_UNKNOWN)
+		err = -EBUSY;
 	return err;
 }
 
@@ -1226,7 +1651,7 @@ static __always_inline void take(struct task_struct *t, struct pt_regs *r,
 		ws_threads_list(e);
 	else
 		ws_threads_iter(e);
-	regions_of(t, e);
+	ws_regions(e, e->end > e->start ? e->end : ~0ULL);
 	victims_of(e, tree);
 	/* What only the tool needs: for a call it will be sent. */
 	if (e->err || (e->nvictims && !only_reserved(e)) ||
@@ -1242,41 +1667,75 @@ static __always_inline void take(struct task_struct *t, struct pt_regs *r,
 		e->err = -EBUSY;
 }
 
-/* A fixed mmap made: the process's newest region. */
-static void remember(struct task_struct *t, struct ws_event *e)
+/* An mmap of private anonymous memory: no file to look up. */
+static int anon_private(const unsigned long long *a)
 {
-	struct ws_key k = key_of(t);
-	struct ws_history *h = bpf_map_lookup_elem(&history, &k);
-	struct ws_region *r;
-	unsigned int at;
-
-	if (!h) {
-		/* Zeroed, as a new value: too large for the stack. */
-		if (bpf_map_update_elem(&history, &k, &history_zero,
-					BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&history, &k))
-			return;
-		h = bpf_map_lookup_elem(&history, &k);
-		if (!h)
-			return;
-	}
-	at = h->next % WS_REGIONS;
-	r = &h->r[at];
-	r->start = e->start;
-	r->end = e->end;
-	r->ns = e->ns;
-	r->pc_dev = e->pc.dev;
-	r->pc_ino = e->pc.ino;
-	r->ret_dev = e->ret.dev;
-	r->ret_ino = e->ret.ino;
-	r->ret_ok = e->ret_ok;
-	h->next = at + 1;
+	return (a[3] & WC_MAP_ANONYMOUS) &&
+	       (a[3] & WC_MAP_TYPE_BITS) == WC_MAP_PRIVATE;
 }
+
+/*
+ * A plain placement's exit: recorded (ws_keep), never judged.  Its
+ * arguments are the registers' still.
+ */
+static __always_inline int plain(struct task_struct *t, struct pt_regs *regs,
+				 long id, long ret)
+{
+	unsigned long long a[6] = {}, at = 0, len;
+	int compat = is_compat(t);
+	enum wcall call;
+
+	if (ret < 0 && ret >= -MAX_ERRNO)
+		return 0;
+	call = compat ? args32(regs, id, a) : args64(regs, id, a);
+	if (!wcall_plain(call, a))
+		return 0;
+	switch (wcall_family(call)) {
+	case WC_MMAP:
+		/*
+		 * A loader's span of an ELF object (glibc's ld.so maps them
+		 * with MAP_DENYWRITE) is left unrecorded, as the ptrace
+		 * watcher leaves it unseen: the rules know an object's
+		 * mappings by their file, and whose they are.
+		 */
+		if ((a[3] & (WC_MAP_DENYWRITE | WC_MAP_ANONYMOUS)) ==
+		    WC_MAP_DENYWRITE)
+			return 0;
+		len = wc_page_up(a[1], wcall_mmap_granule(a, PAGE,
+							  huge_default));
+		return ws_keep(WC_MMAP | KEEP_PLAIN |
+			       (anon_private(a) ? KEEP_ANON : 0), ret,
+			       ret + len, 0);
+	case WC_MREMAP:
+		return ws_keep(WC_MREMAP | KEEP_PLAIN, ret,
+			       ret + wc_page_up(a[2], PAGE), a[0]);
+	default:
+		/* ipc's shmat writes the address where its fourth says. */
+		if (call == WC_IPC &&
+		    bpf_probe_read_user(&at, 4, (void *)a[3]))
+			return 0;
+		return ws_keep(WC_SHMAT | KEEP_PLAIN,
+			       call == WC_IPC ? at : ret, 0, 0);
+	}
+}
+
+/*
+ * Room for a call's decoded arguments, off the stack: on_enter_tree's
+ * frame with them is too large for 6.1's verifier along its deepest path
+ * (a victim's path sent).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, unsigned int);
+	__type(value, struct call);
+} call_room SEC(".maps");
 
 static __always_inline int enter(struct pt_regs *regs, long id, int tree)
 {
-	struct call probe = {};
 	struct task_struct *t;
+	unsigned int zero = 0;
+	struct call *probe;
 	struct ws_event *e;
 	struct ws_count *c;
 	int compat, call;
@@ -1284,10 +1743,14 @@ static __always_inline int enter(struct pt_regs *regs, long id, int tree)
 	/* Nothing more for the calls that are not placements. */
 	if (!wcall_any(id))
 		return 0;
+	probe = bpf_map_lookup_elem(&call_room, &zero);
+	if (!probe)
+		return 0;
+	__builtin_memset(probe, 0, sizeof(*probe));
 	t = bpf_get_current_task_btf();
 	compat = is_compat(t);
-	call = compat ? decode32(regs, id, &probe) : decode64(regs, id,
-							      &probe);
+	call = compat ? decode32(regs, id, probe) : decode64(regs, id,
+							     probe);
 	if (!call || !in_scope(t))
 		return 0;
 	e = bpf_task_storage_get(&pending, t, NULL,
@@ -1300,11 +1763,11 @@ static __always_inline int enter(struct pt_regs *regs, long id, int tree)
 		__sync_fetch_and_add(&no_storage, 1);
 		return 0;
 	}
-	__builtin_memcpy(e->args, probe.args, sizeof(e->args));
+	__builtin_memcpy(e->args, probe->args, sizeof(e->args));
 	e->call = call;
-	e->start = probe.start;
-	e->end = probe.end;
-	e->result_at = probe.result_at;
+	e->start = probe->start;
+	e->end = probe->end;
+	e->result_at = probe->result_at;
 	e->err = 0;
 	take(t, regs, compat, e, tree);
 	e->armed = 1;
@@ -1348,8 +1811,8 @@ static __always_inline void shm_range(struct ws_event *e,
 static __always_inline int leave(struct pt_regs *regs, long ret, int tree)
 {
 	long id = regs->orig_ax;
-	struct ws_site s = {};
 	unsigned int at = 0;
+	struct where *s;
 	struct task_struct *t;
 	struct ws_event *e;
 	struct ws_count *c;
@@ -1359,7 +1822,7 @@ static __always_inline int leave(struct pt_regs *regs, long ret, int tree)
 	t = bpf_get_current_task_btf();
 	e = bpf_task_storage_get(&pending, t, NULL, 0);
 	if (!e || !e->armed)
-		return 0;
+		return plain(t, regs, id, ret);
 	e->armed = 0;
 	e->result = ret;
 	/* Counted once, at the exit, with what became of it. */
@@ -1371,13 +1834,18 @@ static __always_inline int leave(struct pt_regs *regs, long ret, int tree)
 			__sync_fetch_and_add(&c->invalid, 1);
 		return 0;
 	}
-	if (wcall_family(e->call) == WC_MMAP)
-		remember(t, e);
 	if (e->call == WC_IPC && e->result_at)
 		bpf_probe_read_user(&at, 4, (void *)e->result_at);
-	if (wcall_family(e->call) == WC_SHMAT)
+	/* The records meeting shmat's range, now that its end is known. */
+	if (wcall_family(e->call) == WC_SHMAT) {
 		shm_range(e, e->call == WC_IPC ? at : (unsigned long)ret,
 			  tree);
+		ws_regions(e, e->end);
+	}
+	/* Its own record, once those it replaces were taken. */
+	ws_keep(wcall_family(e->call) |
+		(wcall_family(e->call) == WC_MMAP && anon_private(e->args) ?
+		 KEEP_ANON : 0), e->start, e->end, e->args[0]);
 	if (!e->err && !e->nvictims) {
 		if (c)
 			__sync_fetch_and_add(&c->free, 1);
@@ -1393,9 +1861,10 @@ static __always_inline int leave(struct pt_regs *regs, long ret, int tree)
 	 * the descriptor's file is the overlay's and the mapping's the file
 	 * below, which is what the victims' are.
 	 */
-	if (e->file_ino && !ws_site(&s, e->start) && s.ino) {
-		e->file_dev = s.dev;
-		e->file_ino = s.ino;
+	s = where_room_of();
+	if (e->file_ino && s && !ws_where(e->start) && s->ino) {
+		e->file_dev = s->dev;
+		e->file_ino = s->ino;
 	}
 	if (bpf_ringbuf_output(&events, e, sizeof(*e),
 			       wake_flags(sizeof(*e)))) {
@@ -1436,7 +1905,7 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	struct ws_key pk = key_of(parent), ck = {};
-	struct ws_history *h;
+	struct ws_makers *h;
 
 	/* A thread shares the history; a process gets a copy. */
 	if (BPF_CORE_READ(child, tgid) == BPF_CORE_READ(parent, tgid))

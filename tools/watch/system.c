@@ -2,12 +2,15 @@
 /*
  * noclobber watch --system: every process on the machine, or those in a
  * scope, watched from the kernel (system.bpf.c) without stopping
- * them.  The BPF programs send each fixed placement that replaced
- * something; it is judged here by the same rules as under ptrace
- * (ncb__wjudge), with what the kernel saw at the call's entry, and with
- * no history: a region's maker is not known, so what is not the kernel's,
- * a thread's stack, an ELF object's mapping or several makings is judged
- * benign ("unseen-region").
+ * them.  The BPF programs record every placement a process makes, plain
+ * or fixed, with where the call came from (its last WS_MAKERS, a ring:
+ * the oldest fall out first), and send each fixed placement that
+ * replaced something with the records that meet its range.  It is judged
+ * here by the same rules as under ptrace (ncb__wjudge), with what the
+ * kernel saw at the call's entry: each record's maker decided as the
+ * ptrace watcher decides it, past the C library's wrappers.  Memory of no
+ * record (made before the watcher started, or its record fallen out) is
+ * of no known maker: "unknown-maker", reported as unjudged, never benign.
  */
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -360,71 +363,59 @@ static void site(const struct ws_event *w, const struct ws_site *s,
 		 (int)sizeof(out->module) - 1, k ? k->path : s->name);
 }
 
-/* A module's path, from what the programs sent: "" if none came. */
-static const char *mod_name(pid_t pid, uint64_t kdev, uint64_t ino)
+/* A record's frame as a site: a return address names its call. */
+static void frame_site(const struct ws_event *w, const struct ws_frame *f,
+		       int ret, struct watch_site *out)
 {
-	struct wfile *k = ino ? file_of(pid, user_dev(kdev), ino) : NULL;
+	uint64_t dev = user_dev(f->dev);
+	struct wfile *k = f->ino ? file_of((pid_t)w->tgid, dev, f->ino) :
+			  NULL;
 
-	return k ? k->path : "";
+	memset(out, 0, sizeof(*out));
+	if (f->ino) {
+		out->mod.dev = dev;
+		out->mod.ino = f->ino;
+	}
+	out->offset = f->off - (ret && f->off);
+	snprintf(out->module, sizeof(out->module), "%.*s",
+		 (int)sizeof(out->module) - 1, k ? k->path : "");
 }
 
 /*
- * Whether the caller is the return address's module rather than the
- * call's own: the call is in the C library (or, for an i386 program,
- * its vDSO entry, which has no file) and the return address, code just
- * after a call (ret_ok, tested by the programs), is outside it.
+ * Whether an i386 frame past the C library's is the interpreter's, left
+ * in a wrapper's frame by the lazy binding of its first call (glibc's
+ * ld.so makes its own calls through wrappers of its own, not the C
+ * library's): not the caller.
  */
-static int ret_is_caller(pid_t pid, int compat, uint64_t pc_dev,
-			 uint64_t pc_ino, uint64_t ret_dev, uint64_t ret_ino,
-			 int ret_ok)
+static int lazy_binding(const struct ws_event *w, const struct watch_site *s,
+			unsigned int i)
 {
-	int wrapper = compat ? !pc_ino :
-		      watch_is_libc(mod_name(pid, pc_dev, pc_ino));
-
-	return wrapper && ret_ok &&
-	       !watch_is_libc(mod_name(pid, ret_dev, ret_ino));
+	return w->compat && i > 1 && w->interp_ino &&
+	       s->mod.ino == w->interp_ino &&
+	       s->mod.dev == user_dev(w->interp_dev);
 }
 
-/* The caller: the call's own module, or the wrapper's caller's. */
+/*
+ * The caller: the call's own module, or past the C library's wrappers
+ * (and, for an i386 program, the vDSO's entry) the first return address
+ * outside it, as watch_caller() walks; the call's own if none is.
+ */
 static void caller(const struct ws_event *w, struct watch_site *out)
 {
-	int ret = ret_is_caller((pid_t)w->tgid, (int)w->compat, w->pc.dev,
-				w->pc.ino, w->ret.dev, w->ret.ino,
-				(int)w->ret_ok);
+	unsigned int i, n = w->made.nframes < WS_FRAMES ? w->made.nframes :
+			    WS_FRAMES;
+	struct watch_site s;
 
-	site(w, ret ? &w->ret : &w->pc, out);
-	/* A return address points after the call: name the call. */
-	if (ret)
-		out->offset--;
-}
-
-/*
- * The regions the process's fixed mmaps made, newest first, as the rules
- * take them: by the module that called, unless that is the C library
- * (a wrapper whose caller is not plain: not known).  The number kept.
- */
-static size_t regions(struct sys *s, const struct ws_event *w,
-		      struct ncb__wregion *out)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < w->nregions && i < WS_EVENT_REGIONS; i++) {
-		const struct ws_region *r = &w->regions[i];
-		int ret = ret_is_caller((pid_t)w->tgid, (int)w->compat,
-					r->pc_dev, r->pc_ino, r->ret_dev,
-					r->ret_ino, (int)r->ret_ok);
-		uint64_t dev = ret ? r->ret_dev : r->pc_dev;
-		uint64_t ino = ret ? r->ret_ino : r->pc_ino;
-
-		if (!ino || watch_is_libc(mod_name((pid_t)w->tgid, dev, ino)))
-			continue;
-		out[n].start = r->start;
-		out[n].end = r->end;
-		out[n].by.dev = user_dev(dev);
-		out[n].by.ino = ino;
-		out[n++].when = (double)(r->ns - s->t0) / 1e9;
+	site(w, &w->pc, out);
+	if (!(w->compat && !w->pc.ino) && !watch_is_libc(out->module))
+		return;
+	for (i = 1; i < n; i++) {
+		frame_site(w, &w->made.f[i], 1, &s);
+		if (!watch_is_libc(s.module) && !lazy_binding(w, &s, i)) {
+			*out = s;
+			return;
+		}
 	}
-	return n;
 }
 
 /*
@@ -442,26 +433,152 @@ static void symbol(const struct ws_event *w, struct watch_site *site)
 		watch_symbol(site->module, site->offset, site);
 }
 
-/* Who made each victim, in words. */
-static void creators(const struct ncb__wproc *p, struct ncb__wvictim *v,
-		     size_t n, char **out)
+/* ---- who made a region ---- */
+
+/*
+ * Whether a frame in the C library is one of its wrappers' or their
+ * helpers' (no symbol), by its symbol: remembered by where it is, the
+ * same few calls making most regions.
+ */
+static int libc_wrapper(const struct ws_event *w, struct watch_site *s)
 {
-	const struct ncb__wregion *r;
+	static struct seen {
+		uint64_t dev, ino, off;
+		int wrapper;
+	} seen[64];
+	struct seen *c = &seen[(s->mod.ino ^ s->offset) % 64];
+
+	if (c->ino != s->mod.ino || c->dev != s->mod.dev ||
+	    c->off != s->offset) {
+		symbol(w, s);
+		c->dev = s->mod.dev;
+		c->ino = s->mod.ino;
+		c->off = s->offset;
+		c->wrapper = !s->symbol[0] || watch_wrapper(s->symbol);
+	}
+	return c->wrapper;
+}
+
+/*
+ * The module that made a record's region, as watch_maker() decides it
+ * for a stopped call: the call's own, or past the C library's wrappers.
+ * x86_64: the return address a leaf wrapper left, which may be the C
+ * library itself (its malloc making a block).  i386: from the vDSO's
+ * entry, the return addresses in order, past the C library's wrappers
+ * and their helpers (by their symbols) to the first other code, else
+ * the last of the C library's.  0, or -1: not known.
+ */
+static int maker(const struct ws_event *w, const struct ws_made *r,
+		 struct watch_site *out)
+{
+	unsigned int i, n = r->nframes < WS_FRAMES ? r->nframes : WS_FRAMES;
+	struct watch_site s;
+	int libc = 0;
+
+	if ((r->flags & WS_M_UNKNOWN) || !n)
+		return -1;
+	frame_site(w, &r->f[0], 0, out);
+	if (!(w->compat && !r->f[0].ino) && !watch_is_libc(out->module))
+		return 0;
+	if (!w->compat) {
+		if (n > 1)
+			frame_site(w, &r->f[1], 1, out);
+		return 0;
+	}
+	for (i = 1; i < n; i++) {
+		frame_site(w, &r->f[i], 1, &s);
+		if (libc && lazy_binding(w, &s, i))
+			continue;
+		*out = s;
+		if (!watch_is_libc(s.module) || !libc_wrapper(w, &s))
+			return 0;
+		libc = 1;
+	}
+	return libc ? 0 : -1;
+}
+
+/*
+ * The records meeting the call's range as the rules take them: in
+ * address order, a newer one replacing what it covers of older ones
+ * (the event has them newest first), each by the module that made it
+ * (none, 0: not known).  0, or -ENOMEM.
+ */
+static int regions(struct sys *s, const struct ws_event *w,
+		   struct ncb__wregions *set)
+{
+	size_t i = w->nregions < WS_EVENT_REGIONS ? w->nregions :
+		   WS_EVENT_REGIONS;
+	struct watch_site site;
+	struct ncb__wregion g;
+
+	while (i-- > 0) {
+		const struct ws_made *r = &w->regions[i];
+
+		memset(&g, 0, sizeof(g));
+		g.start = r->start;
+		g.end = r->end;
+		g.file.ino = r->file_ino;
+		g.file.dev = r->file_ino ? user_dev(r->file_dev) : 0;
+		g.call = r->call;
+		g.when = (double)((int64_t)(r->ns - s->t0)) / 1e9;
+		if (!maker(w, r, &site)) {
+			g.by = site.mod;
+			g.by_off = site.offset;
+		}
+		if (ncb__wregions_add(set, &g))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Who made each region victim: its call, module, symbol; NULL. */
+static void makers(const struct ws_event *w, const struct ncb__wproc *p,
+		   const struct ncb__wvictim *v, size_t n,
+		   struct watch_made *made, struct watch_made **out)
+{
+	const struct ncb__wregion *g;
 	const struct wfile *k;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[i] = NULL;
+		if (v[i].kind != NCB__W_REGION || v[i].region >= p->nregions)
+			continue;
+		g = &p->regions[v[i].region];
+		if (!g->by.ino)
+			continue;
+		k = known_find(g->by.dev, g->by.ino);
+		memset(&made[i], 0, sizeof(made[i]));
+		made[i].site.mod = g->by;
+		made[i].site.offset = g->by_off;
+		snprintf(made[i].site.module, sizeof(made[i].site.module),
+			 "%.*s", (int)sizeof(made[i].site.module) - 1,
+			 k ? k->path : "");
+		symbol(w, &made[i].site);
+		made[i].call = wcall_name((enum wcall)g->call, 0);
+		made[i].when = g->when;
+		out[i] = &made[i];
+	}
+}
+
+/* Who made each victim, in words. */
+static void creators(const struct ncb__wvictim *v, size_t n,
+		     struct watch_made *const *made, char **out)
+{
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		out[i] = malloc(320);
 		if (!out[i])
 			continue;
-		if (v[i].kind != NCB__W_REGION) {
+		if (v[i].kind != NCB__W_REGION)
 			watch_creator(&v[i], out[i], 320);
-			continue;
-		}
-		r = &p->regions[v[i].region];
-		k = known_find(r->by.dev, r->by.ino);
-		snprintf(out[i], 320, "a fixed mmap from %.200s at %.6f s",
-			 k ? k->path : "a module not known", r->when);
+		else if (made[i])
+			watch_made_text(made[i], out[i], 320);
+		else
+			snprintf(out[i], 320, "a placement of no known "
+				 "maker (code in no file, or an mremap of "
+				 "memory of no record)");
 	}
 }
 
@@ -498,7 +615,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	static char paths[WS_VICTIMS][PATH_BYTES];
 	char program[17], *names[WS_VICTIMS];
 	struct ncb__wthread th[WS_THREADS + 1];
-	struct ncb__wregion rg[WS_EVENT_REGIONS];
+	struct watch_made made[WS_VICTIMS], *madep[WS_VICTIMS];
+	struct ncb__wregions rg = { 0 };
 	struct watch_event e = { 0 };
 	struct ncb__wproc p = { 0 };
 	struct ncb__wcall c = { 0 };
@@ -533,8 +651,11 @@ static int on_record(void *ctx, void *data, size_t size)
 	th[i++].top = 0;
 	p.threads = th;
 	p.nthreads = i;
-	p.regions = rg;
-	p.nregions = regions(s, w, rg);
+	/* No room for them: the memory they name is of no known maker. */
+	if (regions(s, w, &rg))
+		rg.n = 0;
+	p.regions = rg.r;
+	p.nregions = rg.n;
 	snprintf(program, sizeof(program), "%.16s", w->comm);
 	e.pid = (pid_t)w->tgid;
 	e.tid = (pid_t)w->tid;
@@ -576,15 +697,21 @@ static int on_record(void *ctx, void *data, size_t size)
 	if ((w->truncated || (w->more_threads && plain(w))) &&
 	    !NCB__WC_CLOBBER(e.cls))
 		e.unjudged = 1;
+	/* Who made what it replaces not known: neither benign nor not. */
+	if (e.cls == NCB__WC_UNKNOWN)
+		e.unjudged = 1;
 	count_class(s, w, e.cls, e.unjudged);
-	if (!e.unjudged && !NCB__WC_CLOBBER(e.cls))
-		return 0;
-	symbol(w, &e.caller);
-	creators(&p, v, n, names);
-	e.creators = names;
-	s->o->report(&e, s->o->arg);
-	for (i = 0; i < n; i++)
-		free(names[i]);
+	if (e.unjudged || NCB__WC_CLOBBER(e.cls)) {
+		symbol(w, &e.caller);
+		makers(w, &p, v, n, made, madep);
+		creators(v, n, madep, names);
+		e.made = madep;
+		e.creators = names;
+		s->o->report(&e, s->o->arg);
+		for (i = 0; i < n; i++)
+			free(names[i]);
+	}
+	ncb__wregions_free(&rg);
 	return 0;
 }
 

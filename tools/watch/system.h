@@ -13,8 +13,13 @@
 #define WS_THREADS 64		/* other threads' stack pointers in it */
 #define WS_NAME 48		/* a file's last path component */
 #define WS_SCOPE_CGROUPS 16
-#define WS_REGIONS 32		/* fixed mmaps remembered per process */
-#define WS_EVENT_REGIONS 8	/* of them, those an event meets */
+#define WS_MAKERS 2048		/* placements remembered per process */
+#define WS_EVENT_REGIONS 32	/* of them, those an event meets */
+#define WS_FRAMES 4		/* a maker's call and return addresses */
+#define WS_SCAN 32		/* stack words an i386 caller's return
+				   addresses are looked for in */
+#define WS_SCAN64 12		/* an x86_64 one's (glibc's mremap has
+				   a frame of 11 words) */
 #define WS_COMPONENTS 24	/* a path's, leaf first */
 #define WS_COMPONENT 64		/* bytes of each, with its NUL */
 
@@ -70,29 +75,65 @@ struct ws_site {
 	unsigned long long dev, ino;
 	unsigned int flags;		/* VM_READ, VM_WRITE, VM_EXEC, and
 					   WS_MAPPED; 0: not mapped */
+	unsigned int pad;
+	unsigned long long end;		/* its mapping's */
 	char name[WS_NAME];
 };
 
 #define WS_MAPPED 0x100
 
 /*
- * A fixed mmap a process made, and where from (the call's site, and the
- * return address's if a wrapper's caller is plain): its region from then
- * on, until a newer one covers it.
+ * Where a maker's code is: its file (ino 0: code in no file) and the
+ * offset in it.
  */
-struct ws_region {
-	unsigned long long start, end;
-	unsigned long long ns;
-	unsigned long long pc_dev, pc_ino;
-	unsigned long long ret_dev, ret_ino;
-	unsigned int ret_ok;		/* ret is code, after a call */
-	unsigned int pad;
+struct ws_frame {
+	unsigned long long ino;
+	unsigned int dev;		/* the kernel's dev_t */
+	unsigned int off;
 };
 
-struct ws_history {
+#define WS_M_UNKNOWN 1		/* who made it is not known: an mremap of
+				   memory of no record */
+
+/*
+ * A placement a process made, plain or fixed: the region it made, what
+ * it maps, and where the call came from: f[0] the call's own address,
+ * then the return addresses above it on the stack (code just after a
+ * call: the leaf wrapper's caller; for an i386 program, those past the
+ * vDSO's entry and the C library's wrappers), from which the tool
+ * decides the maker (system.c).  An mremap's region keeps its source's.
+ * Its region from then on, until a newer one covers it.
+ */
+struct ws_made {
+	unsigned long long start, end;
+	unsigned long long ns;
+	unsigned long long file_ino;	/* what it maps; 0 anonymous */
+	unsigned int file_dev;
+	unsigned char call;		/* wcall_family() */
+	unsigned char nframes;
+	unsigned char flags;		/* WS_M_* */
+	unsigned char pad;
+	struct ws_frame f[WS_FRAMES];
+};
+
+/*
+ * A process's last WS_MAKERS placements, a ring: the oldest falls out
+ * first, so that a record never outlives a newer one over the same
+ * memory (what falls out has no record, its maker not known).
+ */
+struct ws_range {
+	unsigned long long start, end;
+};
+
+struct ws_makers {
 	unsigned int next;		/* where the next one goes */
 	unsigned int pad;
-	struct ws_region r[WS_REGIONS];
+	/*
+	 * Each record's range again, apart: a fixed call looks at every
+	 * record's range, and at the rest of those that meet its own.
+	 */
+	struct ws_range rg[WS_MAKERS];
+	struct ws_made r[WS_MAKERS];
 };
 
 struct ws_thread {
@@ -123,16 +164,15 @@ struct ws_event {
 	unsigned long long exe_dev, exe_ino;
 	unsigned long long interp_dev, interp_ino;
 	unsigned long long file_dev, file_ino;	/* what mmap maps */
-	struct ws_site pc, ret;		/* the call, and the return address
-					   on top of the stack */
-	unsigned char code[8];		/* the 6 bytes before ret */
+	struct ws_site pc;		/* the call */
+	struct ws_made made;		/* its frames, as a maker's */
 	char comm[16];
 	struct ws_thread threads[WS_THREADS];
 	struct ws_vma v[WS_VICTIMS];
-	unsigned int nregions;		/* newest first */
-	unsigned int ret_ok;		/* as ws_region's */
-	unsigned int pad2;
-	struct ws_region regions[WS_EVENT_REGIONS];
+	unsigned int nregions;		/* newest first; the oldest left
+					   out if more met the range */
+	unsigned int pad2[2];
+	struct ws_made regions[WS_EVENT_REGIONS];
 	unsigned int armed;		/* taken at entry, not yet sent */
 	int err;			/* the walk's: what it would replace
 					   is unknown (-errno) */

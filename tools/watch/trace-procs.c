@@ -13,6 +13,7 @@
 #include <sys/ptrace.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "cli.h"
 #include "trace.h"
 
 /*
@@ -139,39 +140,17 @@ struct proc *trace_find_proc(struct tracer *t, pid_t tgid)
 	return NULL;
 }
 
-/* A small file of /proc: its length, or -1. */
-static ssize_t read_proc(pid_t pid, const char *name, void *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len);
-	close(fd);
-	return n;
-}
-
-/* /proc/PID/status, NUL-terminated in buf ("" if unreadable). */
 /*
  * Where the process's break started (its start_brk: /proc/PID/stat's
  * 47th field, proc(5)); 0 if not known.
  */
 uint64_t trace_start_brk(pid_t tid)
 {
-	char path[64], buf[1024], *s;
+	char buf[1024], *s;
 	unsigned long long v = 0;
-	int i, fd;
-	ssize_t n;
+	ssize_t n = proc_read(tid, "stat", buf, sizeof(buf) - 1);
+	int i;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
@@ -194,9 +173,10 @@ int trace_zombie(pid_t tid)
 	return c == 'Z' || c == 'X';
 }
 
+/* /proc/PID/status, NUL-terminated in buf ("" if unreadable). */
 void trace_read_status(pid_t pid, char *buf, size_t len)
 {
-	ssize_t n = read_proc(pid, "status", buf, len - 1);
+	ssize_t n = proc_read(pid, "status", buf, len - 1);
 
 	buf[n > 0 ? n : 0] = 0;
 }
@@ -245,9 +225,9 @@ static struct ncb__wmod interp_mod(pid_t pid, struct ncb__wmod exe)
 	size_t i, word;
 	ssize_t len;
 
-	read_proc(pid, "exe", ident, sizeof(ident));
+	proc_read(pid, "exe", ident, sizeof(ident));
 	word = ident[4] == 1 ? 4 : 8;
-	len = read_proc(pid, "auxv", v, sizeof(v));
+	len = proc_read(pid, "auxv", v, sizeof(v));
 	for (i = 0; len > 0 && i + 2 * word <= (size_t)len; i += 2 * word) {
 		key = val = 0;
 		/* Little-endian words, as on the machines watched. */

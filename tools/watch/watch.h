@@ -152,5 +152,11 @@ void watch_creator(const struct ncb__wvictim *v, char *buf, size_t len);
 /* A region's maker, in words. */
 void watch_made_text(const struct watch_made *m, char *buf, size_t len);
 int watch_is_libc(const char *path);
+/*
+ * Whether a symbol of the C library's is one of its system call wrappers
+ * (mmap, mremap, shmat, syscall, the vDSO's entry), whose caller is the
+ * one asking.
+ */
+int watch_wrapper(const char *sym);
 
 #endif
