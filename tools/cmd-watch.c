@@ -216,9 +216,14 @@ static void json_event(struct out *o, const struct watch_event *e)
 
 	if (doc_begin(o, &w))
 		return;
-	jw_str(&w, "event", e->unjudged ? "unjudged" :
-	       NCB__WC_CLOBBER(e->cls) ? "clobber" : "refused");
-	jw_str(&w, "class", ncb__wclass_name(e->cls));
+	if (e->escape) {
+		jw_str(&w, "event", "escape");
+		jw_str(&w, "what", wescape_name(e->escape));
+	} else {
+		jw_str(&w, "event", e->unjudged ? "unjudged" :
+		       NCB__WC_CLOBBER(e->cls) ? "clobber" : "refused");
+		jw_str(&w, "class", ncb__wclass_name(e->cls));
+	}
 	jw_int(&w, "pid", (int)e->pid);
 	jw_int(&w, "tid", (int)e->tid);
 	jw_str(&w, "program", e->program);
@@ -228,12 +233,14 @@ static void json_event(struct out *o, const struct watch_event *e)
 	for (i = 0; i < 6; i++)
 		jw_hex(&w, NULL, e->args[i]);
 	jw_close(&w, ']');
-	jw_hex(&w, "start", e->start);
-	jw_hex(&w, "end", e->end);
-	jw_open(&w, "victims", '[');
-	for (i = 0; i < e->nvictims; i++)
-		json_victim(&w, e, i);
-	jw_close(&w, ']');
+	if (!e->escape) {
+		jw_hex(&w, "start", e->start);
+		jw_hex(&w, "end", e->end);
+		jw_open(&w, "victims", '[');
+		for (i = 0; i < e->nvictims; i++)
+			json_victim(&w, e, i);
+		jw_close(&w, ']');
+	}
 	jw_open(&w, "caller", '{');
 	json_site(&w, &e->caller);
 	jw_close(&w, '}');
@@ -269,40 +276,12 @@ static void human_escape(FILE *f, const struct watch_event *e)
 	fputc('\n', f);
 }
 
-static void json_escape(struct out *o, const struct watch_event *e)
-{
-	struct jw w;
-	size_t i;
-
-	if (doc_begin(o, &w))
-		return;
-	jw_str(&w, "event", "escape");
-	jw_str(&w, "what", wescape_name(e->escape));
-	jw_int(&w, "pid", (int)e->pid);
-	jw_int(&w, "tid", (int)e->tid);
-	jw_str(&w, "program", e->program);
-	jw_seconds(&w, "time", e->when);
-	jw_str(&w, "call", e->name);
-	jw_open(&w, "args", '[');
-	for (i = 0; i < 6; i++)
-		jw_hex(&w, NULL, e->args[i]);
-	jw_close(&w, ']');
-	jw_open(&w, "caller", '{');
-	json_site(&w, &e->caller);
-	jw_close(&w, '}');
-	jw_str(&w, "action", waction_name(e->action));
-	if (e->have_result)
-		jw_error(&w, "error", e->result < 0 ? (int)-e->result : 0,
-			 NULL);
-	doc_end(o, &w);
-}
-
 static void report(const struct watch_event *e, void *arg)
 {
 	struct out *o = arg;
 
 	if (o->json)
-		(e->escape ? json_escape : json_event)(o, e);
+		json_event(o, e);
 	else if (e->escape)
 		human_escape(o->f, e);
 	else
