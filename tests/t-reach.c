@@ -151,7 +151,7 @@ static void check_window(const struct ncb_reach *r, uint64_t a, uint64_t b,
  */
 TEST(windows)
 {
-	uint64_t mid = (test_task_size() / 2) & ~(PG - 1);
+	uint64_t mid = (ncb__user_top() / 2) & ~(PG - 1);
 	static const uint64_t offs[][2] = {
 		{ 0, 1 }, { 0, 4096 }, { 0x123, 0x5679 }, { 0xffc, 0x100000 },
 	};
@@ -177,7 +177,7 @@ TEST(windows)
 					     machines[i], k, n.why);
 				/* Cut by the space: not the figures'. */
 				if (n.lo <= PG * 16 ||
-				    n.hi >= test_task_size() - PG * 16)
+				    n.hi >= ncb__user_top() - PG * 16)
 					continue;
 				check_window(&r, a, b, &n);
 			}
@@ -192,7 +192,7 @@ TEST(windows)
  */
 TEST(same_as_within)
 {
-	uint64_t mid = (test_task_size() / 2) & ~(PG - 1);
+	uint64_t mid = (ncb__user_top() / 2) & ~(PG - 1);
 	static const struct {
 		int machine, kind;
 		uint64_t within;
