@@ -433,6 +433,13 @@ static void plain_maker(struct task *k, const struct watch_event *e,
 	k->maker_off = site.offset;
 }
 
+static int private_anon(const struct watch_event *e)
+{
+	return wcall_family(e->call) == WC_MMAP &&
+	       (e->args[3] & WC_MAP_ANONYMOUS) &&
+	       (e->args[3] & WC_MAP_TYPE_BITS) == MAP_PRIVATE;
+}
+
 /*
  * A placement done: the region it made, by the module that asked (an
  * mremap's by its source's maker: memory moved or grown is still its
@@ -466,7 +473,9 @@ static void record_region(struct tracer *t, struct task *k,
 		r.by = old ? old->by : (struct ncb__wmod){ 0, 0 };
 		r.by_off = old ? old->by_off : 0;
 	}
-	if (maps && ncb_maps_find(maps, at, &m) == 1 && m.inode) {
+	/* Private anonymous memory maps no file: no look needed. */
+	if (maps && !private_anon(e) && ncb_maps_find(maps, at, &m) == 1 &&
+	    m.inode) {
 		r.file.dev = makedev(m.dev_major, m.dev_minor);
 		r.file.ino = m.inode;
 	}
