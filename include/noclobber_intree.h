@@ -79,6 +79,12 @@ int ncb__stack_plan(char *const argv[], char *const envp[],
  */
 int ncb__maps_from_text(struct ncb_maps **maps, const char *text,
 			size_t len);
+/*
+ * The whole of /proc/PID/maps (pid 0: this process's) in a buffer of
+ * the caller's (free it), read as the reader reads it: retried until
+ * one read is consistent.  0, or -errno as ncb_maps_open's (src/maps.c).
+ */
+int ncb__maps_text(pid_t pid, char **text, size_t *len);
 
 /* The end of this process's user address space (src/space.c). */
 uint64_t ncb__user_top(void);

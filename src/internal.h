@@ -68,6 +68,8 @@ NCB_HIDDEN int ncb__range_occupied(uint64_t start, uint64_t end);
 NCB_HIDDEN int ncb__maps_open_text(struct ncb_maps **maps, pid_t pid);
 NCB_HIDDEN int ncb__maps_from_text(struct ncb_maps **maps, const char *text,
 				   size_t len);
+/* The whole of /proc/PID/maps (pid 0: this process's), the caller's. */
+NCB_HIDDEN int ncb__maps_text(pid_t pid, char **text, size_t *len);
 /*
  * The caller's own mappings from the one covering or following lo, for a
  * walk upward that stops where its caller does: read by the reader that

@@ -830,6 +830,21 @@ int ncb__maps_open_text(struct ncb_maps **maps, pid_t pid)
 	return maps_open(maps, pid, READ_TEXT);
 }
 
+int ncb__maps_text(pid_t pid, char **text, size_t *len)
+{
+	struct ncb_maps *m;
+	int err = maps_open(&m, pid, READ_TEXT);
+
+	if (err)
+		return err;
+	/* Checked whole as a reader's text is: consistent, not torn. */
+	*text = m->text;
+	*len = m->len;
+	m->text = NULL;
+	ncb_maps_close(m);
+	return 0;
+}
+
 int ncb__maps_walk(struct ncb_maps **maps, uint64_t lo)
 {
 	int err = maps_open(maps, 0, READ_WALK);

@@ -10,7 +10,12 @@
  *   action TEXT
  *   victim START END PERMS KIND MAKER PATH   (MAKER "-": not known)
  *   maps FILE                          (beside RECORDS)
+ *   after                              (the maps are read after it)
+ *   unjudged                           (not judged)
+ *   repeat N                           (N copies more of the record)
  *
+ * Each record is kept as a watcher's is (rep_add), so that the limits
+ * of what a page keeps are seen too.
  * Texts and paths take C escapes ("\012"), as /proc/PID/maps does.
  */
 #include <errno.h>
@@ -24,6 +29,7 @@
 
 static struct rep_clobber c[MAX];
 static struct rep_victim v[MAX][MAX];
+static unsigned long repeat[MAX];
 static size_t n;
 
 static void __attribute__((noreturn)) die(const char *what,
@@ -143,6 +149,12 @@ static void parse(FILE *f, const char *dir, char **title)
 			victim(r, line);
 		} else if (!strncmp(line, "maps ", 5)) {
 			read_maps(r, dir, line + 5);
+		} else if (!strcmp(line, "after")) {
+			r->maps_after = 1;
+		} else if (!strcmp(line, "unjudged")) {
+			r->unjudged = 1;
+		} else if (sscanf(line, "repeat %lu", &repeat[r - c]) == 1) {
+			continue;
 		} else {
 			die("not understood", line);
 		}
@@ -152,6 +164,9 @@ static void parse(FILE *f, const char *dir, char **title)
 int main(int argc, char **argv)
 {
 	char *title = "recorded", *dir, *slash;
+	struct rep_book book = { 0 };
+	unsigned long k;
+	size_t i;
 	FILE *f;
 	int ret;
 
@@ -168,7 +183,12 @@ int main(int argc, char **argv)
 		*slash = '\0';
 	parse(f, slash ? dir : ".", &title);
 	fclose(f);
-	ret = report_html(stdout, title, c, n);
+	for (i = 0; i < n; i++)
+		for (k = 0; k <= repeat[i]; k++)
+			if (rep_add(&book, &c[i]))
+				die("memory", "rep_add");
+	ret = report_html(stdout, title, book.c, book.n, book.more);
+	rep_free(&book);
 	if (ret) {
 		fprintf(stderr, "mkreport: %s\n", strerror(-ret));
 		return 1;

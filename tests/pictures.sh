@@ -229,8 +229,16 @@ status 125 "exec --plan --svg --json" "$nc" exec --plan --svg --json \
 ok $? "mkreport writes the report"
 pics=$($py html "$tmp/report.html")
 ok $? "report: a page whose pictures are well-formed SVG"
-[ "$pics" = 4 ]
-ok $? "report: a picture for each clobber with maps (4: $pics)"
+[ "$pics" = 5 ]
+ok $? "report: a picture for each clobber with maps (5: $pics)"
+[ "$(grep -c 'replaces this</text>' "$tmp/report.html")" = 5 ]
+ok $? "report: each replaced range named once"
+grep -q 'The maps were read after the call' "$tmp/report.html" &&
+	grep -q 'victim (region): anonymous, made by (not known)' \
+		"$tmp/report.html" &&
+	grep -q '<p>Not judged: ' "$tmp/report.html" &&
+	grep -q '5 clobbers: .*; 1 placement not judged' "$tmp/report.html"
+ok $? "report: maps read after a call drawn with its victims; not judged"
 grep -q '<h1>Clobbers: python3 jit.py --warm &lt;cache&gt; &amp; more</h1>' \
 	"$tmp/report.html" &&
 	grep -q 'ld.so&lt;&amp;&gt;' "$tmp/report.html" &&
@@ -241,5 +249,9 @@ grep -q '<h1>Clobbers: python3 jit.py --warm &lt;cache&gt; &amp; more</h1>' \
 ok $? "report: names escaped, victims with their maker, the caller"
 "$b/tests/mkreport" "$data/report/clobbers.rec" | cmp -s - "$tmp/report.html"
 ok $? "report: the same page twice"
+"$b/tests/mkreport" "$data/report/many.rec" > "$tmp/many.html" &&
+	[ "$(grep -c '<section' "$tmp/many.html")" = 1000 ] &&
+	grep -q '<p>5 more were reported and are not shown' "$tmp/many.html"
+ok $? "report: 1000 records kept, the rest counted"
 render "$tmp/report.html" 1000 1600
 done_testing

@@ -179,6 +179,43 @@ jit own-region
 EOF
 }
 
+# report_html PROG: --report-html draws a clobber as the kernel said its
+# range was (the maps are read when the event is, after the call: the
+# program lingers until then), a segment attached there not drawn.
+report_html() {
+	p=$1
+	comm=$(basename "$p" | cut -c1-15)
+	rm -f "$tmp/fifo"
+	mkfifo "$tmp/fifo" || { ok 1 "--report-html: mkfifo"; return; }
+	if ! start "$tmp/e" --comm "$comm" --report-html "$tmp/r.html"; then
+		ok 1 "--report-html: start: $(cat "$tmp/err")"
+		return
+	fi
+	"$p" linger malloc-shmat <"$tmp/fifo" >"$tmp/o" 2>&1 &
+	P=$!
+	exec 3>"$tmp/fifo"
+	# Until the event is read (a bound for a watcher that never says).
+	tries=0
+	while ! grep -q '"event":"clobber"' "$tmp/e" &&
+		[ $tries -lt 2400 ] && kill -0 "$W" 2>/dev/null; do
+		sleep 0.05
+		tries=$((tries + 1))
+	done
+	echo >&3
+	exec 3>&-
+	wait "$P"
+	stop
+	pics=$(python3 "$top/tests/pictures.py" html "$tmp/r.html") &&
+		[ "$pics" = 1 ] &&
+		grep -q '<p>1 clobber: ' "$tmp/r.html" &&
+		grep -q 'The maps were read after the call' "$tmp/r.html" &&
+		grep -q 'victim (region): anonymous, made by mmap .*libc' \
+			"$tmp/r.html" &&
+		grep -q "caller: $p:do_shmat" "$tmp/r.html" &&
+		! grep -q SYSV "$tmp/r.html"
+	ok $? "--report-html: the clobber drawn with what it replaced"
+}
+
 cc=${CC:-cc}
 prog=$tmp/ncbsys$$
 other=$tmp/ncbout$$
@@ -187,6 +224,7 @@ if $cc -O1 -o "$prog" "$top/tests/progs/clobber.c" -pthread &&
 		"$top/tests/progs/cache.c"; then
 	cp "$prog" "$other"
 	corpus "$prog" "$tmp/libncbcache.so" x86_64 "" ""
+	report_html "$prog"
 	# The watcher built with the sanitizers (the matrix's asan row).
 	asan=$top/build/asan/noclobber
 	native=$nc

@@ -409,4 +409,39 @@ events "$tmp/e" "len(sums) == 1 and sums[0]['program'] == 'true'" \
 	"sums[0]['clobbers'] == 0"
 ok $? "an in-process exec: the summary names the program run"
 
+# --report-html: a page of the clobbers, each drawn as its range was
+# before the call (a shared memory segment the call attaches is not in
+# it), its victim's maker and the caller named; a refused one too; a run
+# with none has a page that says so; a page that cannot be written
+# stops the watcher before the program runs.
+page() {
+	pics=$(python3 "$top/tests/pictures.py" html "$1") && [ "$pics" = "$2" ]
+}
+if [ -x "$tmp/clobber" ]; then
+	"$nc" watch --report-html "$tmp/r.html" "$tmp/clobber" malloc-shmat \
+		>"$tmp/o" 2>&1 && page "$tmp/r.html" 1 &&
+		grep -q '<p>1 clobber: ' "$tmp/r.html" &&
+		grep -q 'victim (region): anonymous, made by mmap from .*libc' \
+			"$tmp/r.html" &&
+		grep -q "caller: $tmp/clobber:do_shmat" "$tmp/r.html" &&
+		grep -q 'the watcher: reported' "$tmp/r.html" &&
+		! grep -q SYSV "$tmp/r.html"
+	ok $? "--report-html: the clobber, drawn as before the call"
+	"$nc" watch --deny --report-html "$tmp/r.html" "$tmp/clobber" heap \
+		>"$tmp/o" 2>&1
+	grep -q '^intact$' "$tmp/o" &&
+		page "$tmp/r.html" 1 && grep -q 'victim (heap)' "$tmp/r.html" &&
+		grep -q 'the watcher: denied: failed with' "$tmp/r.html"
+	ok $? "--report-html --deny: the refused clobber"
+	"$nc" watch --report-html "$tmp/r.html" "$tmp/clobber" reserve \
+		>"$tmp/o" 2>&1 && page "$tmp/r.html" 0 &&
+		grep -q '<p>0 clobbers: ' "$tmp/r.html"
+	ok $? "--report-html: a run with no clobber, a page that says so"
+	"$nc" watch --report-html "$tmp/no/such/r.html" "$tmp/clobber" heap \
+		>"$tmp/o" 2>&1
+	[ $? -eq 125 ] && ! grep -q '^heap' "$tmp/o" &&
+		grep -q 'no/such/r.html: No such file' "$tmp/o"
+	ok $? "--report-html: a page that cannot be written, nothing run"
+fi
+
 done_testing

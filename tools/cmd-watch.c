@@ -17,17 +17,21 @@
 #include <unistd.h>
 #include "noclobber_core.h"
 #include "cli.h"
+#include "report.h"
 #include "watch/watch.h"
 
 static void watch_usage(FILE *f)
 {
 	fprintf(f, "usage: noclobber watch [--deny | --upgrade] [--json] "
-		   "[-O FILE] [--] PROG [ARGS...]\n"
+		   "[-O FILE] [--report-html FILE]\n"
+		   "                       [--] PROG [ARGS...]\n"
 		   "       noclobber watch [--deny | --upgrade] [--json] "
-		   "[-O FILE] -p PID\n"
+		   "[-O FILE] [--report-html FILE]\n"
+		   "                       -p PID\n"
 		   "       noclobber watch --system [--json] [-O FILE] "
-		   "[--cgroup DIR | --comm NAME |\n"
-		   "                       --uid UID | -p PID]...\n\n"
+		   "[--report-html FILE]\n"
+		   "                       [--cgroup DIR | --comm NAME | "
+		   "--uid UID | -p PID]...\n\n"
 		   "Runs PROG (or attaches to process PID and all its "
 		   "threads), following every\nprocess and thread it makes, "
 		   "and reports each\nMAP_FIXED mmap, MREMAP_FIXED mremap and "
@@ -43,6 +47,9 @@ static void watch_usage(FILE *f)
 		   "then fails is reported\n"
 		   "  --json        one JSON object per event (NDJSON)\n"
 		   "  -O, --output-file FILE  reports to FILE, not stderr\n"
+		   "  --report-html FILE  at the end, a page of every "
+		   "reported placement with a\n                picture of "
+		   "its range before the call (see noclobber(1))\n"
 		   "  -p, --pid PID       watch a running process; Ctrl-C "
 		   "detaches and leaves\n                it running.  Without "
 		   "a filter (none can be put in a\n                running "
@@ -71,6 +78,8 @@ struct out {
 	FILE *f;
 	int json;
 	int unmade;		/* documents that could not be made */
+	struct rep_book *book;	/* --report-html's records, or NULL */
+	unsigned long unkept;	/* records there was no memory for */
 };
 
 /* A JSON document begun: 0, or -1 counted (no memory for it). */
@@ -276,10 +285,60 @@ static void human_escape(FILE *f, const struct watch_event *e)
 	fputc('\n', f);
 }
 
+/* What the watcher did, in words, as the page shows it. */
+static void action_text(const struct watch_event *e, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s", waction_name(e->action));
+
+	if (e->have_result && e->result < 0 && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ": failed with %s",
+			 strerror((int)-e->result));
+}
+
+/* A reported placement kept for the page (the event dies with us). */
+static void keep(struct out *o, const struct watch_event *e)
+{
+	struct rep_victim *v = calloc(e->nvictims + 1, sizeof(*v));
+	struct rep_clobber c = {
+		.call = e->name, .start = e->start, .end = e->end,
+		.pid = e->pid, .tid = e->tid, .caller = e->caller.addr,
+		.caller_off = e->caller.offset,
+		.module = e->caller.module[0] ? e->caller.module : NULL,
+		.symbol = e->caller.symbol[0] ? e->caller.symbol : NULL,
+		.unjudged = e->unjudged, .maps = e->maps,
+		.maps_len = e->maps_len, .maps_after = e->maps_after,
+	};
+	char action[128];
+	size_t i;
+
+	action_text(e, action, sizeof(action));
+	c.action = action;
+	for (i = 0; v && i < e->nvictims; i++) {
+		const struct ncb__wvictim *w = &e->victims[i];
+
+		/* As the text says them: what is no victim is not shown. */
+		if (w->kind == NCB__W_RESERVED || w->kind == NCB__W_PAST_EOF)
+			continue;
+		v[c.nvictims++] = (struct rep_victim){
+			.start = w->m.start > e->start ? w->m.start : e->start,
+			.end = w->m.end < e->end ? w->m.end : e->end,
+			.prot = w->m.prot, .shared = w->m.shared,
+			.path = w->m.path, .kind = ncb__wkind_name(w->kind),
+			.maker = e->creators ? e->creators[i] : NULL,
+		};
+	}
+	c.victims = v;
+	if (!v || rep_add(o->book, &c))
+		o->unkept++;
+	free(v);
+}
+
 static void report(const struct watch_event *e, void *arg)
 {
 	struct out *o = arg;
 
+	if (o->book && !e->escape)
+		keep(o, e);
 	if (o->json)
 		json_event(o, e);
 	else if (e->escape)
@@ -433,6 +492,83 @@ static int close_out(struct out *o, const char *file)
 	return bad ? -1 : 0;
 }
 
+/* --report-html's page: its file, open from the start, and its records. */
+struct page {
+	const char *file;
+	FILE *f;
+	struct rep_book book;
+	char title[1024];
+};
+
+/* The page's title: the command watched, or what was watched. */
+static void page_title(struct page *pg, char *const argv[], pid_t pid,
+		       int sys)
+{
+	char comm[64] = "";
+	size_t n = 0;
+	ssize_t got;
+
+	if (sys) {
+		snprintf(pg->title, sizeof(pg->title), "the system");
+	} else if (pid) {
+		got = proc_read(pid, "comm", comm, sizeof(comm) - 1);
+		comm[got > 0 ? got : 0] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		snprintf(pg->title, sizeof(pg->title), "process %d%s%s%s",
+			 (int)pid, *comm ? " (" : "", comm, *comm ? ")" : "");
+	} else {
+		for (; *argv && n < sizeof(pg->title); argv++)
+			n += (size_t)snprintf(pg->title + n,
+					      sizeof(pg->title) - n, "%s%s",
+					      n ? " " : "", *argv);
+	}
+}
+
+/*
+ * The page's file opened before anything runs (a name that cannot be
+ * written is said at once), and the watcher asked for the maps.
+ */
+static int page_open(struct page *pg, struct out *out, struct watch_opts *o,
+		     char *const argv[], pid_t pid, int sys)
+{
+	pg->f = fopen(pg->file, "we");
+	if (!pg->f) {
+		fprintf(stderr, "noclobber watch: %s: %s\n", pg->file,
+			strerror(errno));
+		return -1;
+	}
+	page_title(pg, argv, pid, sys);
+	out->book = &pg->book;
+	o->want_maps = 1;
+	return 0;
+}
+
+/* The page written (write) and closed: 0, or -1 said. */
+static int page_close(struct page *pg, struct out *out, int write)
+{
+	int err = 0;
+
+	if (!pg->f)
+		return 0;
+	if (write)
+		err = report_html(pg->f, pg->title, pg->book.c, pg->book.n,
+				  pg->book.more);
+	if (fclose(pg->f) && !err)
+		err = -errno;
+	if (!write)
+		unlink(pg->file);
+	else if (err)
+		fprintf(stderr, "noclobber watch: %s: the page could not be "
+			"written: %s\n", pg->file, strerror(-err));
+	if (out->unkept)
+		fprintf(stderr, "noclobber watch: %s: %lu reported placements "
+			"could not be kept for the page: out of memory\n",
+			pg->file, out->unkept);
+	rep_free(&pg->book);
+	pg->f = NULL;
+	return err || out->unkept ? -1 : 0;
+}
+
 #ifndef NCB_HAVE_SYSTEM
 int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
 		 char *why, size_t whylen)
@@ -576,13 +712,16 @@ int cmd_watch(int argc, char **argv)
 		{ "comm", required_argument, NULL, 'c' },
 		{ "uid", required_argument, NULL, 'U' },
 		{ "buffer", required_argument, NULL, 'B' },
+		{ "report-html", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct out out = { .f = stderr };
-	struct watch_opts o = { WATCH_REPORT, report, summary, started, lost,
-				&out };
+	struct watch_opts o = { .mode = WATCH_REPORT, .report = report,
+				.summary = summary, .started = started,
+				.lost = lost, .arg = &out };
 	static struct scope sc;
+	struct page page = { .file = NULL };
 	const char *file = NULL;
 	char why[512] = "";
 	int c, r, failed = 0, sys = 0;
@@ -600,6 +739,8 @@ int cmd_watch(int argc, char **argv)
 			file = optarg;
 		} else if (c == 'S') {
 			sys = 1;
+		} else if (c == 'H' && *optarg) {
+			page.file = optarg;
 		} else if (c == 'B' && !parse_buffer(optarg, &sc.so.buffer)) {
 			continue;
 		} else if (strchr("pgcU", c) && c &&
@@ -625,16 +766,20 @@ int cmd_watch(int argc, char **argv)
 			"probe)\n");
 		return 125;
 	}
+	if (page.file && page_open(&page, &out, &o, argv + optind, pid, sys))
+		return 125;
 	if (file) {
 		out.f = fopen(file, "we");
 		if (!out.f) {
 			fprintf(stderr, "noclobber watch: %s: %s\n", file,
 				strerror(errno));
+			page_close(&page, &out, 0);
 			return 125;
 		}
 	}
 	if (sys) {
 		r = run_system(&sc, &o);
+		r = page_close(&page, &out, 1) ? 125 : r;
 		return close_out(&out, file) ? 125 : r;
 	}
 	if (pid)
@@ -643,6 +788,9 @@ int cmd_watch(int argc, char **argv)
 		r = watch_run(argv + optind, &o, &failed, why, sizeof(why));
 	if (r < 0)
 		watch_fail(&out, -r, why[0] ? why : strerror(-r));
+	/* The page not written: the watcher's failure, as a report's. */
+	if (page_close(&page, &out, 1) && r >= 0)
+		r = -EIO;
 	if (close_out(&out, file) && r >= 0)
 		return 125;
 	if (r >= 0 && pid)

@@ -406,6 +406,53 @@ void pic_sort(struct pic *p)
 	qsort(p->a, p->n, sizeof(*p->a), area_cmp);
 }
 
+/* The part of area i from hi up, as an area of its own, at the end. */
+static void split(struct pic *p, size_t i, uint64_t hi)
+{
+	struct pic_area *a = new_area(p), *o = &p->a[i];
+
+	if (!a)
+		return;
+	*a = *o;
+	a->start = hi;
+	if (*o->path)
+		a->offset += hi - o->start;
+	a->path = strdup(o->path);
+	a->note = o->note ? strdup(o->note) : NULL;
+	if (!a->path || (o->note && !a->note)) {
+		free(a->path);
+		free(a->note);
+		p->err = -ENOMEM;
+		return;
+	}
+	p->n++;
+	p->a[i].end = hi;
+}
+
+void pic_cut(struct pic *p, uint64_t lo, uint64_t hi)
+{
+	size_t i, n = p->n;
+	struct pic_area *a;
+
+	for (i = 0; i < n && !p->err; i++)
+		if (p->a[i].start < hi && p->a[i].end > hi)
+			split(p, i, hi);
+	for (i = 0; i < p->n; ) {
+		a = &p->a[i];
+		if (a->end <= lo || a->start >= hi) {
+			i++;
+		} else if (a->start < lo) {
+			a->end = lo;
+			i++;
+		} else {
+			free(a->path);
+			free(a->note);
+			memmove(a, a + 1, (--p->n - i) * sizeof(*a));
+		}
+	}
+	pic_sort(p);
+}
+
 int pic_read(struct pic *p, struct ncb_maps *maps, uint64_t lo,
 	     uint64_t hi)
 {
@@ -971,6 +1018,7 @@ static int block_labels(FILE *f, struct lay *l)
 {
 	struct cand *c = calloc(l->nd + 1, sizeof(*c));
 	size_t i, n = 0;
+	int marked = 0;
 	double y;
 
 	if (!c)
@@ -989,8 +1037,12 @@ static int block_labels(FILE *f, struct lay *l)
 		const struct unit *u = &l->u[c[i].u];
 		double slack = u->h > LINE ? (u->h - LINE) / 2 : 0;
 
-		if (i == n || (c[i].rank && (!i || !c[i - 1].rank)))
+		/* Once: at the first rank's end, or at the end. */
+		if (!marked && (i == n || (c[i].rank && (!i ||
+						       !c[i - 1].rank)))) {
 			draw_marks(f, l, 1);
+			marked = 1;
+		}
 		if (i == n)
 			break;
 		y = take_near(l, 1, u->y + u->h / 2, slack);

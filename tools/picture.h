@@ -77,6 +77,8 @@ void pic_add(struct pic *p, const struct ncb_mapping *m);
 void pic_add_planned(struct pic *p, uint64_t start, uint64_t end, int prot,
 		     int kind, const char *path, const char *note);
 void pic_sort(struct pic *p);
+/* [lo, hi) taken out of the areas, those across its ends cut there. */
+void pic_cut(struct pic *p, uint64_t lo, uint64_t hi);
 void pic_mark(struct pic *p, int kind, uint64_t start, uint64_t end,
 	      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /*

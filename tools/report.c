@@ -171,15 +171,15 @@ static size_t area_at(const struct pic *p, uint64_t a)
  * mapping more each side (gaps are drawn compressed, so a caller far
  * away costs little room).
  */
-static void view(struct pic *p, const struct rep_clobber *c)
+static void view(struct pic *p, const struct rep_clobber *c, uint64_t at)
 {
 	uint64_t lo = c->start, hi = c->end;
 	size_t i;
 
-	if (c->caller && c->caller < lo)
-		lo = c->caller;
-	if (c->caller && c->caller >= hi)
-		hi = c->caller + 1;
+	if (at && at < lo)
+		lo = at;
+	if (at && at >= hi)
+		hi = at + 1;
 	i = area_at(p, lo);
 	if (i < p->n && p->a[i].end > lo && i > 0)
 		i--;
@@ -216,14 +216,57 @@ static void name_victims(struct pic *p, const struct rep_clobber *c)
 	}
 }
 
+/*
+ * Maps read after the call: its range as its victims say it was (what
+ * the call made there, and what it unmapped, are not drawn).
+ */
+static void before_from_victims(struct pic *p, const struct rep_clobber *c)
+{
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	size_t i;
+
+	pic_cut(p, c->start, c->end);
+	for (i = 0; i < c->nvictims; i++) {
+		m.start = c->victims[i].start;
+		m.end = c->victims[i].end;
+		m.prot = c->victims[i].prot;
+		m.shared = c->victims[i].shared;
+		m.path = c->victims[i].path;
+		pic_add(p, &m);
+	}
+	pic_sort(p);
+	pic_note(p, "The maps were read after the call: its range is drawn "
+		 "from what the kernel said it replaced.");
+}
+
+/* The caller's address, or where its module maps its offset; 0. */
+static uint64_t caller_at(const struct pic *p, const struct rep_clobber *c)
+{
+	size_t i;
+
+	if (c->caller || !c->module)
+		return c->caller;
+	for (i = 0; i < p->n; i++) {
+		const struct pic_area *a = &p->a[i];
+
+		if (!strcmp(a->path, c->module) && c->caller_off >= a->offset &&
+		    c->caller_off - a->offset < a->end - a->start)
+			return a->start + (c->caller_off - a->offset);
+	}
+	return 0;
+}
+
 static int picture(FILE *f, const struct rep_clobber *c, int serial)
 {
 	struct ncb_maps *maps;
+	uint64_t at;
 	struct pic p;
 	int ret;
 
 	if (!c->maps) {
-		fputs("<p>No maps were recorded before this call.</p>\n", f);
+		fputs(c->maps_dropped ? "<p>The maps before this call were "
+		      "not kept: the report keeps 64 MiB of them.</p>\n" :
+		      "<p>No maps were recorded before this call.</p>\n", f);
 		return 0;
 	}
 	ret = ncb__maps_from_text(&maps, c->maps, c->maps_len);
@@ -239,17 +282,20 @@ static int picture(FILE *f, const struct rep_clobber *c, int serial)
 	p.serial = serial;
 	ret = pic_read(&p, maps, 0, 0);
 	ncb_maps_close(maps);
+	if (!ret && c->maps_after)
+		before_from_victims(&p, c);
 	if (!ret) {
+		at = caller_at(&p, c);
 		pic_space(&p, 0, 0);
 		pic_classify(&p, NULL);
-		view(&p, c);
+		view(&p, c, at);
 		name_victims(&p, c);
 		pic_title(&p, "before the %s of %#" PRIx64 "-%#" PRIx64
 			  " (PID %d)", c->call, c->start, c->end, (int)c->pid);
 		pic_mark(&p, PM_CLOBBER, c->start, c->end, "%s replaces this",
 			 c->call);
-		if (c->caller)
-			pic_mark(&p, PM_POINT, c->caller, c->caller,
+		if (at)
+			pic_mark(&p, PM_POINT, at, at,
 				 "caller: %s%s%s", caller_module(c),
 				 c->symbol ? ":" : "", c->symbol ?
 				 c->symbol : "");
@@ -276,6 +322,9 @@ static int clobber(FILE *f, const struct rep_clobber *c, size_t i)
 		text(f, c->action);
 	}
 	fputs(".</p>\n", f);
+	if (c->unjudged)
+		fputs("<p>Not judged: what it replaces, or who made that, is "
+		      "not known; reported as a clobber may be.</p>\n", f);
 	victims(f, c);
 	fputs("<figure>\n", f);
 	if (picture(f, c, (int)i + 1))
@@ -294,8 +343,30 @@ static const char style[] =
 	"section{border-top:2px solid #333;margin-top:2em}"
 	"figure{margin:1em 0}svg{max-width:100%;height:auto}";
 
+/* How many were judged clobbers, and how many could not be judged. */
+static void counts(FILE *f, const struct rep_clobber *c, size_t n,
+		   size_t more)
+{
+	size_t i, unjudged = 0;
+
+	for (i = 0; i < n; i++)
+		unjudged += !!c[i].unjudged;
+	fprintf(f, "<p>%zu clobber%s: fixed placements that replaced memory "
+		"their caller does not own (noclobber(7) has the rules)",
+		n - unjudged, n - unjudged == 1 ? "" : "s");
+	if (unjudged)
+		fprintf(f, "; %zu placement%s not judged, for what %s would "
+			"replace, or who made it, is not known", unjudged,
+			unjudged == 1 ? "" : "s", unjudged == 1 ? "it" :
+			"they");
+	fputs(".</p>\n", f);
+	if (more)
+		fprintf(f, "<p>%zu more were reported and are not shown: the "
+			"page keeps the first %d.</p>\n", more, REP_KEEP);
+}
+
 static int page(FILE *f, const char *title, const struct rep_clobber *c,
-		size_t n)
+		size_t n, size_t more)
 {
 	size_t i;
 	int ret;
@@ -306,9 +377,8 @@ static int page(FILE *f, const char *title, const struct rep_clobber *c,
 	fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n"
 		"<h1>Clobbers: ", style);
 	text(f, title);
-	fprintf(f, "</h1>\n<p>%zu clobber%s: fixed placements that replaced "
-		"memory their caller does not own (noclobber(7) has the "
-		"rules).</p>\n", n, n == 1 ? "" : "s");
+	fputs("</h1>\n", f);
+	counts(f, c, n, more);
 	ret = summary(f, c, n);
 	if (ret)
 		return ret;
@@ -334,21 +404,132 @@ static int page(FILE *f, const char *title, const struct rep_clobber *c,
 struct doc {
 	const char *title;
 	const struct rep_clobber *c;
-	size_t n;
+	size_t n, more;
 };
 
 static int make_page(FILE *f, const void *arg)
 {
 	const struct doc *d = arg;
 
-	return page(f, d->title, d->c, d->n);
+	return page(f, d->title, d->c, d->n, d->more);
 }
 
 /* Built whole in memory, then written: never half a page. */
 int report_html(FILE *out, const char *title, const struct rep_clobber *c,
-		size_t n)
+		size_t n, size_t more)
 {
-	struct doc d = { title, c, n };
+	struct doc d = { title, c, n, more };
 
 	return write_whole(out, make_page, &d);
+}
+
+/* ---- the records kept ---- */
+
+static void free_record(struct rep_clobber *c)
+{
+	size_t i;
+
+	free((char *)c->call);
+	free((char *)c->module);
+	free((char *)c->symbol);
+	free((char *)c->action);
+	free((char *)c->maps);
+	for (i = 0; c->victims && i < c->nvictims; i++) {
+		free((char *)c->victims[i].path);
+		free((char *)c->victims[i].kind);
+		free((char *)c->victims[i].maker);
+	}
+	free((struct rep_victim *)c->victims);
+}
+
+/* A copy of s, NULL for NULL; *bad set if there was no memory. */
+static const char *dup_or_null(const char *s, int *bad)
+{
+	char *d = s ? strdup(s) : NULL;
+
+	*bad |= s && !d;
+	return d;
+}
+
+static int copy_victims(struct rep_clobber *d, const struct rep_clobber *c)
+{
+	struct rep_victim *v = calloc(c->nvictims ? c->nvictims : 1,
+				      sizeof(*v));
+	int bad = !v;
+	size_t i;
+
+	d->victims = v;
+	for (i = 0; v && i < c->nvictims; i++) {
+		v[i] = c->victims[i];
+		v[i].path = dup_or_null(c->victims[i].path, &bad);
+		v[i].kind = dup_or_null(c->victims[i].kind, &bad);
+		v[i].maker = dup_or_null(c->victims[i].maker, &bad);
+	}
+	return bad ? -ENOMEM : 0;
+}
+
+/* The maps, if the book still has room for them. */
+static int copy_maps(struct rep_book *b, struct rep_clobber *d,
+		     const struct rep_clobber *c)
+{
+	char *m;
+
+	d->maps = NULL;
+	if (!c->maps)
+		return 0;
+	if (c->maps_len > REP_MAPS_BYTES - b->maps_bytes) {
+		d->maps_dropped = 1;
+		return 0;
+	}
+	m = malloc(c->maps_len ? c->maps_len : 1);
+	if (!m)
+		return -ENOMEM;
+	memcpy(m, c->maps, c->maps_len);
+	d->maps = m;
+	b->maps_bytes += c->maps_len;
+	return 0;
+}
+
+int rep_add(struct rep_book *b, const struct rep_clobber *c)
+{
+	struct rep_clobber *d;
+	int bad = 0;
+
+	if (b->n == REP_KEEP) {
+		b->more++;
+		return 0;
+	}
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 16;
+
+		d = realloc(b->c, cap * sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		b->c = d;
+		b->cap = cap;
+	}
+	d = &b->c[b->n];
+	*d = *c;
+	d->maps = NULL;
+	d->call = dup_or_null(c->call, &bad);
+	d->module = dup_or_null(c->module, &bad);
+	d->symbol = dup_or_null(c->symbol, &bad);
+	d->action = dup_or_null(c->action, &bad);
+	bad |= copy_victims(d, c) || copy_maps(b, d, c);
+	if (bad) {
+		free_record(d);
+		return -ENOMEM;
+	}
+	b->n++;
+	return 0;
+}
+
+void rep_free(struct rep_book *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		free_record(&b->c[i]);
+	free(b->c);
+	*b = (struct rep_book){ 0 };
 }

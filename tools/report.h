@@ -24,7 +24,10 @@ struct rep_victim {
 				   NULL if not known */
 };
 
-/* One clobber: a fixed placement that replaced what its caller lacks. */
+/*
+ * One reported placement: a clobber (a fixed placement that replaced
+ * what its caller does not own), or one that could not be judged.
+ */
 struct rep_clobber {
 	const char *call;	/* "mmap", "mremap", "shmat", ... */
 	uint64_t start, end;	/* the range the call replaces */
@@ -32,19 +35,46 @@ struct rep_clobber {
 	const char *module;	/* the caller's module, or NULL */
 	const char *symbol;	/* its symbol, or NULL */
 	uint64_t caller;	/* the calling address; 0 if not known */
+	uint64_t caller_off;	/* its offset in module's file, which
+				   places it where caller is not known */
 	const char *action;	/* what the watcher did, or NULL */
 	const struct rep_victim *victims;
 	size_t nvictims;
+	int unjudged;		/* not judged: what it replaces, or who
+				   made that, is not known */
 	const char *maps;	/* /proc/PID/maps before the call, or NULL */
 	size_t maps_len;
+	int maps_after;		/* maps read after the call: its range is
+				   drawn from the victims */
+	int maps_dropped;	/* maps read but not kept (rep_add) */
 };
 
 /*
- * The page for n clobbers of the run named title (the command watched):
- * 0, or -errno (-ENOMEM, -EIO writing; a snapshot that is no maps text
- * is said in its clobber's section, not failed).
+ * The records of a run, copied as they come (a watcher's event lives
+ * no longer than its callback): at most REP_KEEP of them, the maps of
+ * those up to REP_MAPS_BYTES in all; past that, counted.
+ */
+#define REP_KEEP 1000
+#define REP_MAPS_BYTES (64u << 20)
+
+struct rep_book {
+	struct rep_clobber *c;
+	size_t n, cap;
+	size_t more;		/* records past REP_KEEP, not kept */
+	size_t maps_bytes;
+};
+
+/* A copy of c kept in b, or counted: 0, or -ENOMEM (nothing kept). */
+int rep_add(struct rep_book *b, const struct rep_clobber *c);
+void rep_free(struct rep_book *b);
+
+/*
+ * The page for n reported placements of the run named title (the
+ * command watched), and more that were not kept: 0, or -errno (-ENOMEM,
+ * -EIO writing; a snapshot that is no maps text is said in its
+ * placement's section, not failed).
  */
 int report_html(FILE *out, const char *title, const struct rep_clobber *c,
-		size_t n);
+		size_t n, size_t more);
 
 #endif

@@ -27,7 +27,8 @@
  *             names [heap], mapped over again)
  *
  * "clobber wait CASE" first reads a line from its input, so that a watcher
- * can attach to it before the call.
+ * can attach to it before the call; "clobber linger CASE" reads one
+ * after it, so that a watcher that reads late finds it still there.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -487,21 +488,11 @@ static int cache(const char *lib)
 	return outcome(p, (uintptr_t)c, MARK);
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
-	char line[16];
 	pthread_t t;
 	void *r;
 
-	pg = (size_t)sysconf(_SC_PAGESIZE);
-	name = argc > 1 ? argv[1] : "";
-	if (!strcmp(name, "wait") && argc > 2) {
-		if (!fgets(line, sizeof(line), stdin))
-			return 2;
-		argv++;
-		argc--;
-		name = argv[1];
-	}
 	if (!strcmp(name, "heap"))
 		return over(heap_page());
 	if (!strcmp(name, "huge"))
@@ -583,4 +574,31 @@ int main(int argc, char **argv)
 		       pthread_join(t, &r) ? 2 : (int)(intptr_t)r;
 	fprintf(stderr, "usage: clobber CASE (see the source)\n");
 	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	char line[16];
+	int linger, ret;
+
+	pg = (size_t)sysconf(_SC_PAGESIZE);
+	name = argc > 1 ? argv[1] : "";
+	if (!strcmp(name, "wait") && argc > 2) {
+		if (!fgets(line, sizeof(line), stdin))
+			return 2;
+		argv++;
+		argc--;
+		name = argv[1];
+	}
+	linger = !strcmp(name, "linger") && argc > 2;
+	if (linger) {
+		argv++;
+		argc--;
+		name = argv[1];
+	}
+	ret = run(argc, argv);
+	fflush(stdout);
+	if (linger && !fgets(line, sizeof(line), stdin))
+		return 2;
+	return ret;
 }

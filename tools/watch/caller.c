@@ -132,6 +132,7 @@ static int site_prot(struct ncb_maps *maps, uint64_t addr,
 	int r = ncb_maps_find(maps, addr, &m);
 
 	memset(s, 0, sizeof(*s));
+	s->addr = addr;
 	*prot = r == 1 ? m.prot : 0;
 	if (r == 1) {
 		s->mod.ino = m.inode;

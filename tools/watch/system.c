@@ -32,6 +32,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
+#include "noclobber_intree.h"
 #include "files.h"
 #include "system.h"
 #include "watch.h"
@@ -354,6 +355,7 @@ static void site(const struct ws_event *w, const struct ws_site *s,
 	struct wfile *k = file_of((pid_t)w->tgid, dev, s->ino);
 
 	memset(out, 0, sizeof(*out));
+	out->addr = s->addr;
 	out->offset = s->offset;
 	if (s->ino) {
 		out->mod.dev = dev;
@@ -707,7 +709,12 @@ static int on_record(void *ctx, void *data, size_t size)
 		creators(v, n, madep, names);
 		e.made = madep;
 		e.creators = names;
+		/* Read late: the victims say what the range held before. */
+		if (s->o->want_maps && !e.gone &&
+		    !ncb__maps_text(e.pid, &e.maps, &e.maps_len))
+			e.maps_after = 1;
 		s->o->report(&e, s->o->arg);
+		free(e.maps);
 		for (i = 0; i < n; i++)
 			free(names[i]);
 	}

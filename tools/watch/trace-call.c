@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "noclobber.h"
+#include "noclobber_intree.h"
 #include "arch.h"
 #include "files.h"
 #include "trace.h"
@@ -776,6 +777,10 @@ static void on_call(struct tracer *t, struct task *k,
 			     &e->caller, 1);
 		/* Who made what, while the records still say it. */
 		describe_creators(p, e);
+		/* The picture's: as it is before the call runs. */
+		if (t->o->want_maps &&
+		    ncb__maps_text(k->tid, &e->maps, &e->maps_len))
+			e->maps = NULL;
 	}
 	how = act(t, e, maps);
 	e->action = how == ACT_REFUSED || (how == ACT_NOREPLACE &&

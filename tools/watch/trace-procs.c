@@ -40,6 +40,7 @@ void trace_free_event(struct watch_event *e)
 	free(e->victims);
 	free(e->creators);
 	free(e->made);
+	free(e->maps);
 	free(e);
 }
 

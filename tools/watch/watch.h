@@ -23,6 +23,7 @@ struct watch_site {
 	struct ncb__wmod mod;
 	char module[256];		/* its path, or "" */
 	uint64_t offset;		/* in the module's file */
+	uint64_t addr;			/* in the process; 0: not known */
 	char symbol[128];		/* "" if the symbol tables do not say */
 	uint64_t sym_off;
 };
@@ -62,6 +63,15 @@ struct watch_event {
 	int have_result;
 	int gone;			/* --system: the process had exited
 					   when the event was read */
+	/*
+	 * With want_maps, for a reported placement: /proc/PID/maps as
+	 * read before the call (ptrace) or, maps_after, when the event
+	 * was read (--system: the range then holds what the call made).
+	 * NULL if it could not be read.
+	 */
+	char *maps;
+	size_t maps_len;
+	int maps_after;
 	double when;			/* seconds since the watch began */
 };
 
@@ -85,6 +95,7 @@ struct watch_opts {
 	void (*started)(void *arg);
 	void (*lost)(unsigned long n, unsigned long total, void *arg);
 	void *arg;
+	int want_maps;		/* a reported event carries the maps */
 };
 
 /* --system's scope: every process if all are empty, else their union. */
