@@ -298,6 +298,11 @@ impl Reservation {
     ) -> Result<Reservation> {
         let mut opts = <sys::ncb_resv_opts as sys::Init>::init();
         if let Some(w) = &o.window {
+            // An end of 0 is no limit to the C side: an empty window is
+            // a mistake, whatever its ends.
+            if w.end <= w.start {
+                return Err(Error::from_errno(22));
+            }
             opts.lo = w.start;
             opts.hi = w.end;
         }

@@ -70,6 +70,15 @@ fn in_a_window_aligned() {
     let r = Reservation::with_options(1 << 21, &opts).unwrap();
     assert_eq!(r.addr() % (1 << 21), 0);
     assert!(w.start <= r.addr() as u64 && r.addr() as u64 + (1 << 21) <= w.end);
+    // An empty window, even one ending at 0, is refused, not unlimited.
+    for w in [w.end..w.start, w.start..0, 0..0] {
+        let opts = ReserveOptions {
+            window: Some(w),
+            ..Default::default()
+        };
+        let e = Reservation::with_options(4096, &opts).unwrap_err();
+        assert_eq!(e.errno(), Some(22));
+    }
 }
 
 #[test]
