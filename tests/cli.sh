@@ -577,6 +577,13 @@ if grep -q vsyscall /proc/self/maps; then
 else
 	skip "this kernel maps no [vsyscall]"
 fi
+for r in "" "-r branch"; do
+	# shellcheck disable=SC2086
+	"$nc" free -n 0xffffffffffffffff $r >"$tmp/o" 2>&1
+	s=$?
+	[ $s -eq 2 ] && grep -q "anchor at 2^64 - 1" "$tmp/o"
+	ok $? "free -n 2^64-1 $r: said to end past 2^64 (status $s)"
+done
 "$nc" check /bin/true >/dev/full 2>"$tmp/e"
 s=$?
 [ $s -eq 2 ] && grep -q "No space left on device" "$tmp/e"

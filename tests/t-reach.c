@@ -345,5 +345,87 @@ TEST(reserve_errors)
 	ASSERT_TRUE(v == NULL);
 }
 
+/*
+ * Every byte of [s, e) names every byte of the anchor [a, b) and is named
+ * by it: the farthest pairs, by the definition.
+ */
+static int all_in_reach(const struct ncb_reach *r, uint64_t a, uint64_t b,
+			uint64_t s, uint64_t e)
+{
+	uint64_t st = r->step, fn = (uint64_t)r->from_next;
+	uint64_t t0 = a & ~(st - 1), t1 = (b - 1) & ~(st - 1), u1 = e - st;
+
+	return names(r, t0 + fn, s) && names(r, t1 + fn, s) &&
+	       names(r, t0 + fn, u1) && names(r, t1 + fn, u1) &&
+	       names(r, s + fn, t0) && names(r, s + fn, t1) &&
+	       names(r, u1 + fn, t0) && names(r, u1 + fn, t1);
+}
+
+/* A reservation exactly at addr, near the anchor: 0, or -errno. */
+static int reserve_at(int machine, int kind, uint64_t a, uint64_t b,
+		      uint64_t addr, uint64_t len)
+{
+	struct ncb_resv_opts o = NCB_INIT(ncb_resv_opts, .near_lo = a,
+					  .near_hi = b, .reach = kind,
+					  .machine = machine);
+	struct ncb_resv *v;
+	int err = ncb_resv_new(&v, (void *)(uintptr_t)addr, (size_t)len, &o);
+
+	if (err)
+		return err;
+	ASSERT_UEQ((uintptr_t)ncb_resv_addr(v), addr);
+	ASSERT_EQ(ncb_resv_release(v), 0);
+	return 0;
+}
+
+/*
+ * A block at either end of the window: every byte of it within reach of
+ * every byte of the anchor, and taken there (or found occupied, which is
+ * not ours to free); a page further out is refused, and out of reach.
+ */
+TEST(extremes)
+{
+	uint64_t mid = (ncb__user_top() / 4) & ~(PG - 1), len = 4 * PG;
+	uint64_t a = mid + 0x123, b = mid + 0x5679;
+	struct ncb_reach r;
+	struct ncb_near n;
+	unsigned int i;
+	int k, err;
+
+	for (i = 0; i < NMACH; i++) {
+		for (k = NCB_REACH_BRANCH; k <= NCB_REACH_PCREL; k++) {
+			r = NCB_INIT(ncb_reach);
+			if (ncb_reach(machines[i], k, &r))
+				continue;
+			window(machines[i], k, 0, a, b, len, &n);
+			/* Cut by the space: not the figures'. */
+			if (n.lo <= PG * 16 ||
+			    n.hi >= ncb__user_top() - PG * 16)
+				continue;
+			ASSERT_TRUE(all_in_reach(&r, a, b, n.lo, n.lo + len));
+			ASSERT_TRUE(all_in_reach(&r, a, b, n.hi - len, n.hi));
+			ASSERT_TRUE(!all_in_reach(&r, a, b, n.lo - PG,
+						  n.lo - PG + len));
+			ASSERT_TRUE(!all_in_reach(&r, a, b, n.hi - len + PG,
+						  n.hi + PG));
+			/*
+			 * Taken, or not placeable here (qemu-user's guest
+			 * space may pass the host's: EADDRNOTAVAIL), but not
+			 * refused as out of reach.
+			 */
+			err = reserve_at(machines[i], k, a, b, n.lo, len);
+			if (err != -EEXIST && err != -EADDRNOTAVAIL)
+				ASSERT_EQ(err, 0);
+			err = reserve_at(machines[i], k, a, b, n.hi - len, len);
+			if (err != -EEXIST && err != -EADDRNOTAVAIL)
+				ASSERT_EQ(err, 0);
+			ASSERT_EQ(reserve_at(machines[i], k, a, b, n.lo - PG,
+					     len), -EINVAL);
+			ASSERT_EQ(reserve_at(machines[i], k, a, b,
+					     n.hi - len + PG, len), -EINVAL);
+		}
+	}
+}
+
 TEST_MAIN(T(figures), T(errors), T(windows), T(same_as_within),
-	  T(near_errors), T(reserve_near), T(reserve_errors))
+	  T(near_errors), T(reserve_near), T(reserve_errors), T(extremes))

@@ -825,9 +825,10 @@ static int answer(const struct args *a, const struct anchor *an)
 	ret = ncb_find_near(a->pid, an->lo, an->hi,
 			    within || a->reach ? within : 1, (size_t)a->size,
 			    &o, &r);
+	/* WITHIN was cut to fit: only an anchor at 2^64 - 1 is refused. */
 	if (ret == -EINVAL)
-		return free_fail(a, EINVAL, "the anchor's start plus WITHIN "
-			    "passes 2^64");
+		return free_fail(a, EINVAL, "an anchor at 2^64 - 1 would end "
+			    "past 2^64");
 	if (ret && (ret != -ENOMEM || !r.why))
 		return free_fail(a, -ret, NULL);
 	c = malloc(sizeof(*c));

@@ -89,8 +89,6 @@ macro_rules! ncb_init {
     };
 }
 
-pub const NCB_NEAR_GAPS: usize = 8;
-
 ncb_structs! {
     /// `struct ncb_probe`: `ncb_kernel_probe(3)`.
     pub struct ncb_probe {
@@ -323,6 +321,7 @@ ncb_consts! {
     NCB_PLACE_RANDOM: c_int = 3;
     NCB_REACH_BRANCH: c_int = 1;
     NCB_REACH_PCREL: c_int = 2;
+    NCB_NEAR_GAPS: usize = 8;
     NCB_NEAR_PLACED: c_int = 0;
     NCB_NEAR_OUTSIDE: c_int = 1;
     NCB_NEAR_SMALL: c_int = 2;

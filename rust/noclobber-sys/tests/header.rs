@@ -1,11 +1,14 @@
 //! The hand-written mirror against include/noclobber.h, by a C compiler:
 //! each struct's size and fields, each constant, each function's
 //! prototype (its parameter and return types, as the compiler sees them
-//! compatible), and every function of the header declared here.  The
+//! compatible), the size and sign of pid_t and off_t, which prototypes
+//! name as C does, and every function and constant of the header
+//! declared here.  The
 //! compiler is $CC, else cc; without one, or outside the source tree, the
 //! tests say so and pass.
 use noclobber_sys as sys;
 use std::fmt::Write;
+use std::mem::size_of;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -80,6 +83,26 @@ fn asserts(off_by_one: Option<&str>) -> String {
             )
             .unwrap();
         }
+    }
+    // The types the prototypes name as C does: their size and sign here.
+    for (name, size, signed) in [
+        ("pid_t", size_of::<sys::pid_t>(), sys::pid_t::MIN != 0),
+        ("off_t", size_of::<sys::off_t>(), sys::off_t::MIN != 0),
+    ] {
+        let size = if off_by_one == Some(name) {
+            size + 1
+        } else {
+            size
+        };
+        writeln!(
+            c,
+            "_Static_assert(sizeof({n}) == {s} && (({n})-1 < 0) == {g}, \
+             \"{n}\");",
+            n = name,
+            s = size,
+            g = signed as i32
+        )
+        .unwrap();
     }
     for (name, value) in sys::CONSTANTS {
         writeln!(
@@ -162,6 +185,69 @@ fn a_wrong_mirror_is_caught() {
         let err = r.unwrap_err();
         assert!(err.contains("ncb_near.hi"), "{}", err);
     }
+}
+
+#[test]
+fn a_wrong_type_is_caught() {
+    let include = match include_dir() {
+        Some(d) => d,
+        None => return,
+    };
+    if let Some(r) = compile(&asserts(Some("off_t")), &include) {
+        let err = r.unwrap_err();
+        assert!(err.contains("off_t"), "{}", err);
+    }
+}
+
+/// The constants of a header: its enums' members and its numeric
+/// `#define`s, but the library's own (`NCB__`).
+fn header_constants(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for line in text.lines() {
+        let (l, define) = match line.strip_prefix("#define ") {
+            Some(rest) => (rest, true),
+            None => (line.trim_start(), false),
+        };
+        let end = l
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(l.len());
+        let (name, rest) = l.split_at(end);
+        let rest = rest.trim_start();
+        let value = if define {
+            rest.starts_with(|c: char| c.is_ascii_digit())
+        } else {
+            line.starts_with(char::is_whitespace)
+                && (rest.starts_with('=') || rest.starts_with(','))
+        };
+        if name.starts_with("NCB_") && !name.starts_with("NCB__") && value {
+            names.push(name.to_string());
+        }
+    }
+    names
+}
+
+#[test]
+fn every_constant_of_the_header_is_mirrored() {
+    let include = match include_dir() {
+        Some(d) => d,
+        None => return,
+    };
+    let mut names = Vec::new();
+    for h in ["noclobber.h", "noclobber_core.h"] {
+        let text = std::fs::read_to_string(include.join(h)).unwrap();
+        names.extend(header_constants(&text));
+    }
+    assert!(
+        names.len() > 30,
+        "{} constants found: {:?}",
+        names.len(),
+        names
+    );
+    let missing: Vec<_> = names
+        .iter()
+        .filter(|n| !sys::CONSTANTS.iter().any(|(c, _)| c == n))
+        .collect();
+    assert!(missing.is_empty(), "not mirrored: {:?}", missing);
 }
 
 #[test]

@@ -225,8 +225,9 @@ pub struct ReserveOptions {
     /// Which fitting address, in a window or near an anchor.
     pub place: Place,
     /// Within reach of this anchor, both ways, for this kind of
-    /// instruction ([`Reach::branch`], [`Reach::pcrel`]; a reach by bytes
-    /// alone is a window, which `window` says).
+    /// instruction ([`Reach::branch`], [`Reach::pcrel`]), and less than
+    /// [`Reach::and_within`]'s bytes from it where that is given too (a
+    /// reach by bytes alone is a window, which `window` says).
     pub near: Option<(Range<u64>, Reach)>,
 }
 
@@ -297,6 +298,11 @@ impl Reservation {
     ) -> Result<Reservation> {
         let mut opts = <sys::ncb_resv_opts as sys::Init>::init();
         if let Some(w) = &o.window {
+            // An end of 0 is no limit to the C side: an empty window is
+            // a mistake, whatever its ends.
+            if w.end <= w.start {
+                return Err(Error::from_errno(22));
+            }
             opts.lo = w.start;
             opts.hi = w.end;
         }
@@ -310,6 +316,7 @@ impl Reservation {
             if opts.reach == 0 {
                 return Err(Error::from_errno(22));
             }
+            within(&mut opts, anchor, reach.within_bytes())?;
         }
         let mut raw = std::ptr::null_mut();
         let at = addr.unwrap_or(0) as *mut c_void;
@@ -393,6 +400,31 @@ impl Reservation {
         })?;
         Ok(())
     }
+}
+
+// The C options have no bytes of reach: the window narrowed to where
+// every byte is less than them from every byte of the anchor, as
+// ncb_find_near(3) has it, [end - within, start + within).  Nothing in
+// common with the window given is no room, as for the reach.
+fn within(
+    o: &mut sys::ncb_resv_opts,
+    anchor: &Range<u64>,
+    bytes: u64,
+) -> Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let end = anchor.end.max(anchor.start.saturating_add(1));
+    let hi = anchor
+        .start
+        .checked_add(bytes)
+        .ok_or_else(|| Error::from_errno(22))?;
+    o.lo = o.lo.max(end.saturating_sub(bytes));
+    o.hi = if o.hi == 0 { hi } else { o.hi.min(hi) };
+    if o.hi <= o.lo {
+        return Err(Error::from_errno(12));
+    }
+    Ok(())
 }
 
 impl Drop for Reservation {

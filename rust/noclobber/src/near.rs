@@ -181,6 +181,10 @@ impl Reach {
         self.kind.map_or(0, Kind::raw)
     }
 
+    pub(crate) fn within_bytes(&self) -> u64 {
+        self.within
+    }
+
     pub(crate) fn machine_raw(&self) -> i32 {
         self.machine.0 as i32
     }

@@ -70,6 +70,15 @@ fn in_a_window_aligned() {
     let r = Reservation::with_options(1 << 21, &opts).unwrap();
     assert_eq!(r.addr() % (1 << 21), 0);
     assert!(w.start <= r.addr() as u64 && r.addr() as u64 + (1 << 21) <= w.end);
+    // An empty window, even one ending at 0, is refused, not unlimited.
+    for w in [w.end..w.start, w.start..0, 0..0] {
+        let opts = ReserveOptions {
+            window: Some(w),
+            ..Default::default()
+        };
+        let e = Reservation::with_options(4096, &opts).unwrap_err();
+        assert_eq!(e.errno(), Some(22));
+    }
 }
 
 #[test]
@@ -95,6 +104,32 @@ fn near_an_anchor_within_reach() {
             Err(e) => panic!("{}", e),
         }
     }
+}
+
+#[test]
+fn near_an_anchor_within_reach_and_bytes() {
+    let here = in_a_window_aligned as usize as u64;
+    let bytes = 64 << 20;
+    for place in [Place::Lowest, Place::Highest, Place::Random] {
+        let opts = ReserveOptions {
+            near: Some((here..here + 64, Reach::branch().and_within(bytes))),
+            place,
+            ..Default::default()
+        };
+        let r = Reservation::with_options(1 << 16, &opts).unwrap();
+        let (lo, hi) = (r.addr() as u64, r.addr() as u64 + r.len() as u64);
+        // A static program's text may lie lower than the bytes.
+        let least = (here + 64).saturating_sub(bytes);
+        assert!(lo >= least && hi <= here + bytes, "{:#x}", lo);
+    }
+    // Bytes and a window with nothing in common: no room.
+    let opts = ReserveOptions {
+        window: Some(here + bytes..here + 2 * bytes),
+        near: Some((here..here + 64, Reach::branch().and_within(bytes))),
+        ..Default::default()
+    };
+    let e = Reservation::with_options(1 << 16, &opts).unwrap_err();
+    assert_eq!(e.errno(), Some(12));
 }
 
 #[test]
