@@ -41,6 +41,14 @@ else
 	skip "not root, or no setpriv and prlimit (util-linux)"
 fi
 
+# No room for a case's window (an address space limit): that case is
+# skipped and says why, none fails, and none waits for its alarm.
+(ulimit -v 16000 && "$ncf" --tap) >"$tmp/small" 2>&1
+s=$?
+[ $s -eq 0 ] && grep -q '# SKIP no room for a window' "$tmp/small" &&
+	! grep -q '^not ok' "$tmp/small"
+ok $? "no room for the windows: skipped, not failed (status $s)"
+
 # The cases as data: every one named once, in a known group, with a rule
 # and a source.
 "$ncf" --list >"$tmp/list"
