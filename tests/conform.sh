@@ -106,7 +106,7 @@ else
 fi
 
 # Environments built to break the rules: each fails exactly its cases.
-modes="old 4.17 anywhere naive hints upgrade 5.4"
+modes="old 4.17 anywhere naive hints upgrade 5.4 pretend"
 if [ -x "$emu" ] && "$emu" --mode=old /bin/true 2>/dev/null; then
 	for m in $modes; do
 		NCB_CONFORM_SAVE=$b/conform/emu-$m.tap \

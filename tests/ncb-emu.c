@@ -40,6 +40,10 @@
  *                    SHM_REMAP dropped (as noclobber watch --upgrade).
  *   --mode=5.4       Linux 5.4: the flag honoured, but MREMAP_DONTUNMAP
  *                    (5.7) and MAP_DROPPABLE (6.11) unknown: EINVAL.
+ *   --mode=pretend   what would replace answers its address and does
+ *                    nothing: MAP_FIXED, MREMAP_FIXED and SHM_REMAP
+ *                    (taken as one page) onto a mapping leave it, as an
+ *                    emulator whose own record says "mapped already".
  *
  * Faults, in any mode: --faults=PERCENT fails that share of the mmap,
  * mremap, munmap, mprotect, brk and shmat calls with ENOMEM (a failed brk
@@ -84,14 +88,14 @@
 #define PROCMAP_QUERY_CMD 0xc0686611UL
 
 enum { MODE_OLD, MODE_417, MODE_NATIVE, MODE_ANYWHERE, MODE_NAIVE,
-       MODE_HINTS, MODE_UPGRADE, MODE_54 };
+       MODE_HINTS, MODE_UPGRADE, MODE_54, MODE_PRETEND };
 
 #define MAP_TYPE_DROPPABLE 0x08
 
 /* The modes' names, as --mode= takes them. */
 static const char *const mode_name[] = {
 	"old", "4.17", "native", "anywhere", "naive", "hints", "upgrade",
-	"5.4",
+	"5.4", "pretend",
 };
 
 #define NMODES (sizeof(mode_name) / sizeof(mode_name[0]))
@@ -165,6 +169,7 @@ static int break_rules(scmp_filter_ctx ctx, int mode)
 				       SCMP_A3(SCMP_CMP_MASKED_EQ, fixed, 0));
 		break;
 	case MODE_UPGRADE:
+	case MODE_PRETEND:
 		/* MAP_FIXED without the flag; shmat with SHM_REMAP. */
 		ret = trace_fixed(ctx, fixed, MAP_FIXED,
 				  SCMP_A2(SCMP_CMP_MASKED_EQ, SHM_REMAP,
@@ -258,6 +263,20 @@ static void refuse(struct user_regs_struct *r, int err)
 	r->rax = (unsigned long long)-err;
 }
 
+/*
+ * --mode=pretend: a call onto [start, start + len) that meets a mapping
+ * answers start, skipped.
+ */
+static void pretend(pid_t pid, struct user_regs_struct *r,
+		    unsigned long start, unsigned long len)
+{
+	len = (len + 4095) & ~4095UL;
+	if (len && relations(pid, start, start + len) & MEETS) {
+		r->orig_rax = (unsigned long long)-1;
+		r->rax = start;
+	}
+}
+
 /* A breaking mode's change to a stopped call: 1 if its exit is needed. */
 static int break_call(pid_t pid, struct user_regs_struct *r, int mode)
 {
@@ -290,6 +309,14 @@ static int break_call(pid_t pid, struct user_regs_struct *r, int mode)
 			if (len && relations(pid, r->r8, r->r8 + len) & MEETS)
 				refuse(r, EEXIST);
 		}
+		return 0;
+	case MODE_PRETEND:
+		if (nr == SYS_mmap)
+			pretend(pid, r, r->rdi, r->rsi);
+		else if (nr == SYS_shmat)
+			pretend(pid, r, r->rsi, 4096);
+		else if (r->r8 >= r->rdi + r->rsi || r->rdi >= r->r8 + r->rdx)
+			pretend(pid, r, r->r8, r->rdx); /* else EINVAL */
 		return 0;
 	}
 	return 0;
