@@ -403,8 +403,10 @@ const struct ccase error_cases[] = {
 	      { 0, KV(4, 15), A_ERR, EINVAL, "before Linux 4.15 there is no "
 		"MAP_SHARED_VALIDATE (1c9725974074)" }),
 	ERRNO("offset-reach", offset_reach, "a file's pages past "
-	      "MAX_LFS_FILESIZE: EOVERFLOW", "mm/mmap.c: file_mmap_ok",
-	      EOVERFLOW, { 0 }),
+	      "MAX_LFS_FILESIZE: EOVERFLOW", "mm/mmap.c: file_mmap_ok "
+	      "(be83bbf80682, 4.17)", EOVERFLOW, { 0, KV(4, 17), A_AT, 0,
+		"before Linux 4.17 a file's offset had no limit "
+		"(be83bbf80682; some stable updates carry it)" }),
 	{ "errno.table", G_ERRNO, "every descriptor, type, protection, "
 	  "offset and occupancy answered in do_mmap's order",
 	  "mm/mmap.c: ksys_mmap_pgoff, do_mmap, file_mmap_ok", A_HOLDS, 0,
