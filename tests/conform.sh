@@ -41,6 +41,14 @@ else
 	skip "not root, or no setpriv and prlimit (util-linux)"
 fi
 
+# No room for a case's window (an address space limit): that case is
+# skipped and says why, none fails, and none waits for its alarm.
+(ulimit -v 16000 && "$ncf" --tap) >"$tmp/small" 2>&1
+s=$?
+[ $s -eq 0 ] && grep -q '# SKIP no room for a window' "$tmp/small" &&
+	! grep -q '^not ok' "$tmp/small"
+ok $? "no room for the windows: skipped, not failed (status $s)"
+
 # The cases as data: every one named once, in a known group, with a rule
 # and a source.
 "$ncf" --list >"$tmp/list"
@@ -98,7 +106,7 @@ else
 fi
 
 # Environments built to break the rules: each fails exactly its cases.
-modes="old 4.17 anywhere naive hints upgrade 5.4"
+modes="old 4.17 anywhere naive hints upgrade 5.4 pretend 32bit"
 if [ -x "$emu" ] && "$emu" --mode=old /bin/true 2>/dev/null; then
 	for m in $modes; do
 		NCB_CONFORM_SAVE=$b/conform/emu-$m.tap \
@@ -128,6 +136,29 @@ comm -13 "$tmp/names" "$tmp/broken" >"$tmp/stale"
 sed 's/^/# tests\/conform-expect names no case /' "$tmp/stale"
 [ ! -s "$tmp/stale" ]
 ok $? "tests/conform-expect names only cases that exist"
+
+# A 32-bit kernel's own refusal of MAP_DROPPABLE (--mode=32bit) is
+# skipped, with why, by an i386 program that sees a 32-bit machine; the
+# 64-bit program above failed it.
+. "$top/tests/targets.sh"
+if ! [ -x "$emu" ] || ! "$emu" --mode=old /bin/true 2>/dev/null; then
+	skip "tests/ncb-emu is not built or cannot trace here"
+elif ! command -v setarch >/dev/null 2>&1; then
+	skip "no setarch (util-linux)"
+elif i386_static "$top" "$tmp/ncf32" -std=gnu11 -D_GNU_SOURCE \
+	-I"$top/include" -I"$top/tools" -pthread "$top"/tools/conform/*.c \
+	"$top/tools/json.c"; r=$?; [ $r -eq 2 ]; then
+	skip "$t_why"
+else
+	"$emu" --mode=32bit setarch linux32 "$tmp/ncf32" --tap \
+		--only errno.droppable >"$tmp/32" 2>&1
+	s=$?
+	sed 's/^/# /' "$tmp/32"
+	[ $r -eq 0 ] && [ $s -eq 0 ] &&
+		grep -q '^ok 1 .*# SKIP a 32-bit kernel has no MAP_DROPPABLE' \
+		"$tmp/32"
+	ok $? "a 32-bit kernel's refusal of MAP_DROPPABLE: skipped (status $s)"
+fi
 
 # A release whose own choice a mode plays: conformant, the differences
 # reported as that version's behaviour (the release bound over

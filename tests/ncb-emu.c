@@ -40,6 +40,13 @@
  *                    SHM_REMAP dropped (as noclobber watch --upgrade).
  *   --mode=5.4       Linux 5.4: the flag honoured, but MREMAP_DONTUNMAP
  *                    (5.7) and MAP_DROPPABLE (6.11) unknown: EINVAL.
+ *   --mode=32bit     a 32-bit kernel of 6.11 or later: MAP_DROPPABLE
+ *                    answered ENOTSUPP (524), there for i386 programs
+ *                    too (their mmap2), VM_DROPPABLE being 64-bit only.
+ *   --mode=pretend   what would replace answers its address and does
+ *                    nothing: MAP_FIXED, MREMAP_FIXED and SHM_REMAP
+ *                    (taken as one page) onto a mapping leave it, as an
+ *                    emulator whose own record says "mapped already".
  *
  * Faults, in any mode: --faults=PERCENT fails that share of the mmap,
  * mremap, munmap, mprotect, brk and shmat calls with ENOMEM (a failed brk
@@ -84,14 +91,15 @@
 #define PROCMAP_QUERY_CMD 0xc0686611UL
 
 enum { MODE_OLD, MODE_417, MODE_NATIVE, MODE_ANYWHERE, MODE_NAIVE,
-       MODE_HINTS, MODE_UPGRADE, MODE_54 };
+       MODE_HINTS, MODE_UPGRADE, MODE_54, MODE_PRETEND,
+       MODE_32BIT };
 
 #define MAP_TYPE_DROPPABLE 0x08
 
 /* The modes' names, as --mode= takes them. */
 static const char *const mode_name[] = {
 	"old", "4.17", "native", "anywhere", "naive", "hints", "upgrade",
-	"5.4",
+	"5.4", "pretend", "32bit",
 };
 
 #define NMODES (sizeof(mode_name) / sizeof(mode_name[0]))
@@ -165,6 +173,7 @@ static int break_rules(scmp_filter_ctx ctx, int mode)
 				       SCMP_A3(SCMP_CMP_MASKED_EQ, fixed, 0));
 		break;
 	case MODE_UPGRADE:
+	case MODE_PRETEND:
 		/* MAP_FIXED without the flag; shmat with SHM_REMAP. */
 		ret = trace_fixed(ctx, fixed, MAP_FIXED,
 				  SCMP_A2(SCMP_CMP_MASKED_EQ, SHM_REMAP,
@@ -186,6 +195,28 @@ static int break_rules(scmp_filter_ctx ctx, int mode)
 	return ret;
 }
 
+/* The kernel's ENOTSUPP, which user space has no name for. */
+#define ENOTSUPP_KERNEL 524
+
+/*
+ * --mode=32bit: MAP_DROPPABLE refused in either ABI, the filter taking
+ * i386's calls too (an i386 call is else a bad architecture's: killed).
+ */
+static int refuse_droppable(scmp_filter_ctx ctx)
+{
+	const uint32_t e = SCMP_ACT_ERRNO(ENOTSUPP_KERNEL);
+	struct scmp_arg_cmp type = SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_TYPE,
+					   MAP_TYPE_DROPPABLE);
+	int ret = seccomp_arch_add(ctx, SCMP_ARCH_X86);
+
+	if (ret && ret != -EEXIST)
+		return ret;
+	ret = seccomp_rule_add(ctx, e, SCMP_SYS(mmap), 1, type);
+	if (!ret)
+		ret = seccomp_rule_add(ctx, e, SCMP_SYS(mmap2), 1, type);
+	return ret;
+}
+
 /* The kernels before 6.11 that the modes old and 4.17 stand for. */
 static int before_query(int mode)
 {
@@ -201,6 +232,8 @@ static int load_filter(int mode, int faults)
 		return -ENOMEM;
 	if (faults)
 		ret = fault_rules(ctx);
+	else if (mode == MODE_32BIT)
+		ret = refuse_droppable(ctx);
 	else if (before_query(mode))
 		ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(1), SCMP_SYS(mmap),
 				       1, SCMP_A3(SCMP_CMP_MASKED_EQ,
@@ -258,6 +291,20 @@ static void refuse(struct user_regs_struct *r, int err)
 	r->rax = (unsigned long long)-err;
 }
 
+/*
+ * --mode=pretend: a call onto [start, start + len) that meets a mapping
+ * answers start, skipped.
+ */
+static void pretend(pid_t pid, struct user_regs_struct *r,
+		    unsigned long start, unsigned long len)
+{
+	len = (len + 4095) & ~4095UL;
+	if (len && relations(pid, start, start + len) & MEETS) {
+		r->orig_rax = (unsigned long long)-1;
+		r->rax = start;
+	}
+}
+
 /* A breaking mode's change to a stopped call: 1 if its exit is needed. */
 static int break_call(pid_t pid, struct user_regs_struct *r, int mode)
 {
@@ -290,6 +337,14 @@ static int break_call(pid_t pid, struct user_regs_struct *r, int mode)
 			if (len && relations(pid, r->r8, r->r8 + len) & MEETS)
 				refuse(r, EEXIST);
 		}
+		return 0;
+	case MODE_PRETEND:
+		if (nr == SYS_mmap)
+			pretend(pid, r, r->rdi, r->rsi);
+		else if (nr == SYS_shmat)
+			pretend(pid, r, r->rsi, 4096);
+		else if (r->r8 >= r->rdi + r->rsi || r->rdi >= r->r8 + r->rdx)
+			pretend(pid, r, r->r8, r->rdx); /* else EINVAL */
 		return 0;
 	}
 	return 0;

@@ -118,10 +118,14 @@ struct ccase {
 extern const struct ccase place_cases[], error_cases[], move_cases[],
 	race_cases[];
 
-/* What a check gets (its case, the page size) and gives (got or skip). */
+/*
+ * What a check gets (its case, the page size, where its answer goes) and
+ * gives (got or skip).
+ */
 struct cctx {
 	const struct ccase *cc;
 	unsigned long pg;
+	int out;
 	struct answer got;
 	char skip_why[120];
 };
@@ -137,7 +141,9 @@ long sys_mremap(void *old, size_t old_len, size_t new_len, int flags,
  * A free range of len bytes with a free page either side: found by
  * mapping it (and room above) where the kernel chooses and giving it
  * back.  Threads a case needs are made before: a new thread's stack
- * would take the range.
+ * would take the range.  Where there is no such room (an address space
+ * limit), the case ends there, skipped: the rules were not put to the
+ * environment.
  */
 char *free_window(struct cctx *c, size_t len);
 /*
@@ -172,6 +178,8 @@ void got(struct cctx *c, enum akind k, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void skip(struct cctx *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The case's answer (got or skip) handed to the runner; its process ends. */
+void case_end(struct cctx *c) __attribute__((noreturn));
 /* An answer in words: "EEXIST", "mapped at the address". */
 const char *answer_text(enum akind k, int err, char *buf, size_t len);
 const char *err_name(int err);

@@ -66,8 +66,11 @@ char *free_window(struct cctx *c, size_t len)
 	long p = sys_mmap(NULL, all, PROT_NONE, PLACE_ANON | MAP_NORESERVE,
 			  -1, 0);
 
-	if (failed(p))
-		return NULL;
+	if (failed(p)) {
+		skip(c, "no room for a window of %zu bytes: %s", all,
+		     err_name((int)-p));
+		case_end(c);
+	}
 	munmap((void *)p, all);
 	return (char *)p + c->pg;
 }
@@ -274,6 +277,11 @@ void skip(struct cctx *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(c->skip_why, sizeof(c->skip_why), fmt, ap);
 	va_end(ap);
+}
+
+void case_end(struct cctx *c)
+{
+	_exit(write(c->out, c, sizeof(*c)) == sizeof(*c) ? 0 : 3);
 }
 
 /* Whether [a, a + n) and the occupant share a page. */

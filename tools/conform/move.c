@@ -147,24 +147,33 @@ static void shm(struct cctx *c)
 		judge_place(c, -errno, a, c->pg, occupied ? &o : NULL);
 		return;
 	}
-	shmdt(p);
 	if (p != a)
 		got(c, A_ELSEWHERE, "attached at %p, not %p", p, (void *)a);
+	else if (occupied && occ_intact(&o))
+		got(c, A_BROKEN, "attached at %p, but the occupant's bytes "
+		    "are still there", p);
 	else if (occupied)
 		got(c, A_REPLACED, "attached over the occupant at %p", p);
 	else
 		got(c, A_AT, NULL);
+	shmdt(p);
 }
 
+/* The occupant's bytes gone: an answer of its address alone is not. */
 static void fixed_replaces(struct cctx *c)
 {
 	char *w = free_window(c, 4 * c->pg);
 	struct occ o;
+	long r;
 
-	if (w && !occ_make(c, &o, w + c->pg, 2 * c->pg, RW, 0))
-		judge_place(c, sys_mmap(w + c->pg, 2 * c->pg, RW, PLACE_ANON |
-					MAP_FIXED, -1, 0), w + c->pg,
-			    2 * c->pg, &o);
+	if (!w || occ_make(c, &o, w + c->pg, 2 * c->pg, RW, 0))
+		return;
+	r = sys_mmap(w + c->pg, 2 * c->pg, RW, PLACE_ANON | MAP_FIXED, -1, 0);
+	if (r == (long)o.a && occ_intact(&o))
+		got(c, A_BROKEN, "mapped at %p, but the occupant's bytes are "
+		    "still there", (void *)o.a);
+	else
+		judge_place(c, r, o.a, o.len, &o);
 }
 
 /*

@@ -325,9 +325,13 @@ static char *sig_taken, *sig_free;
 static size_t sig_pg;
 static volatile sig_atomic_t sig_seen, sig_bad;
 
-/* A placement inside the handler: async-signal-safe, judged the same. */
+/*
+ * A placement inside the handler: async-signal-safe, judged the same.
+ * errno is kept: the interrupted thread may be about to read its own.
+ */
 static void on_signal(int sig)
 {
+	int saved = errno;
 	long r = sys_mmap(sig_taken, sig_pg, RW, NOREPLACE, -1, 0);
 
 	(void)sig;
@@ -341,6 +345,7 @@ static void on_signal(int sig)
 	if (r != (long)sig_free)
 		sig_bad = 2;
 	munmap(sig_free, sig_pg);
+	errno = saved;
 }
 
 struct interrupted {

@@ -120,11 +120,10 @@ static int run_case(struct result *res, unsigned long release)
 	}
 	if (pid == 0) {
 		close(fd[0]);
+		c.out = fd[1];
 		alarm(CASE_ALARM);
 		res->cc->check(&c);
-		if (write(fd[1], &c, sizeof(c)) != sizeof(c))
-			_exit(3);
-		_exit(0);
+		case_end(&c);
 	}
 	close(fd[1]);
 	n = read(fd[0], &c, sizeof(c));
