@@ -229,10 +229,12 @@ esac
 # A placement racing the heap (tests/progs/race.c): the process's other
 # threads held still while the call is judged and made, no round loses
 # the heap's page (a thousand rounds, the second thread acting later in
-# each, so that some meet any judgement's length).
+# each, so that some meet any judgement's length); nor a malloc block
+# another thread has just mapped where the caller's own region was
+# (stale: its exit not yet seen, the region's record not yet replaced).
 if $cc -O1 -o "$tmp/race" "$top/tests/progs/race.c" -pthread; then
 	for cm in "mremap --deny" "shmat --deny" "own --deny" \
-		"own --upgrade"; do
+		"own --upgrade" "stale --deny" "stale --upgrade"; do
 		set -- $cm
 		"$nc" watch "$2" -O /dev/null "$tmp/race" "$1" 1000 \
 			>"$tmp/o" 2>&1
