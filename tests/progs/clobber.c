@@ -24,7 +24,8 @@
  *             kernel's EINVAL, and nothing replaced)
  *   benign:   reserve remap-own ring own-region own-stack jit at-break
  *             (memory of its own mapped at the break, which the kernel
- *             names [heap], mapped over again)
+ *             names [heap], mapped over again) churn (jit, after 70000
+ *             pages mapped and unmapped, each at a new address)
  *
  * "clobber wait CASE" first reads a line from its input, so that a watcher
  * can attach to it before the call.
@@ -447,6 +448,28 @@ static int jit(void)
 	return outcome(p, (uintptr_t)r + 4 * pg, 0);
 }
 
+/*
+ * Benign: jit's region, made after more pages than a watcher keeps
+ * records of were mapped and unmapped, each where none was before (V8
+ * places its pages at random hints): records of memory since unmapped
+ * must not leave the region of no maker.
+ */
+static int churn(void)
+{
+	size_t i, n = 70000;
+	char *base = mmap(NULL, 2 * n * pg, PROT_NONE, ANON | MAP_NORESERVE,
+			  -1, 0), *p;
+
+	if (base == MAP_FAILED || munmap(base, 2 * n * pg))
+		return 2;
+	for (i = 0; i < n; i++) {
+		p = mmap(base + 2 * i * pg, pg, PROT_READ, ANON, -1, 0);
+		if (p == MAP_FAILED || munmap(p, pg))
+			return 2;
+	}
+	return jit();
+}
+
 /* Benign: its own page at the break (named [heap]), mapped over again. */
 static int at_break(void)
 {
@@ -536,6 +559,8 @@ int main(int argc, char **argv)
 		return jit();
 	if (!strcmp(name, "at-break"))
 		return at_break();
+	if (!strcmp(name, "churn"))
+		return churn();
 	if (!strcmp(name, "x32")) {
 		uintptr_t page = heap_page();
 
