@@ -19,7 +19,10 @@
  *             LIB, keeps mapped: tests/progs/cache.c) x32 (the heap
  *             page by x32's mmap, where the kernel takes x32 calls: else
  *             "x32: ENOSYS") prot-none (a page of a malloc block, its
- *             bytes kept PROT_NONE: data still, no reservation)
+ *             bytes kept PROT_NONE: data still, no reservation) merged
+             (a malloc block's first page and the page of its own the
+             program mapped just below it, which the kernel merged into
+             one mapping)
  *   invalid:  no-type (MAP_FIXED over the heap with no mapping type: the
  *             kernel's EINVAL, and nothing replaced)
  *   benign:   reserve remap-own ring own-region own-stack jit at-break
@@ -235,6 +238,26 @@ static uintptr_t malloc_page(void)
 	char *b = malloc(1 << 20);
 
 	return b ? ((uintptr_t)b + 16 * pg) & ~(pg - 1) : 0;
+}
+
+/*
+ * Its own page made just below a malloc block (same protection: the
+ * kernel merges the two into one mapping), then a range over both
+ * replaced: two makings, one the C library's.
+ */
+static int merged(void)
+{
+	uintptr_t block = malloc_page(), page = block - 16 * pg;
+	char *own = (char *)page - pg;
+	void *p;
+
+	if (!block || mmap(own, pg, PROT_READ | PROT_WRITE,
+			  ANON | MAP_FIXED_NOREPLACE, -1, 0) != own)
+		return 2;
+	memset((void *)page, MARK, pg);
+	p = mmap(own, 2 * pg, PROT_READ | PROT_WRITE, ANON | MAP_FIXED, -1,
+		 0);
+	return outcome(p, page, MARK);
 }
 
 /* A page's bytes kept, no access to them: then replaced. */
@@ -553,6 +576,8 @@ int main(int argc, char **argv)
 		return do_mremap(malloc_page());
 	if (!strcmp(name, "malloc-shmat"))
 		return do_shmat(malloc_page());
+	if (!strcmp(name, "merged"))
+		return merged();
 	if (!strcmp(name, "cache") && argc > 2)
 		return cache(argv[2]);
 	if (!strcmp(name, "jit"))
