@@ -27,6 +27,8 @@ static const char maps_text[] =
 	"555500002000-555500003000 rw-p 00002000 08:01 10 /usr/bin/prog\n"
 	"555500003000-555500024000 rw-p 00000000 00:00 0 [heap]\n"
 	"7c0000000000-7c0000008000 rw-p 00000000 00:00 0 \n"
+	"7c8000000000-7c8000008000 rw-p 00000000 00:00 0 \n"
+	"7c9000000000-7c9000008000 rw-p 00000000 00:00 0 \n"
 	"7d0000000000-7d0000081000 rw-p 00000000 00:00 0 \n"
 	"7e0000000000-7e0000100000 rw-p 00000000 00:00 0 \n"
 	"7f0000000000-7f0000010000 ---p 00000000 00:00 0 \n"
@@ -74,6 +76,12 @@ static const struct ncb__wregion regions[] = {
 	REGION(0x555500020000, 0x555500024000, MOD(10), MOD(0)),
 	REGION(0x7c0000000000, 0x7c0000004000, MOD(10), MOD(0)),
 	REGION(0x7c0000004000, 0x7c0000008000, MOD(10), MOD(0)),
+	/* The C library's and the program's, merged; then code in no file's
+	   and the program's. */
+	REGION(0x7c8000000000, 0x7c8000004000, MOD(12), MOD(0)),
+	REGION(0x7c8000004000, 0x7c8000008000, MOD(10), MOD(0)),
+	REGION(0x7c9000000000, 0x7c9000004000, MOD(0), MOD(0)),
+	REGION(0x7c9000004000, 0x7c9000008000, MOD(10), MOD(0)),
 	REGION(0x7f0000010000, 0x7f0000020000, MOD(10), MOD(0)),
 	REGION(0x7f1000000000, 0x7f1000100000, MOD(12), MOD(0)),
 	REGION(0x7f3000000000, 0x7f3000001000, MOD(13), MOD(14)),
@@ -459,6 +467,22 @@ TEST(spans_or_runs_past)
 		       NCB__WC_SPANS, NCB__W_REGION);
 }
 
+/* Two modules' regions the kernel merged into one mapping. */
+TEST(merged_makings)
+{
+	ASSERT_VERDICT(judge(0x7c8000003000, 0x7c8000005000, PROG, NONE),
+		       NCB__WC_SPANS, NCB__W_REGION);
+	ASSERT_VERDICT(judge(0x7c8000003000, 0x7c8000005000, LIBC, NONE),
+		       NCB__WC_SPANS, NCB__W_REGION);
+	ASSERT_VERDICT(judge(0x7c8000001000, 0x7c8000002000, PROG, NONE),
+		       NCB__WC_OTHER_MODULE, NCB__W_REGION);
+	ASSERT_VERDICT(judge(0x7c8000005000, 0x7c8000006000, PROG, NONE),
+		       NCB__WC_OWN_REGION, 0);
+	/* A part of unknown maker: unjudged, not another's. */
+	ASSERT_VERDICT(judge(0x7c9000003000, 0x7c9000005000, PROG, NONE),
+		       NCB__WC_UNKNOWN, 0);
+}
+
 TEST(names)
 {
 	ASSERT_UEQ(makedev(8, 1), DEV);
@@ -474,4 +498,4 @@ TEST_MAIN(T(free_space_is_nothing), T(reservation_pages), T(loader_in_span),
 	  T(region_set),
 	  T(kernel_memory), T(region_at_the_break), T(reservation_named_heap),
 	  T(own_loader), T(thread_stack), T(another_library),
-	  T(spans_or_runs_past), T(names))
+	  T(spans_or_runs_past), T(merged_makings), T(names))

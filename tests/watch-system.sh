@@ -149,6 +149,7 @@ huge kernel-memory heap 1 kernel
 malloc-mmap other-module region 1 libc.so.6
 malloc-mremap other-module region 1 libc.so.6
 malloc-shmat other-module region 1 libc.so.6
+merged spans-regions region 1 libc.so.6
 cache other-module region 1 libncbcache
 EOF
 	start "$tmp/e" --comm "$comm" && "$p" exec heap >"$tmp/o" 2>&1

@@ -19,12 +19,16 @@
  *             LIB, keeps mapped: tests/progs/cache.c) x32 (the heap
  *             page by x32's mmap, where the kernel takes x32 calls: else
  *             "x32: ENOSYS") prot-none (a page of a malloc block, its
- *             bytes kept PROT_NONE: data still, no reservation)
+ *             bytes kept PROT_NONE: data still, no reservation) merged
+             (a malloc block's first page and the page of its own the
+             program mapped just below it, which the kernel merged into
+             one mapping)
  *   invalid:  no-type (MAP_FIXED over the heap with no mapping type: the
  *             kernel's EINVAL, and nothing replaced)
  *   benign:   reserve remap-own ring own-region own-stack jit at-break
  *             (memory of its own mapped at the break, which the kernel
- *             names [heap], mapped over again)
+ *             names [heap], mapped over again) churn (jit, after 70000
+ *             pages mapped and unmapped, each at a new address)
  *
  * "clobber wait CASE" first reads a line from its input, so that a watcher
  * can attach to it before the call; "clobber linger CASE" reads one
@@ -235,6 +239,26 @@ static uintptr_t malloc_page(void)
 	char *b = malloc(1 << 20);
 
 	return b ? ((uintptr_t)b + 16 * pg) & ~(pg - 1) : 0;
+}
+
+/*
+ * Its own page made just below a malloc block (same protection: the
+ * kernel merges the two into one mapping), then a range over both
+ * replaced: two makings, one the C library's.
+ */
+static int merged(void)
+{
+	uintptr_t block = malloc_page(), page = block - 16 * pg;
+	char *own = (char *)page - pg;
+	void *p;
+
+	if (!block || mmap(own, pg, PROT_READ | PROT_WRITE,
+			  ANON | MAP_FIXED_NOREPLACE, -1, 0) != own)
+		return 2;
+	memset((void *)page, MARK, pg);
+	p = mmap(own, 2 * pg, PROT_READ | PROT_WRITE, ANON | MAP_FIXED, -1,
+		 0);
+	return outcome(p, page, MARK);
 }
 
 /* A page's bytes kept, no access to them: then replaced. */
@@ -448,6 +472,28 @@ static int jit(void)
 	return outcome(p, (uintptr_t)r + 4 * pg, 0);
 }
 
+/*
+ * Benign: jit's region, made after more pages than a watcher keeps
+ * records of were mapped and unmapped, each where none was before (V8
+ * places its pages at random hints): records of memory since unmapped
+ * must not leave the region of no maker.
+ */
+static int churn(void)
+{
+	size_t i, n = 70000;
+	char *base = mmap(NULL, 2 * n * pg, PROT_NONE, ANON | MAP_NORESERVE,
+			  -1, 0), *p;
+
+	if (base == MAP_FAILED || munmap(base, 2 * n * pg))
+		return 2;
+	for (i = 0; i < n; i++) {
+		p = mmap(base + 2 * i * pg, pg, PROT_READ, ANON, -1, 0);
+		if (p == MAP_FAILED || munmap(p, pg))
+			return 2;
+	}
+	return jit();
+}
+
 /* Benign: its own page at the break (named [heap]), mapped over again. */
 static int at_break(void)
 {
@@ -521,12 +567,16 @@ static int run(int argc, char **argv)
 		return do_mremap(malloc_page());
 	if (!strcmp(name, "malloc-shmat"))
 		return do_shmat(malloc_page());
+	if (!strcmp(name, "merged"))
+		return merged();
 	if (!strcmp(name, "cache") && argc > 2)
 		return cache(argv[2]);
 	if (!strcmp(name, "jit"))
 		return jit();
 	if (!strcmp(name, "at-break"))
 		return at_break();
+	if (!strcmp(name, "churn"))
+		return churn();
 	if (!strcmp(name, "x32")) {
 		uintptr_t page = heap_page();
 

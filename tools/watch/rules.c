@@ -144,6 +144,34 @@ static int region_of(const struct ncb__wproc *p, uint64_t s, uint64_t e,
 	return 1;
 }
 
+/*
+ * The seen regions holding [s, e) without a gap, each of a known module
+ * but not all of one (the kernel merged their neighbouring mappings into
+ * one): *r the first not the caller's.  Replacing them replaces several
+ * makings.
+ */
+static int regions_mixed(const struct ncb__wproc *p,
+			 const struct ncb__wcall *c, uint64_t s, uint64_t e,
+			 struct ncb__wmod file, size_t *r)
+{
+	const struct ncb__wregion *g = p->regions;
+	uint64_t at;
+	size_t i, first;
+	int mixed = 0;
+
+	if (!region_at(p, s, NULL, file, &first))
+		return 0;
+	*r = first;
+	for (at = s; at < e; at = g[i].end) {
+		if (!region_at(p, at, NULL, file, &i) || !g[i].by.ino)
+			return 0;
+		mixed |= !mod_eq(g[i].by, g[first].by);
+		if (mod_eq(g[*r].by, c->caller) && !mod_eq(g[i].by, c->caller))
+			*r = i;
+	}
+	return mixed;
+}
+
 /* What one victim is, most telling first. */
 static void kind_of(const struct ncb__wproc *p, const struct ncb__wcall *c,
 		    struct ncb__wvictim *v)
@@ -155,6 +183,7 @@ static void kind_of(const struct ncb__wproc *p, const struct ncb__wcall *c,
 
 	v->tid = 0;
 	v->region = 0;
+	v->mixed = 0;
 	if (k == NCB__W_HEAP && p->sees_brk &&
 	    region_of(p, s, e, mod, &v->region))
 		v->kind = NCB__W_REGION;
@@ -172,6 +201,8 @@ static void kind_of(const struct ncb__wproc *p, const struct ncb__wcall *c,
 	else if (!v->m.prot && !v->m.shared && !v->has_data)
 		v->kind = NCB__W_RESERVED;
 	else if (region_of(p, s, e, mod, &v->region))
+		v->kind = NCB__W_REGION;
+	else if ((v->mixed = regions_mixed(p, c, s, e, mod, &v->region)))
 		v->kind = NCB__W_REGION;
 	else if (mod.ino && v->elf)
 		v->kind = NCB__W_LIBRARY;
@@ -297,6 +328,8 @@ enum ncb__wclass ncb__wjudge(const struct ncb__wproc *p,
 		if (v[i].kind == NCB__W_THREAD_STACK &&
 		    (v[i].tid != c->tid || c->end > c->sp))
 			return NCB__WC_THREAD_STACK;
+		if (v[i].mixed)
+			return NCB__WC_SPANS;
 	}
 	for (i = 0; i < n && first == n; i++)
 		if (!empty(v[i].kind))

@@ -120,7 +120,11 @@ struct ncb__wvictim {
 					   pages replaced hold data */
 	enum ncb__wkind kind;		/* out */
 	pid_t tid;			/* out: THREAD_STACK's thread */
-	size_t region;			/* out: REGION's index */
+	size_t region;			/* out: REGION's index (mixed: the
+					   first not the caller's) */
+	int mixed;			/* out: REGION is regions of several
+					   modules, which the kernel merged
+					   into one mapping */
 };
 
 enum ncb__wclass {

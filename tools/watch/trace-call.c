@@ -434,6 +434,46 @@ static void plain_maker(struct task *k, const struct watch_event *e,
 	k->maker_off = site.offset;
 }
 
+/*
+ * A process's records cut to the memory still mapped.  munmap is not
+ * followed (it makes nothing), so a record outlives its memory until a
+ * placement covers it, and a program that maps and unmaps at ever new
+ * addresses (random hints, as V8 places its pages) would fill its set
+ * with records of nothing, every placement after them of no maker.  One
+ * walk of the maps beside the records, both in address order, when the
+ * set is full; a record that finds no room is given up (its memory of
+ * no maker, never another's).
+ */
+static void prune(struct proc *p, struct ncb_maps *maps)
+{
+	struct ncb__wregions keep = { .max = p->regions.max };
+	struct ncb_mapping m = NCB_INIT(ncb_mapping);
+	const struct ncb__wregions *s = &p->regions;
+	size_t i = 0, j;
+	int r = ncb_maps_seek(maps, 0);
+
+	p->prune_wait = TRACE_PRUNE;
+	while (!r && i < s->n && (r = ncb_maps_next(maps, &m)) == 1) {
+		r = 0;
+		while (i < s->n && s->r[i].end <= m.start)
+			i++;
+		for (j = i; j < s->n && s->r[j].start < m.end; j++) {
+			struct ncb__wregion g = s->r[j];
+
+			g.start = g.start > m.start ? g.start : m.start;
+			g.end = g.end < m.end ? g.end : m.end;
+			ncb__wregions_add(&keep, &g);
+		}
+	}
+	/* The maps not read to the end: the records kept as they are. */
+	if (r < 0) {
+		ncb__wregions_free(&keep);
+		return;
+	}
+	ncb__wregions_free(&p->regions);
+	p->regions = keep;
+}
+
 static int private_anon(const struct watch_event *e)
 {
 	return wcall_family(e->call) == WC_MMAP &&
@@ -483,6 +523,10 @@ static void record_region(struct tracer *t, struct task *k,
 	/* Not known what it maps: a record of no maker, over older ones. */
 	if (!maps)
 		r.by = r.file = (struct ncb__wmod){ 0, 0 };
+	if (p->prune_wait)
+		p->prune_wait--;
+	if (maps && p->regions.n >= p->regions.max && !p->prune_wait)
+		prune(p, maps);
 	ncb__wregions_add(&p->regions, &r);
 }
 

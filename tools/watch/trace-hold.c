@@ -10,8 +10,9 @@
  * stop is kept, not acted on, until the call is done (its exit stop),
  * then acted on as the loop would have.  A thread interrupted in a
  * blocking system call goes back into it when let go, as after a stop
- * signal.  Other processes sharing the memory (CLONE_VM without
- * CLONE_THREAD) are not held.
+ * signal.  A placement another thread made meanwhile is recorded before
+ * the call is judged (settle).  Other processes sharing the memory
+ * (CLONE_VM without CLONE_THREAD) are not held.
  */
 #include <errno.h>
 #include <signal.h>
@@ -19,6 +20,38 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include "trace.h"
+
+/*
+ * Every other thread stopped: the placements they made meanwhile, whose
+ * exit stops are kept, recorded now.  Left for the hold's release, their
+ * memory would be judged by the records of what was there before it (a
+ * region the caller made and unmapped, where another module has just
+ * mapped), and a clobber pass as the caller's own.  Acted on again at
+ * the release, such a stop finds its call done and is only resumed.
+ */
+static void settle(struct tracer *t, struct proc *p)
+{
+	struct syscall_info si;
+	size_t i;
+
+	for (i = 0; i < t->ntasks; i++) {
+		struct task *o = t->tasks[i];
+
+		if (o->proc != p || !o->held ||
+		    WSTOPSIG(o->held_status) != (SIGTRAP | 0x80) ||
+		    ptrace(PTRACE_GET_SYSCALL_INFO, o->tid, sizeof(si),
+			   &si) < 0 || si.op != INFO_EXIT)
+			continue;
+		trace_syscall_exit_fix(t, o, &si);
+	}
+}
+
+/* The holder's call taken up again, the others' placements recorded. */
+static void hold_done(struct tracer *t, struct proc *p)
+{
+	settle(t, p);
+	trace_syscall_stop(t, p->holder, p->holder->hold_seccomp);
+}
 
 /* Whether k's call must have its process held: see above. */
 int trace_hold_wanted(const struct tracer *t, const struct task *k)
@@ -57,14 +90,14 @@ void trace_hold(struct tracer *t, struct task *k, int seccomp)
 		p->hold_waiting++;
 	}
 	if (!p->hold_waiting)
-		trace_syscall_stop(t, k, seccomp);
+		hold_done(t, p);
 }
 
 /* One fewer to wait for: when none is left, the call goes on. */
 static void one_held(struct tracer *t, struct proc *p)
 {
 	if (p->holder && !--p->hold_waiting)
-		trace_syscall_stop(t, p->holder, p->holder->hold_seccomp);
+		hold_done(t, p);
 }
 
 /*

@@ -37,11 +37,14 @@ struct syscall_info {
 enum { INFO_ENTRY = 1, INFO_EXIT, INFO_SECCOMP };
 
 /*
- * Regions a process's records may hold: past that, a new placement's
- * range is in none (its maker unknown, its replacement unjudged), and
- * the watcher's memory stays bounded (64 bytes each).
+ * Regions a process's records may hold: past that, records of memory
+ * since unmapped are dropped (TRACE_PRUNE placements apart at most), and
+ * if none is, a new placement's range is in none (its maker unknown, its
+ * replacement unjudged); the watcher's memory stays bounded (64 bytes
+ * each).
  */
 #define TRACE_REGIONS 65536
+#define TRACE_PRUNE (TRACE_REGIONS / 16)
 
 struct proc {
 	pid_t tgid;
@@ -58,6 +61,7 @@ struct proc {
 	struct task *holder;		/* holding the others still */
 	int hold_waiting;		/* others not yet stopped for it */
 	unsigned long used;		/* when maps was last used */
+	size_t prune_wait;		/* placements before regions pruned */
 };
 
 struct task {
