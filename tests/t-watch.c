@@ -34,6 +34,7 @@ static const char maps_text[] =
 	"7f0000000000-7f0000010000 ---p 00000000 00:00 0 \n"
 	"7f0000010000-7f0000020000 rw-p 00000000 00:00 0 \n"
 	"7f0000020000-7f0000100000 ---p 00000000 00:00 0 \n"
+	"7f0800000000-7f0800100000 ---p 00000000 00:00 0 \n"
 	"7f1000000000-7f1000100000 rw-p 00000000 00:00 0 \n"
 	"7f2000000000-7f2000001000 ---p 00000000 00:00 0 \n"
 	"7f2000001000-7f2000801000 rw-p 00000000 00:00 0 \n"
@@ -83,6 +84,8 @@ static const struct ncb__wregion regions[] = {
 	REGION(0x7c9000000000, 0x7c9000004000, MOD(0), MOD(0)),
 	REGION(0x7c9000004000, 0x7c9000008000, MOD(10), MOD(0)),
 	REGION(0x7f0000010000, 0x7f0000020000, MOD(10), MOD(0)),
+	/* The C library's reservation: an arena's, to grow into. */
+	REGION(0x7f0800000000, 0x7f0800100000, MOD(12), MOD(0)),
 	REGION(0x7f1000000000, 0x7f1000100000, MOD(12), MOD(0)),
 	REGION(0x7f3000000000, 0x7f3000001000, MOD(13), MOD(14)),
 	REGION(0x7f3800000000, 0x7f3800010000, MOD(0), MOD(0)),
@@ -167,11 +170,18 @@ TEST(free_space_is_nothing)
 		       NCB__WC_NOTHING, 0);
 }
 
-/* HotSpot, Go, V8, allocators: commit inside their own reservation. */
+/*
+ * HotSpot, Go, V8, allocators: commit inside their own reservation; one
+ * another module was seen making is its (glibc's arenas grow into theirs).
+ */
 TEST(reservation_pages)
 {
 	ASSERT_VERDICT(judge(0x7f0000020000, 0x7f0000030000, LIBC, NONE),
 		       NCB__WC_RESERVATION, 0);
+	ASSERT_VERDICT(judge(0x7f0800010000, 0x7f0800020000, LIBC, NONE),
+		       NCB__WC_RESERVATION, 0);
+	ASSERT_VERDICT(judge(0x7f0800010000, 0x7f0800020000, PROG, NONE),
+		       NCB__WC_OTHER_MODULE, NCB__W_REGION);
 	/* A guard page is reservation pages too: not the thread's stack. */
 	ASSERT_VERDICT(judge(0x7f2000000000, 0x7f2000001000, PROG, NONE),
 		       NCB__WC_RESERVATION, 0);
@@ -247,7 +257,10 @@ TEST(plain_regions_by_maker)
 		       NCB__WC_OWN_REGION, 0);
 }
 
-/* PROT_NONE pages holding data (written, then protected): no reservation. */
+/*
+ * PROT_NONE pages holding data (written, then protected): no reservation;
+ * holding none, the C library's chunk's all the same, not the program's.
+ */
 TEST(protected_data)
 {
 	static const char text[] =
@@ -265,14 +278,18 @@ TEST(protected_data)
 	ASSERT_EQ(ncb_maps_seek(maps, 0x7f1000010000), 0);
 	ASSERT_EQ(ncb_maps_next(maps, &v.m), 1);
 	ASSERT_EQ(ncb__wjudge(&proc, &c, &v, 1, &culprit),
-		  NCB__WC_RESERVATION);
-	v.has_data = 1;
-	ASSERT_EQ(ncb__wjudge(&proc, &c, &v, 1, &culprit),
 		  NCB__WC_OTHER_MODULE);
 	ASSERT_EQ(v.kind, NCB__W_REGION);
 	c.caller = LIBC;
 	ASSERT_EQ(ncb__wjudge(&proc, &c, &v, 1, &culprit),
+		  NCB__WC_RESERVATION);
+	v.has_data = 1;
+	ASSERT_EQ(ncb__wjudge(&proc, &c, &v, 1, &culprit),
 		  NCB__WC_OWN_REGION);
+	c.caller = PROG;
+	ASSERT_EQ(ncb__wjudge(&proc, &c, &v, 1, &culprit),
+		  NCB__WC_OTHER_MODULE);
+	ASSERT_EQ(v.kind, NCB__W_REGION);
 	ncb_maps_close(maps);
 }
 

@@ -151,6 +151,7 @@ malloc-mremap other-module region 1 libc.so.6
 malloc-shmat other-module region 1 libc.so.6
 merged spans-regions region 1 libc.so.6
 cache other-module region 1 libncbcache
+arena other-module region 1 libc.so.6
 EOF
 	start "$tmp/e" --comm "$comm" && "$p" exec heap >"$tmp/o" 2>&1
 	stop && events "$tmp/e" "len(ev) == 1" \

@@ -103,6 +103,7 @@ malloc-mremap other-module region libc.so.6
 malloc-shmat other-module region libc.so.6
 cache other-module region libncbcache
 prot-none other-module region libc.so.6
+arena other-module region libc.so.6
 merged spans-regions region libc.so.6
 EOF
 	for m in "" --deny --upgrade; do

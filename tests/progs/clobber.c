@@ -19,7 +19,9 @@
  *             LIB, keeps mapped: tests/progs/cache.c) x32 (the heap
  *             page by x32's mmap, where the kernel takes x32 calls: else
  *             "x32: ENOSYS") prot-none (a page of a malloc block, its
- *             bytes kept PROT_NONE: data still, no reservation) merged
+ *             bytes kept PROT_NONE: data still, no reservation) arena
+ *             (a page of a thread arena's reservation, which malloc
+ *             grows into) merged
              (a malloc block's first page and the page of its own the
              program mapped just below it, which the kernel merged into
              one mapping)
@@ -329,6 +331,65 @@ static void *after_leader(void *arg)
 	exit(s ? over((uintptr_t)arg) : 2);
 }
 
+static void *arena_block(void *arg)
+{
+	(void)arg;
+	return malloc(100);
+}
+
+/* The protection of the mapping holding a, from the maps; "" if none. */
+static void perms_at(uintptr_t a, char perms[5])
+{
+	unsigned long s, e;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	perms[0] = '\0';
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %4s", &s, &e, perms) == 3 &&
+		    a >= s && a < e)
+			break;
+		else
+			perms[0] = '\0';
+	if (f)
+		fclose(f);
+}
+
+/*
+ * A page of a thread arena's reservation: glibc's malloc maps a heap of
+ * HEAP_MAX_SIZE (2 * DEFAULT_MMAP_THRESHOLD_MAX), aligned to it, with a
+ * plain mmap, PROT_NONE past what it uses, and grows into the rest with
+ * mprotect, over whatever is there by then.  "intact": the page is the
+ * arena's reservation still.
+ */
+static int arena(void)
+{
+	uintptr_t max = (8UL << 20) * sizeof(long), heap, at;
+	char perms[5];
+	pthread_t t;
+	void *b, *p;
+	int err;
+
+	if (pthread_create(&t, NULL, arena_block, NULL) ||
+	    pthread_join(t, &b) || !b)
+		return 2;
+	heap = (uintptr_t)b & ~(max - 1);
+	for (at = heap; at < heap + max; at += pg) {
+		perms_at(at, perms);
+		if (!strcmp(perms, "---p"))
+			break;
+	}
+	if (at >= heap + max)
+		return 2;
+	p = mmap((void *)at, pg, PROT_READ | PROT_WRITE, ANON | MAP_FIXED, -1,
+		 0);
+	err = p == MAP_FAILED ? errno : 0;
+	perms_at(at, perms);
+	printf("%s: %s\n%s\n", name, err ? strerrorname_np(err) : "ok",
+	       strcmp(perms, "---p") ? "replaced" : "intact");
+	return err ? 1 : 0;
+}
+
 /* The main heap's page, clobbered by a second thread. */
 static void *in_thread(void *arg)
 {
@@ -561,6 +622,8 @@ static int run(int argc, char **argv)
 		return do_shmat(heap_page());
 	if (!strcmp(name, "malloc-mmap"))
 		return over(malloc_page());
+	if (!strcmp(name, "arena"))
+		return arena();
 	if (!strcmp(name, "prot-none"))
 		return prot_none(malloc_page());
 	if (!strcmp(name, "malloc-mremap"))

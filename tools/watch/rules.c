@@ -172,6 +172,24 @@ static int regions_mixed(const struct ncb__wproc *p,
 	return mixed;
 }
 
+/*
+ * Reservation pages another module was seen making: set aside for its
+ * own use (glibc grows an arena into its reservation with mprotect, over
+ * whatever another has mapped there), not free for the caller to take.
+ * Of no record, or made by code in no file, they are nobody's known.
+ */
+static int others_reserve(const struct ncb__wproc *p,
+			  const struct ncb__wcall *c, uint64_t s, uint64_t e,
+			  struct ncb__wmod mod, size_t *r)
+{
+	const struct ncb__wregion *g;
+
+	if (!region_of(p, s, e, mod, r))
+		return 0;
+	g = &p->regions[*r];
+	return g->by.ino && !mod_eq(g->by, c->caller);
+}
+
 /* What one victim is, most telling first. */
 static void kind_of(const struct ncb__wproc *p, const struct ncb__wcall *c,
 		    struct ncb__wvictim *v)
@@ -198,7 +216,8 @@ static void kind_of(const struct ncb__wproc *p, const struct ncb__wcall *c,
 	else if (mod.ino && v->file_end &&
 		 v->m.offset + (s - v->m.start) >= v->file_end)
 		v->kind = NCB__W_PAST_EOF;
-	else if (!v->m.prot && !v->m.shared && !v->has_data)
+	else if (!v->m.prot && !v->m.shared && !v->has_data &&
+		 !others_reserve(p, c, s, e, mod, &v->region))
 		v->kind = NCB__W_RESERVED;
 	else if (region_of(p, s, e, mod, &v->region))
 		v->kind = NCB__W_REGION;
