@@ -152,7 +152,8 @@ if $cc -O1 -o "$tmp/clobber" "$top/tests/progs/clobber.c" -pthread &&
 	"$nc" watch --deny --json -O "$tmp/e" "$tmp/clobber" churn \
 		>"$tmp/o" 2>&1
 	grep -q "^churn: ok$" "$tmp/o" && events "$tmp/e" "len(ev) == 0" \
-		"sums[0]['unjudged'] == 0" "sums[0]['benign']['own-region'] >= 1"
+		"sums[0]['unjudged'] == 0" \
+		"sums[0]['benign']['own-region'] >= 1"
 	ok $? "x86_64 churn --deny: own-region past the records' bound"
 	# x32's calls: the native ABI's, a bit set in their numbers.
 	if "$tmp/clobber" x32 2>/dev/null | grep -q "^x32: ENOSYS$"; then
