@@ -187,15 +187,16 @@ EOF
 report_html() {
 	p=$1
 	comm=$(basename "$p" | cut -c1-15)
-	rm -f "$tmp/fifo"
-	mkfifo "$tmp/fifo" || { ok 1 "--report-html: mkfifo"; return; }
+	f=$tmp/html-fifo
+	rm -f "$f"
+	mkfifo "$f" || { ok 1 "--report-html: mkfifo"; return; }
 	if ! start "$tmp/e" --comm "$comm" --report-html "$tmp/r.html"; then
 		ok 1 "--report-html: start: $(cat "$tmp/err")"
 		return
 	fi
-	"$p" linger malloc-shmat <"$tmp/fifo" >"$tmp/o" 2>&1 &
+	"$p" linger malloc-shmat <"$f" >"$tmp/o" 2>&1 &
 	P=$!
-	exec 3>"$tmp/fifo"
+	exec 3>"$f"
 	# Until the event is read (a bound for a watcher that never says).
 	tries=0
 	while ! grep -q '"event":"clobber"' "$tmp/e" &&
@@ -206,6 +207,7 @@ report_html() {
 	echo >&3
 	exec 3>&-
 	wait "$P"
+	rm -f "$f"
 	stop
 	pics=$(python3 "$top/tests/pictures.py" html "$tmp/r.html") &&
 		[ "$pics" = 1 ] &&

@@ -1280,7 +1280,11 @@ static __always_inline void mark_exec(struct ws_event *e, int tree)
 		walk(e, 0, ~0ULL, V_EXEC, tree);
 }
 
-/* Nothing replaced but free space and reservation pages. */
+/*
+ * Nothing replaced but free space and reservation pages of no record:
+ * reservation pages a call was seen making may be another module's,
+ * set aside for it to grow into, which the tool judges (rules.c).
+ */
 static int only_reserved(const struct ws_event *e)
 {
 	unsigned int i;
@@ -1289,7 +1293,7 @@ static int only_reserved(const struct ws_event *e)
 		if ((e->v[i].kind & ~WS_K_MERGED) ||
 		    (e->v[i].flags & (PROT_ANY | VM_MAYSHARE)))
 			return 0;
-	return !e->truncated;
+	return !e->truncated && !e->nregions;
 }
 
 /*
