@@ -129,8 +129,8 @@ HELPER_PATH := $(LIBEXECDIR)/noclobber/noclobber-watch
 LITE_SRC := $(filter-out tools/cmd-watch.c,$(TOOL_SRC))
 ifeq ($(WATCH),1)
 TOOL_SRC += $(WATCH_REGS) $(filter-out \
-	tools/watch/arch-% tools/watch/system% $(WATCH_LIB_SRC), \
-	$(wildcard tools/watch/*.c))
+	tools/watch/arch-% tools/watch/system% tools/watch/preload% \
+	$(WATCH_LIB_SRC), $(wildcard tools/watch/*.c))
 TOOL_LIBS := -lseccomp
 LITE_DEFS := -DNCB_WATCH_HELPER='"$(HELPER_PATH)"'
 all: $(HELPER)
@@ -176,6 +176,22 @@ $(SKEL): $(O)/tools/watch-system.bpf.o
 $(O)/tools/watch/%.o: tools/watch/%.c $(WATCH_H) include/noclobber.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(TOOL_CFLAGS) $(HIDDEN_PIC) -c -o $@ $<
+
+# The preload watcher (tools/watch/preload*.c): a shared object of its
+# own, for LD_PRELOAD, the core and the rules linked in hidden, exporting
+# the calls it takes and nothing else (preload.map).  Built for every
+# architecture: its emulation of MAP_FIXED_NOREPLACE is for qemu-user's
+# guests and valgrind's as much as for old kernels.
+PRELOAD := $(O)/libnoclobber-preload.so
+PRELOAD_SRC := $(wildcard tools/watch/preload*.c)
+all: $(PRELOAD)
+
+$(PRELOAD): $(PRELOAD_SRC) tools/watch/preload.h tools/watch/preload.map \
+		tools/watch/calls.h tools/watch/rules.h tools/utf8.h \
+		include/noclobber_core.h $(WATCH_LIB)
+	$(CC) $(CFLAGS) $(TOOL_CFLAGS) $(HIDDEN_PIC) $(LDFLAGS) -shared \
+		-Wl,--version-script=tools/watch/preload.map $(ZDEFS) \
+		-o $@ $(PRELOAD_SRC) $(WATCH_LIB) $(LDLIBS_NCB)
 
 $(WATCH_LIB): $(WATCH_LIB_OBJ)
 	rm -f $@

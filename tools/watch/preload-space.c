@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the process maps, as the preload watcher knows it: every region a
+ * call it took made, with the module whose code asked (the rules' region
+ * records), the modules' code (to name a caller), and at a fixed
+ * placement the mappings it would replace, read from /proc/self/maps.
+ * All of it in static memory under one lock: a judgment is rare, a
+ * record cheap, and neither may allocate.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "preload.h"
+
+/* ---- The lock ---- */
+
+static int lock_word;
+static __thread int held __attribute__((tls_model("initial-exec")));
+
+/*
+ * Spun for, yielding: held for a record's few hundred nanoseconds, or a
+ * judgment's read of the maps.  A thread that holds it and calls again
+ * (from a signal handler) is refused, not deadlocked: its call goes
+ * unrecorded, and unjudged.
+ */
+int pl_lock(void)
+{
+	int free_ = 0;
+
+	if (held)
+		return -1;
+	while (!__atomic_compare_exchange_n(&lock_word, &free_, 1, 0,
+					    __ATOMIC_ACQUIRE,
+					    __ATOMIC_RELAXED)) {
+		free_ = 0;
+		sched_yield();
+	}
+	held = 1;
+	return 0;
+}
+
+void pl_unlock(void)
+{
+	held = 0;
+	__atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE);
+}
+
+void pl_space_child(void)
+{
+	held = 0;
+	__atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- /proc/self/maps, a line at a time (the lock held) ---- */
+
+struct line {
+	uint64_t start, end, offset, ino;
+	unsigned int major, minor;
+	int prot, shared;
+	char path[PL_PATH];
+};
+
+static struct {
+	int fd;
+	char buf[4096];
+	size_t at, len;
+} maps;
+
+static int maps_open(void)
+{
+	maps.fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	maps.at = maps.len = 0;
+	return maps.fd < 0 ? -1 : 0;
+}
+
+static int maps_byte(void)
+{
+	ssize_t n;
+
+	if (maps.at == maps.len) {
+		do
+			n = read(maps.fd, maps.buf, sizeof(maps.buf));
+		while (n < 0 && errno == EINTR);
+		if (n <= 0)
+			return -1;
+		maps.at = 0;
+		maps.len = (size_t)n;
+	}
+	return (unsigned char)maps.buf[maps.at++];
+}
+
+/* A number in base 16 or 10 ended by stop: 0, or -1. */
+static int number(uint64_t *v, int base, int stop)
+{
+	int c, d, any = 0;
+
+	for (*v = 0; (c = maps_byte()) >= 0 && c != stop; any = 1) {
+		d = c >= '0' && c <= '9' ? c - '0' :
+		    base == 16 && c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (d < 0)
+			return -1;
+		*v = *v * (uint64_t)base + (uint64_t)d;
+	}
+	return any && c == stop ? 0 : -1;
+}
+
+/* The rest of the line, as its path (spaces before it skipped). */
+static void path_of(struct line *l)
+{
+	size_t n = 0;
+	int c;
+
+	while ((c = maps_byte()) == ' ')
+		;
+	for (; c >= 0 && c != '\n'; c = maps_byte())
+		if (n < PL_PATH - 1)
+			l->path[n++] = (char)c;
+	l->path[n] = '\0';
+}
+
+/* The next mapping: 1, 0 at the end, -1 for text that is no maps. */
+static int maps_next(struct line *l)
+{
+	uint64_t v;
+	char p[5];
+	int i;
+
+	/* Its first byte read and given back: is there a line? */
+	if (maps_byte() < 0)
+		return 0;
+	maps.at--;
+	if (number(&l->start, 16, '-') || number(&l->end, 16, ' '))
+		return -1;
+	for (i = 0; i < 5; i++)
+		p[i] = (char)maps_byte();
+	if (p[4] != ' ')
+		return -1;
+	l->prot = (p[0] == 'r' ? PROT_READ : 0) |
+		  (p[1] == 'w' ? PROT_WRITE : 0) |
+		  (p[2] == 'x' ? PROT_EXEC : 0);
+	l->shared = p[3] == 's';
+	if (number(&l->offset, 16, ' ') || number(&v, 16, ':'))
+		return -1;
+	l->major = (unsigned int)v;
+	if (number(&v, 16, ' '))
+		return -1;
+	l->minor = (unsigned int)v;
+	if (number(&l->ino, 10, ' '))
+		return -1;
+	path_of(l);
+	return 1;
+}
+
+/* ---- The modules' code: where a caller is ---- */
+
+#define CODE_MAX 512
+
+static struct code {
+	uint64_t start, end, offset;
+	struct ncb__wmod mod;
+	char path[PL_PATH];
+} code[CODE_MAX];
+static size_t ncode;
+static struct line scratch;
+
+static struct ncb__wmod mod_of(const struct line *l)
+{
+	struct ncb__wmod m = { 0, 0 };
+
+	if (l->ino) {
+		m.dev = makedev(l->major, l->minor);
+		m.ino = l->ino;
+	}
+	return m;
+}
+
+/* Every executable mapping, in address order, as the maps say now. */
+static void read_code(void)
+{
+	struct line *l = &scratch;
+
+	ncode = 0;
+	if (maps_open())
+		return;
+	while (ncode < CODE_MAX && maps_next(l) == 1) {
+		if (!(l->prot & PROT_EXEC))
+			continue;
+		code[ncode].start = l->start;
+		code[ncode].end = l->end;
+		code[ncode].offset = l->offset;
+		code[ncode].mod = mod_of(l);
+		memcpy(code[ncode].path, l->path, PL_PATH);
+		ncode++;
+	}
+	close(maps.fd);
+}
+
+static const struct code *code_at(uint64_t a)
+{
+	size_t lo = 0, hi = ncode;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (code[mid].end <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ncode && code[lo].start <= a ? &code[lo] : NULL;
+}
+
+void pl_site_of(uint64_t addr, struct pl_site *s)
+{
+	const struct code *c = code_at(addr);
+
+	if (!c) {
+		read_code();
+		c = code_at(addr);
+	}
+	memset(s, 0, sizeof(*s));
+	s->offset = addr;
+	if (!c)
+		return;
+	s->mod = c->mod;
+	if (c->mod.ino) {
+		s->offset = addr - c->start + c->offset;
+		memcpy(s->path, c->path, PL_PATH);
+	}
+}
+
+static const struct code *code_of(struct ncb__wmod mod)
+{
+	size_t i;
+
+	for (i = 0; i < ncode; i++)
+		if (code[i].mod.ino == mod.ino && code[i].mod.dev == mod.dev)
+			return &code[i];
+	return NULL;
+}
+
+void pl_module_path(struct ncb__wmod mod, char path[PL_PATH])
+{
+	const struct code *c;
+
+	path[0] = '\0';
+	if (!mod.ino)
+		return;
+	c = code_of(mod);
+	if (!c) {
+		read_code();
+		c = code_of(mod);
+	}
+	if (c)
+		memcpy(path, c->path, PL_PATH);
+}
+
+/* ---- The regions made ---- */
+
+#define REGIONS_MAX 65536
+
+static struct ncb__wregion region_store[REGIONS_MAX];
+static struct ncb__wregions regions = {
+	region_store, 0, REGIONS_MAX, REGIONS_MAX
+};
+static double t0;
+
+struct ncb__wmod pl_file(int fd)
+{
+	struct ncb__wmod m = { 0, 0 };
+	struct stat st;
+
+	if (fd >= 0 && !fstat(fd, &st)) {
+		m.dev = st.st_dev;
+		m.ino = st.st_ino;
+	}
+	return m;
+}
+
+void pl_record(uint64_t start, uint64_t end, uint64_t by, int fd,
+	       unsigned int call)
+{
+	struct ncb__wregion r = { .start = start, .end = end, .call = call };
+	struct pl_site s;
+
+	pl_site_of(by, &s);
+	r.by = s.mod;
+	r.by_off = s.offset;
+	r.file = pl_file(fd);
+	r.when = pl_since();
+	/*
+	 * A full set keeps none of it, and no older record of it either:
+	 * memory of no record is of no known maker, never benign.
+	 */
+	ncb__wregions_add(&regions, &r);
+}
+
+void pl_forget(uint64_t start, uint64_t end)
+{
+	ncb__wregions_cut(&regions, start, end);
+}
+
+const struct ncb__wregion *pl_region(size_t i)
+{
+	return &regions.r[i];
+}
+
+/* ---- The process ---- */
+
+static struct ncb__wmod exe, interp;
+
+static struct ncb__wmod mod_at(uint64_t a)
+{
+	struct pl_site s;
+
+	pl_site_of(a, &s);
+	return s.mod;
+}
+
+double pl_since(void)
+{
+	return pl_now() - t0;
+}
+
+void pl_space_init(void)
+{
+	struct stat st;
+
+	t0 = pl_now();
+	if (!stat("/proc/self/exe", &st)) {
+		exe.dev = st.st_dev;
+		exe.ino = st.st_ino;
+	}
+}
+
+void pl_set_interp(uint64_t base)
+{
+	interp = base ? mod_at(base) : exe;
+}
+
+void pl_proc(struct ncb__wproc *p, struct ncb__wthread *self)
+{
+	memset(p, 0, sizeof(*p));
+	p->exe = exe;
+	p->interp = interp;
+	p->threads = self;
+	p->nthreads = 1;
+	p->regions = regions.r;
+	p->nregions = regions.n;
+}
+
+/* ---- The victims ---- */
+
+/* What the rules ask of a file: whether it is ELF, and its size. */
+static struct file_fact {
+	uint64_t dev, ino, size;
+	int elf;
+} facts[64];
+
+static void file_facts(const struct line *l, struct ncb__wvictim *v)
+{
+	struct ncb__wmod m = mod_of(l);
+	struct file_fact *f = &facts[(m.ino ^ m.dev) % 64];
+	unsigned char magic[4];
+	struct stat st;
+	int fd;
+
+	if (f->ino != m.ino || f->dev != m.dev) {
+		/* Only the file the mapping maps: a path renamed since, no. */
+		fd = open(l->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return;
+		if (fstat(fd, &st) || st.st_dev != m.dev || st.st_ino != m.ino) {
+			close(fd);
+			return;
+		}
+		f->dev = m.dev;
+		f->ino = m.ino;
+		f->size = (uint64_t)st.st_size;
+		f->elf = pread(fd, magic, 4, 0) == 4 && magic[0] == 0x7f &&
+			 !memcmp(magic + 1, "ELF", 3);
+		close(fd);
+	}
+	v->elf = f->elf;
+	v->file_end = (f->size + pl_page() - 1) & ~(pl_page() - 1);
+}
+
+/*
+ * Whether a PROT_NONE private mapping's pages in [s, e) hold data:
+ * present or swapped out, from pagemap (bits 63 and 62).  A reservation
+ * never touched has none; not readable: none known.
+ */
+static int holds_data(uint64_t s, uint64_t e)
+{
+	static uint64_t ent[512];
+	uint64_t page = pl_page(), at;
+	ssize_t n = 0, i;
+	int fd, r = 0;
+
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	for (at = s / page; !r && at < e / page; at += (uint64_t)n) {
+		size_t want = e / page - at < 512 ? (size_t)(e / page - at) :
+			      512;
+
+		n = pread(fd, ent, want * sizeof(*ent), (off_t)(at * 8));
+		if (n <= 0)
+			break;
+		n /= (ssize_t)sizeof(*ent);
+		for (i = 0; i < n && !r; i++)
+			r = !!(ent[i] & (3ULL << 62));
+	}
+	close(fd);
+	return r;
+}
+
+static void victim(const struct line *l, uint64_t start, uint64_t end,
+		   struct pl_victims *vs)
+{
+	struct ncb__wvictim *v = &vs->v[vs->n];
+
+	memset(v, 0, sizeof(*v));
+	memcpy(vs->path[vs->n], l->path, PL_PATH);
+	v->m.size = sizeof(v->m);
+	v->m.start = l->start;
+	v->m.end = l->end;
+	v->m.offset = l->offset;
+	v->m.inode = l->ino;
+	v->m.dev_major = l->major;
+	v->m.dev_minor = l->minor;
+	v->m.prot = l->prot;
+	v->m.shared = l->shared;
+	v->m.path = vs->path[vs->n];
+	if (l->ino)
+		file_facts(l, v);
+	if (!l->prot && !l->shared)
+		v->has_data = holds_data(l->start > start ? l->start : start,
+					 l->end < end ? l->end : end);
+	vs->n++;
+}
+
+int pl_victims(uint64_t start, uint64_t end, struct pl_victims *vs)
+{
+	struct line *l = &scratch;
+	int r;
+
+	vs->n = 0;
+	vs->truncated = 0;
+	if (maps_open())
+		return -1;
+	while ((r = maps_next(l)) == 1 && l->start < end) {
+		if (l->end <= start)
+			continue;
+		if (vs->n == PL_VICTIMS) {
+			vs->truncated = 1;
+			break;
+		}
+		victim(l, start, end, vs);
+	}
+	close(maps.fd);
+	return r < 0 ? -1 : 0;
+}

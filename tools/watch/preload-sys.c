@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The preload watcher's system calls: the placements it takes, made to
+ * the kernel directly, and the core's exact ones (noclobber_core.h, its
+ * definitions hidden in this object).
+ */
+#include <errno.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NCB_CORE_IMPLEMENTATION
+#define NCB_CORE_DEF __attribute__((visibility("hidden")))
+#include "noclobber_core.h"
+#include "preload.h"
+
+long pl_sys(long n, long a, long b, long c, long d, long e, long f)
+{
+	return ncb__sc(n, a, b, c, d, e, f);
+}
+
+long pl_mmap(uint64_t addr, uint64_t len, int prot, int flags, int fd,
+	     int64_t off)
+{
+	return ncb__mmap_raw((unsigned long)addr, (unsigned long)len, prot,
+			     flags, fd, off);
+}
+
+long pl_mremap(uint64_t old, uint64_t old_len, uint64_t new_len, int flags,
+	       uint64_t new_addr)
+{
+	return ncb__mremap_raw((unsigned long)old, (unsigned long)old_len,
+			       (unsigned long)new_len, flags,
+			       (unsigned long)new_addr);
+}
+
+long pl_munmap(uint64_t addr, uint64_t len)
+{
+	return ncb__munmap((unsigned long)addr, (unsigned long)len);
+}
+
+/*
+ * shmat, or where the kernel has no call of its own for it (i386, s390x
+ * and ppc64le before Linux 5.1) ipc(2)'s, version 0, which writes the
+ * address to a word of ours.
+ */
+long pl_shmat(int id, uint64_t addr, int flags)
+{
+	long r = -ENOSYS;
+#ifdef __NR_ipc
+	unsigned long at = 0;
+#endif
+
+#ifdef __NR_shmat
+	r = NCB__SC3(__NR_shmat, id, addr, flags);
+#endif
+#ifdef __NR_ipc
+	if (r == -ENOSYS) {
+		r = NCB__SC5(__NR_ipc, WC_IPC_SHMAT, id, flags, &at, addr);
+		if (!r)
+			r = (long)at;
+	}
+#endif
+	return r;
+}
+
+long pl_mmap_exact(uint64_t addr, uint64_t len, int prot, int flags, int fd,
+		   int64_t off)
+{
+	return ncb_core_mmap((void *)(uintptr_t)addr, (unsigned long)len, prot,
+			     flags, fd, off);
+}
+
+long pl_mremap_exact(uint64_t old, uint64_t old_len, uint64_t new_len,
+		     int flags, uint64_t new_addr)
+{
+	return ncb_core_mremap((void *)(uintptr_t)old, (unsigned long)old_len,
+			       (unsigned long)new_len, flags,
+			       (void *)(uintptr_t)new_addr);
+}
+
+uint64_t pl_page(void)
+{
+	return ncb_core_page_size();
+}
+
+void pl_write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+double pl_now(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts))
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+uint64_t pl_granule(int flags, int fd)
+{
+	return ncb__granule(flags, fd);
+}
+
+uint64_t pl_page_at(uint64_t addr)
+{
+	unsigned long long s, e, page = 0;
+	int fd = ncb__open_maps();
+
+	/* The ioctl where it answers (6.11), else smaps' KernelPageSize. */
+	if (fd >= 0 && ncb__query_at(fd, (unsigned long)addr, 0, &s, &e,
+				      &page) == 1 && page) {
+		ncb__close(fd);
+		return page;
+	}
+	if (fd >= 0)
+		ncb__close(fd);
+	page = ncb__smaps_page((unsigned long)addr);
+	return page ? page : pl_page();
+}
+
+int pl_mapped(uint64_t addr)
+{
+	return ncb_core_occupied((unsigned long)addr,
+				 (unsigned long)addr + 1) == 1;
+}

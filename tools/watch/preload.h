@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The preload watcher (libnoclobber-preload.so): the program's own calls
+ * to mmap, mremap, shmat and munmap (and syscall(2) naming them) taken in
+ * the process, judged by the rules every watcher shares, acted on and
+ * reported.  Everything here runs inside a call that may be made from a
+ * signal handler, or from malloc holding its arena's lock: no allocation,
+ * no stdio, no lock but its own, system calls made directly.
+ *
+ *   preload.c       the calls taken, the modes, the verdict acted on
+ *   preload-sys.c   system calls, the core's exact placement, the clock
+ *   preload-space.c what the process maps: makers recorded, victims read
+ *   preload-out.c   the reports, as the other watchers word them
+ */
+#ifndef NCB_WATCH_PRELOAD_H
+#define NCB_WATCH_PRELOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "calls.h"
+#include "rules.h"
+
+/* ---- preload-sys.c ---- */
+
+/*
+ * The calls this library takes, made to the kernel directly (the C
+ * library's would come back here); the result, or -errno.  The C
+ * library's async-signal-safe calls (open, read, write, fstat...) are
+ * used as they are.
+ */
+long pl_sys(long n, long a, long b, long c, long d, long e, long f);
+long pl_mmap(uint64_t addr, uint64_t len, int prot, int flags, int fd,
+	     int64_t off);
+long pl_mremap(uint64_t old, uint64_t old_len, uint64_t new_len, int flags,
+	       uint64_t new_addr);
+long pl_munmap(uint64_t addr, uint64_t len);
+long pl_shmat(int id, uint64_t addr, int flags);
+/* The core's: placed exactly at addr, or -EEXIST; never a replacement. */
+long pl_mmap_exact(uint64_t addr, uint64_t len, int prot, int flags, int fd,
+		   int64_t off);
+long pl_mremap_exact(uint64_t old, uint64_t old_len, uint64_t new_len,
+		     int flags, uint64_t new_addr);
+uint64_t pl_page(void);
+/*
+ * What an mmap's length is rounded to (a huge page for MAP_HUGETLB or a
+ * hugetlbfs file; 0 if that is not known), and the page size of the
+ * mapping at addr (a moved huge page mapping's).
+ */
+uint64_t pl_granule(int flags, int fd);
+uint64_t pl_page_at(uint64_t addr);
+/* Whether a mapping holds addr. */
+int pl_mapped(uint64_t addr);
+/* All of buf written (short writes and EINTR retried), or given up. */
+void pl_write_all(int fd, const char *buf, size_t len);
+double pl_now(void);
+
+/* ---- preload-space.c ---- */
+
+/* What one judgment reads: the victims, their paths, the process. */
+#define PL_VICTIMS 32
+#define PL_PATH 256
+
+struct pl_victims {
+	struct ncb__wvictim v[PL_VICTIMS];
+	char path[PL_VICTIMS][PL_PATH];
+	size_t n;
+	int truncated;			/* more mappings than room */
+};
+
+/* Where a piece of code is: its module and the offset in its file. */
+struct pl_site {
+	struct ncb__wmod mod;
+	uint64_t offset;
+	char path[PL_PATH];		/* "" for code in no file */
+	char symbol[128];		/* "" if the symbol tables say none */
+	uint64_t sym_off;
+};
+
+/* The space's lock: taken by every record and judgment, not waited for
+   by the thread that holds it (a signal handler's call). 0, or -1. */
+int pl_lock(void);
+void pl_unlock(void);
+/* The module the code at addr is in (read again once if not known). */
+void pl_site_of(uint64_t addr, struct pl_site *s);
+/* A module's path, from its code's mappings; "" if none is mapped. */
+void pl_module_path(struct ncb__wmod mod, char path[PL_PATH]);
+/* The symbol holding the site's offset, from its file's symbol table. */
+void pl_symbol(struct pl_site *s);
+/* A region made by the code at by: recorded (by the lock's holder). */
+void pl_record(uint64_t start, uint64_t end, uint64_t by, int fd,
+	       unsigned int call);
+/* [start, end) unmapped: no record of it stays. */
+void pl_forget(uint64_t start, uint64_t end);
+/* The mappings meeting [start, end), as the rules want them: 0, or -1. */
+int pl_victims(uint64_t start, uint64_t end, struct pl_victims *vs);
+/* The process as the rules see it: the calling thread its only one. */
+void pl_proc(struct ncb__wproc *p, struct ncb__wthread *self);
+/* The file an fd names, as a module (0, 0 for none). */
+struct ncb__wmod pl_file(int fd);
+const struct ncb__wregion *pl_region(size_t i);
+void pl_space_init(void);
+/* Seconds since the watch began in this process. */
+double pl_since(void);
+/* The interpreter: the module at its base (AT_BASE; 0: the program). */
+void pl_set_interp(uint64_t base);
+/* After fork: the child's lock free, whatever the parent's threads did. */
+void pl_space_child(void);
+
+/* ---- preload-out.c ---- */
+
+/* One judged call, as reported. */
+struct pl_event {
+	enum wcall call;
+	const char *name;
+	uint64_t args[6];
+	uint64_t start, end;
+	pid_t pid, tid;
+	enum ncb__wclass cls;
+	int unjudged;
+	struct pl_victims *vs;
+	size_t culprit;
+	struct pl_site caller;
+	enum waction action;
+	long result;			/* -errno, or the address */
+	int have_result;
+	double when;
+};
+
+struct pl_counts {
+	unsigned long fixed, by_class[NCB__WC_SPANS + 1], invalid, unjudged;
+};
+
+void pl_out_init(int fd, int json, const char *program);
+void pl_report(const struct pl_event *e);
+void pl_summary(pid_t pid, const struct pl_counts *c);
+/* A warning, once, on the report stream: what the watcher cannot see. */
+void pl_warn(const char *what);
+
+#endif
