@@ -132,6 +132,7 @@ TOOL_SRC += $(WATCH_REGS) $(filter-out \
 	tools/watch/arch-% tools/watch/system% tools/watch/preload% \
 	$(WATCH_LIB_SRC), $(wildcard tools/watch/*.c))
 TOOL_LIBS := -lseccomp
+TOOL_DEFS := -DNCB_PRELOAD_LIB='"$(LIBDIR)/libnoclobber-preload.so"'
 LITE_DEFS := -DNCB_WATCH_HELPER='"$(HELPER_PATH)"'
 all: $(HELPER)
 else
@@ -362,7 +363,7 @@ install: all
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)/examples
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHLIB) $(PRELOAD) $(DESTDIR)$(LIBDIR)/
 	ln -sf libnoclobber.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libnoclobber.so
 	install -m 644 include/noclobber.h include/noclobber_core.h \

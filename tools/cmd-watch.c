@@ -28,6 +28,9 @@ static void watch_usage(FILE *f)
 		   "       noclobber watch [--deny | --upgrade] [--json] "
 		   "[-O FILE] [--report-html FILE]\n"
 		   "                       -p PID\n"
+		   "       noclobber watch --preload [--deny | --upgrade] "
+		   "[--emulate] [--json] [-O FILE]\n"
+		   "                       [--] PROG [ARGS...]\n"
 		   "       noclobber watch --system [--json] [-O FILE] "
 		   "[--report-html FILE]\n"
 		   "                       [--cgroup DIR | --comm NAME | "
@@ -50,6 +53,14 @@ static void watch_usage(FILE *f)
 		   "  --report-html FILE  at the end, a page of every "
 		   "reported placement with a\n                picture of "
 		   "its range before the call (see noclobber(1))\n"
+		   "  --preload     watch from inside PROG (a library it "
+		   "loads first, LD_PRELOAD):\n                at the cost "
+		   "of a function call, but blind to what the C\n"
+		   "                library maps itself and to static "
+		   "programs (said)\n"
+		   "  --emulate     with --preload: MAP_FIXED_NOREPLACE kept "
+		   "exactly for PROG,\n                whatever the kernel "
+		   "or an emulator does with the flag\n"
 		   "  -p, --pid PID       watch a running process; Ctrl-C "
 		   "detaches and leaves\n                it running.  Without "
 		   "a filter (none can be put in a\n                running "
@@ -699,6 +710,20 @@ static int run_system(struct scope *sc, struct watch_opts *o)
 	return 125;
 }
 
+/* --preload: the program run with the library; back only on failure. */
+static int run_preload(char *const argv[], int mode, int emulate,
+		       struct out *o, const char *file, int *failed,
+		       char *why, size_t whylen)
+{
+	char words[32];
+
+	snprintf(words, sizeof(words), "%s%s", mode == WATCH_DENY ? "deny" :
+		 mode == WATCH_UPGRADE ? "upgrade" : "report",
+		 emulate ? ",emulate" : "");
+	return watch_preload(argv, words, o->json, file, o->f, failed, why,
+			     whylen);
+}
+
 int cmd_watch(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -713,6 +738,8 @@ int cmd_watch(int argc, char **argv)
 		{ "uid", required_argument, NULL, 'U' },
 		{ "buffer", required_argument, NULL, 'B' },
 		{ "report-html", required_argument, NULL, 'H' },
+		{ "preload", no_argument, NULL, 'P' },
+		{ "emulate", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -724,7 +751,7 @@ int cmd_watch(int argc, char **argv)
 	struct page page = { .file = NULL };
 	const char *file = NULL;
 	char why[512] = "";
-	int c, r, failed = 0, sys = 0;
+	int c, r, failed = 0, sys = 0, preload = 0, emulate = 0;
 	pid_t pid;
 
 	/* '+': the program's own options are its own. */
@@ -741,6 +768,10 @@ int cmd_watch(int argc, char **argv)
 			sys = 1;
 		} else if (c == 'H' && *optarg) {
 			page.file = optarg;
+		} else if (c == 'P') {
+			preload = 1;
+		} else if (c == 'E') {
+			emulate = 1;
 		} else if (c == 'B' && !parse_buffer(optarg, &sc.so.buffer)) {
 			continue;
 		} else if (strchr("pgcU", c) && c &&
@@ -754,12 +785,15 @@ int cmd_watch(int argc, char **argv)
 			return 125;
 		}
 	}
-	if (check_use(&sc, sys, o.mode, argc - optind)) {
+	if (check_use(&sc, sys, o.mode, argc - optind) ||
+	    (emulate && !preload) ||
+	    (preload && (sys || sc.so.npids || page.file))) {
 		watch_usage(stderr);
 		return 125;
 	}
 	pid = sc.so.npids && !sys ? sc.pids[0] : 0;
-	if (o.mode == WATCH_UPGRADE &&
+	/* The preload's upgrade is the core's: exact on any kernel. */
+	if (o.mode == WATCH_UPGRADE && !preload &&
 	    ncb_core_probe() != NCB_NOREPLACE_HONOURED) {
 		fprintf(stderr, "noclobber watch: --upgrade: this kernel does "
 			"not honour MAP_FIXED_NOREPLACE (see noclobber "
@@ -782,7 +816,10 @@ int cmd_watch(int argc, char **argv)
 		r = page_close(&page, &out, 1) ? 125 : r;
 		return close_out(&out, file) ? 125 : r;
 	}
-	if (pid)
+	if (preload)
+		r = run_preload(argv + optind, o.mode, emulate, &out, file,
+				&failed, why, sizeof(why));
+	else if (pid)
 		r = watch_attach(pid, &o, why, sizeof(why));
 	else
 		r = watch_run(argv + optind, &o, &failed, why, sizeof(why));

@@ -128,6 +128,16 @@ int watch_attach(pid_t pid, const struct watch_opts *o, char *why,
 		 size_t whylen);
 
 /*
+ * Runs argv with the preload watcher (libnoclobber-preload.so) in mode
+ * (NCB_PRELOAD's words), its reports to file (NULL: standard error),
+ * what it cannot see in the program said on report first.  Returns only
+ * if the program could not be run: -errno with why, *exec_failed set if
+ * it was the program's fault (not found, not executable).
+ */
+int watch_preload(char *const argv[], const char *mode, int json,
+		  const char *file, FILE *report, int *exec_failed, char *why,
+		  size_t whylen);
+/*
  * Watches every process on the machine, or those in the scope, until
  * SIGINT, SIGTERM or SIGHUP: 0, or -errno with why (a sentence) if the
  * machine does not allow it.  Reports clobbers as they happen; summaries

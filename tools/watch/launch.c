@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * noclobber watch --preload: the program run with the preload watcher
+ * (libnoclobber-preload.so) in place of a tracer.  What the library
+ * needs is said in the environment, which it keeps across exec for the
+ * program's children; what it cannot see in the program is said before
+ * it runs.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "noclobber.h"
+#include "watch.h"
+
+#ifndef NCB_PRELOAD_LIB
+#define NCB_PRELOAD_LIB "/usr/lib/libnoclobber-preload.so"
+#endif
+
+/*
+ * The library: beside this program (a build tree), else where it is
+ * installed.  0, or -ENOENT.
+ */
+static int library(char *out, size_t len)
+{
+	char self[PATH_MAX - 64], *slash;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(out, len, "%s/libnoclobber-preload.so", self);
+			if (!access(out, R_OK))
+				return 0;
+		}
+	}
+	snprintf(out, len, "%s", NCB_PRELOAD_LIB);
+	return access(out, R_OK) ? -ENOENT : 0;
+}
+
+/* PROG as execvp(3) finds it: 0, or -errno. */
+static int find(const char *prog, char *out, size_t len)
+{
+	const char *path = getenv("PATH"), *end;
+	size_t n;
+
+	if (strchr(prog, '/')) {
+		snprintf(out, len, "%s", prog);
+		return access(out, X_OK) ? -errno : 0;
+	}
+	for (path = path ? path : "/usr/bin:/bin"; *path; path = end + !!*end) {
+		end = strchrnul(path, ':');
+		n = (size_t)(end - path);
+		snprintf(out, len, "%.*s/%s", (int)n, n ? path : ".", prog);
+		if (!access(out, X_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/* Whether the ELF file has a section of that name (Go's build info). */
+static int has_section(int fd, const char *name)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, names;
+	char buf[32];
+	unsigned int i;
+
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(sh) || eh.e_shstrndx >= eh.e_shnum ||
+	    pread(fd, &names, sizeof(names), (off_t)(eh.e_shoff +
+		  (uint64_t)eh.e_shstrndx * sizeof(sh))) != sizeof(names))
+		return 0;
+	for (i = 0; i < eh.e_shnum; i++) {
+		if (pread(fd, &sh, sizeof(sh), (off_t)(eh.e_shoff +
+			  (uint64_t)i * sizeof(sh))) != sizeof(sh) ||
+		    sh.sh_name >= names.sh_size)
+			continue;
+		if (pread(fd, buf, sizeof(buf), (off_t)(names.sh_offset +
+			  sh.sh_name)) > 0 && !strncmp(buf, name, sizeof(buf)))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * What the library cannot see in the program, said: a static program
+ * (the loader never reads LD_PRELOAD), a set-ID one (it ignores it), a
+ * Go one (its runtime makes its own system calls).
+ */
+static void what_it_cannot_see(const char *path, FILE *out)
+{
+	struct ncb_elf_info info = NCB_INIT(ncb_elf_info);
+	struct ncb_elf *elf;
+	struct stat st;
+	char why[256];
+	int fd;
+
+	if (!stat(path, &st) && (st.st_mode & (S_ISUID | S_ISGID)))
+		fprintf(out, "noclobber watch: %s: set-user-ID or set-group-ID"
+			": the loader ignores LD_PRELOAD, nothing is watched "
+			"(watch without --preload covers it)\n", path);
+	if (ncb_elf_open(&elf, path, why, sizeof(why)))
+		return;
+	if (!ncb_elf_info(elf, &info) && !info.interp)
+		fprintf(out, "noclobber watch: %s: a static program: no "
+			"loader reads LD_PRELOAD, nothing is watched (watch "
+			"without --preload covers it)\n", path);
+	ncb_elf_close(elf);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && has_section(fd, ".go.buildinfo"))
+		fprintf(out, "noclobber watch: %s: a Go program: its runtime "
+			"maps memory with system calls of its own, which are "
+			"not watched (watch without --preload covers them)\n",
+			path);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* name=value put first in a list variable (LD_PRELOAD's spaces). */
+static int prepend(const char *name, const char *value)
+{
+	const char *old = getenv(name);
+	char *v;
+	int r;
+
+	if (!old || !*old)
+		return setenv(name, value, 1);
+	if (asprintf(&v, "%s %s", value, old) < 0)
+		return -1;
+	r = setenv(name, v, 1);
+	free(v);
+	return r;
+}
+
+int watch_preload(char *const argv[], const char *mode, int json,
+		  const char *file, FILE *report, int *exec_failed, char *why,
+		  size_t whylen)
+{
+	char lib[PATH_MAX], prog[PATH_MAX], abs[PATH_MAX];
+	int err;
+
+	*exec_failed = 0;
+	if (library(lib, sizeof(lib))) {
+		snprintf(why, whylen, "--preload: %s is not installed", lib);
+		return -ENOENT;
+	}
+	err = find(argv[0], prog, sizeof(prog));
+	if (err) {
+		*exec_failed = 1;
+		snprintf(why, whylen, "%s: %s", argv[0], strerror(-err));
+		return err;
+	}
+	what_it_cannot_see(prog, report);
+	fflush(report);
+	/* The reports' file by a name that holds in the program's cwd. */
+	if (file && !realpath(file, abs)) {
+		snprintf(why, whylen, "%s: %s", file, strerror(errno));
+		return -errno;
+	}
+	if (setenv("NCB_PRELOAD", mode, 1) ||
+	    setenv("NCB_PRELOAD_JSON", json ? "1" : "0", 1) ||
+	    (file ? setenv("NCB_PRELOAD_OUTPUT", abs, 1) :
+	     unsetenv("NCB_PRELOAD_OUTPUT")) ||
+	    prepend("LD_PRELOAD", lib))
+		return -errno;
+	execv(prog, argv);
+	err = -errno;
+	*exec_failed = 1;
+	snprintf(why, whylen, "%s: %s", prog, strerror(-err));
+	return err;
+}
