@@ -227,8 +227,11 @@ static void made_by(const struct pl_event *e, size_t i)
 		str("the kernel (execve)");
 		return;
 	case NCB__W_THREAD_STACK:
-		str("clone (thread ");
-		sdec(v->tid);
+		str("pthread_create (thread ");
+		if (v->tid)
+			sdec(v->tid);
+		else
+			str("not yet running");
 		ch(')');
 		return;
 	case NCB__W_LIBRARY:
@@ -357,9 +360,11 @@ static void human(const struct pl_event *e)
 		ch(' ');
 		str(v->m.path[0] ? v->m.path : "(anonymous)");
 		str(": ");
-		if (v->kind == NCB__W_THREAD_STACK) {
+		if (v->kind == NCB__W_THREAD_STACK && v->tid) {
 			str("stack of thread ");
 			sdec(v->tid);
+		} else if (v->kind == NCB__W_THREAD_STACK) {
+			str("stack of a thread not yet running");
 		} else {
 			str(ncb__wkind_name(v->kind));
 		}

@@ -50,8 +50,12 @@ void pl_unlock(void)
 	__atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE);
 }
 
+/* Only the thread that forked goes on in the child. */
+static size_t nthreads;
+
 void pl_space_child(void)
 {
+	nthreads = 0;
 	held = 0;
 	__atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE);
 }
@@ -71,9 +75,28 @@ static struct {
 	size_t at, len;
 } maps;
 
+/*
+ * The calling thread's view (Linux 3.17): once the main thread has
+ * exited, /proc/self is a zombie's and its maps are empty.
+ */
+static int proc_open(const char *name)
+{
+	char path[64] = "/proc/thread-self/";
+	int fd;
+
+	strcat(path, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		memcpy(path, "/proc/self/", sizeof("/proc/self/"));
+		strcat(path, name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	return fd;
+}
+
 static int maps_open(void)
 {
-	maps.fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	maps.fd = proc_open("maps");
 	maps.at = maps.len = 0;
 	return maps.fd < 0 ? -1 : 0;
 }
@@ -343,13 +366,57 @@ void pl_set_interp(uint64_t base)
 	interp = base ? mod_at(base) : exe;
 }
 
-void pl_proc(struct ncb__wproc *p, struct ncb__wthread *self)
+/*
+ * The threads pthread_create made, each with its stack (known to its
+ * creator, so that a call made before the thread runs finds it) and,
+ * once it runs, its thread ID.  The rules tell stacks apart by them.
+ */
+#define THREADS_MAX 4096
+
+static struct ncb__wthread threads[THREADS_MAX + 1];
+static uint64_t bases[THREADS_MAX];
+
+void pl_thread_made(uint64_t base, uint64_t top)
+{
+	if (nthreads == THREADS_MAX || top <= base)
+		return;
+	bases[nthreads] = base;
+	/* Its stack pointer will be near the top: the rules want one. */
+	threads[nthreads++] = (struct ncb__wthread){ 0, top - 1, top };
+}
+
+void pl_thread_runs(pid_t tid, uint64_t sp)
+{
+	size_t i;
+
+	for (i = 0; i < nthreads; i++)
+		if (!threads[i].tid && sp >= bases[i] &&
+		    sp < threads[i].top) {
+			threads[i].tid = tid;
+			return;
+		}
+}
+
+void pl_thread_end(pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < nthreads; i++)
+		if (threads[i].tid == tid) {
+			threads[i] = threads[--nthreads];
+			bases[i] = bases[nthreads];
+			return;
+		}
+}
+
+void pl_proc(struct ncb__wproc *p, const struct ncb__wthread *self)
 {
 	memset(p, 0, sizeof(*p));
 	p->exe = exe;
 	p->interp = interp;
-	p->threads = self;
-	p->nthreads = 1;
+	threads[nthreads] = *self;
+	p->threads = threads;
+	p->nthreads = nthreads + 1;
 	p->regions = regions.r;
 	p->nregions = regions.n;
 }
@@ -402,7 +469,7 @@ static int holds_data(uint64_t s, uint64_t e)
 	ssize_t n = 0, i;
 	int fd, r = 0;
 
-	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	fd = proc_open("pagemap");
 	if (fd < 0)
 		return 0;
 	for (at = s / page; !r && at < e / page; at += (uint64_t)n) {

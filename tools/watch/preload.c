@@ -15,6 +15,7 @@
  * they made is of no known maker, and a placement over it unjudged.
  * noclobber(1) says what each mode does.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -552,6 +553,45 @@ PL_API int munmap(void *addr, size_t len)
 }
 
 /*
+ * The call a system call number names, its arguments as mmap, mremap and
+ * shmat take them (mmap2's offset in 4096-byte units made bytes; the old
+ * mmap's six read from the block its one argument points at); WC_NONE
+ * for any other.
+ */
+static enum wcall syscall_call(long n, const long a[6], uint64_t out[6])
+{
+	int i;
+
+	for (i = 0; i < 6; i++)
+		out[i] = (uint64_t)(unsigned long)a[i];
+#ifdef SYS_mmap2
+	if (n == SYS_mmap2) {
+		out[5] <<= 12;
+		return WC_MMAP;
+	}
+#endif
+#if defined(SYS_mmap) && (defined(__i386__) || defined(__s390x__))
+	if (n == SYS_mmap) {
+		const unsigned long *block = (const unsigned long *)a[0];
+
+		for (i = 0; i < 6; i++)
+			out[i] = block ? block[i] : 0;
+		return block ? WC_MMAP : WC_NONE;
+	}
+#elif defined(SYS_mmap)
+	if (n == SYS_mmap)
+		return WC_MMAP;
+#endif
+	if (n == SYS_mremap)
+		return WC_MREMAP;
+#ifdef SYS_shmat
+	if (n == SYS_shmat)
+		return WC_SHMAT;
+#endif
+	return WC_NONE;
+}
+
+/*
  * syscall(2) naming a call taken goes the same way; any other is made
  * as the C library would make it.
  */
@@ -567,13 +607,7 @@ PL_API long syscall(long n, ...)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
 	HERE(&k);
-	for (i = 0; i < 6; i++)
-		k.a[i] = (uint64_t)a[i];
-	k.c = n == SYS_mmap ? WC_MMAP : n == SYS_mremap ? WC_MREMAP :
-#ifdef SYS_shmat
-	      n == SYS_shmat ? WC_SHMAT :
-#endif
-	      WC_NONE;
+	k.c = syscall_call(n, a, k.a);
 	if (k.c != WC_NONE)
 		r = placement(&k);
 	else if (n == SYS_munmap)
@@ -585,5 +619,85 @@ PL_API long syscall(long n, ...)
 		return -1;
 	}
 	errno = saved;
+	return r;
+}
+
+/*
+ * pthread_create: the thread started by a function of ours first, which
+ * records where its stack is (the rules tell one thread's stack from
+ * another's by that) until it ends.  Threads made otherwise (clone(2)
+ * itself) are not known: their stacks are memory of no known maker.
+ */
+typedef int create_fn(pthread_t *, const pthread_attr_t *,
+		      void *(*)(void *), void *);
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void thread_ends(void *unused)
+{
+	(void)unused;
+	if (!pl_lock()) {
+		pl_thread_end(gettid());
+		pl_unlock();
+	}
+}
+
+static void *thread_starts(void *p)
+{
+	struct start s = *(struct start *)p;
+	void *r;
+
+	free(p);
+	if (!pl_lock()) {
+		pl_thread_runs(gettid(),
+			       (uintptr_t)__builtin_frame_address(0));
+		pl_unlock();
+	}
+	pthread_cleanup_push(thread_ends, NULL);
+	r = s.fn(s.arg);
+	pthread_cleanup_pop(1);
+	return r;
+}
+
+/* The new thread's stack, known before it runs. */
+static void known_stack(pthread_t t)
+{
+	pthread_attr_t at;
+	size_t size;
+	void *base;
+
+	if (pthread_getattr_np(t, &at))
+		return;
+	if (!pthread_attr_getstack(&at, &base, &size) && !pl_lock()) {
+		pl_thread_made((uintptr_t)base, (uintptr_t)base + size);
+		pl_unlock();
+	}
+	pthread_attr_destroy(&at);
+}
+
+PL_API int pthread_create(pthread_t *t, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg)
+{
+	static create_fn *real;
+	struct start *s;
+	int r;
+
+	if (!real)
+		real = (create_fn *)dlsym(RTLD_NEXT, "pthread_create");
+	if (!real)
+		return EAGAIN;
+	s = malloc(sizeof(*s));
+	if (!s)
+		return real(t, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	r = real(t, attr, thread_starts, s);
+	if (r)
+		free(s);
+	else
+		known_stack(*t);
 	return r;
 }

@@ -94,8 +94,15 @@ void pl_record(uint64_t start, uint64_t end, uint64_t by, int fd,
 void pl_forget(uint64_t start, uint64_t end);
 /* The mappings meeting [start, end), as the rules want them: 0, or -1. */
 int pl_victims(uint64_t start, uint64_t end, struct pl_victims *vs);
-/* The process as the rules see it: the calling thread its only one. */
-void pl_proc(struct ncb__wproc *p, struct ncb__wthread *self);
+/* The process as the rules see it: its threads, the caller's last. */
+void pl_proc(struct ncb__wproc *p, const struct ncb__wthread *self);
+/*
+ * A thread pthread_create made: its stack [base, top), told by its
+ * creator; its ID once it runs (sp in that stack); its end.
+ */
+void pl_thread_made(uint64_t base, uint64_t top);
+void pl_thread_runs(pid_t tid, uint64_t sp);
+void pl_thread_end(pid_t tid);
 /* The file an fd names, as a module (0, 0 for none). */
 struct ncb__wmod pl_file(int fd);
 const struct ncb__wregion *pl_region(size_t i);
