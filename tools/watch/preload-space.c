@@ -305,8 +305,24 @@ struct ncb__wmod pl_file(int fd)
 	return m;
 }
 
-void pl_record(uint64_t start, uint64_t end, uint64_t by, int fd,
-	       unsigned int call)
+struct ncb__wmod pl_file_at(uint64_t at)
+{
+	struct ncb__wmod m = { 0, 0 };
+	struct line *l = &scratch;
+
+	if (maps_open())
+		return m;
+	while (maps_next(l) == 1 && l->start <= at)
+		if (at < l->end) {
+			m = mod_of(l);
+			break;
+		}
+	close(maps.fd);
+	return m;
+}
+
+void pl_record(uint64_t start, uint64_t end, uint64_t by,
+	       struct ncb__wmod file, unsigned int call)
 {
 	struct ncb__wregion r = { .start = start, .end = end, .call = call };
 	struct pl_site s;
@@ -314,7 +330,7 @@ void pl_record(uint64_t start, uint64_t end, uint64_t by, int fd,
 	pl_site_of(by, &s);
 	r.by = s.mod;
 	r.by_off = s.offset;
-	r.file = pl_file(fd);
+	r.file = file;
 	r.when = pl_since();
 	/*
 	 * A full set keeps none of it, and no older record of it either:

@@ -189,6 +189,8 @@ __attribute__((destructor)) static void end(void)
 /* A call taken: as the program made it, and where from. */
 struct call {
 	enum wcall c;
+	long nr;			/* syscall(2)'s number; 0: the C
+					   library's function */
 	uint64_t a[6];			/* as mmap, mremap, shmat take them */
 	uint64_t ret;			/* the return address in its caller */
 	uint64_t sp;			/* about where its stack pointer was */
@@ -330,6 +332,11 @@ static long kernel(const struct call *k, int exact)
 	const uint64_t *a = k->a;
 	int flags = (int)a[3];
 
+	/* As the program asked it (an x32 number stays x32's). */
+	if (k->nr && !exact)
+		return pl_sys(k->nr, (long)a[0], (long)a[1], (long)a[2],
+			      (long)a[3], (long)a[4], (long)a[5]);
+
 	switch (wcall_family(k->c)) {
 	case WC_MMAP:
 		if (exact)
@@ -347,6 +354,7 @@ static long kernel(const struct call *k, int exact)
 /* What a call made, recorded with its maker; what it moved, forgotten. */
 static void made(const struct call *k, long r)
 {
+	const struct ncb__wmod none = { 0, 0 };
 	const uint64_t *a = k->a;
 	uint64_t at = (uint64_t)r, page = pl_page(), len;
 
@@ -354,8 +362,10 @@ static void made(const struct call *k, long r)
 	case WC_MMAP:
 		len = pl_granule((int)a[3], (int)a[4]);
 		len = wc_page_up(a[1], len ? len : page);
-		pl_record(at, at + len, k->ret,
-			  a[3] & WC_MAP_ANONYMOUS ? -1 : (int)a[4], WC_MMAP);
+		/* Shared anonymous memory is a file of its own. */
+		pl_record(at, at + len, k->ret, !(a[3] & WC_MAP_ANONYMOUS) ?
+			  pl_file((int)a[4]) : (a[3] & WC_MAP_TYPE_BITS) !=
+			  WC_MAP_PRIVATE ? pl_file_at(at) : none, WC_MMAP);
 		break;
 	case WC_MREMAP:
 		len = wc_page_up(a[2], page);
@@ -363,11 +373,11 @@ static void made(const struct call *k, long r)
 			pl_forget(a[0], a[0] + wc_page_up(a[1], page));
 		else if (at == a[0] && a[2] < a[1])
 			pl_forget(a[0] + len, a[0] + wc_page_up(a[1], page));
-		pl_record(at, at + len, k->ret, -1, WC_MREMAP);
+		pl_record(at, at + len, k->ret, pl_file_at(at), WC_MREMAP);
 		break;
 	default:
 		len = wc_page_up(seg_size((int)a[0]), page);
-		pl_record(at, at + len, k->ret, -1, WC_SHMAT);
+		pl_record(at, at + len, k->ret, pl_file_at(at), WC_SHMAT);
 		break;
 	}
 }
@@ -487,7 +497,7 @@ static void *as_mmap(long r, int saved)
 PL_API void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 		  off_t off)
 {
-	struct call k = { WC_MMAP, { (uintptr_t)addr, len, (uint64_t)prot,
+	struct call k = { WC_MMAP, 0, { (uintptr_t)addr, len, (uint64_t)prot,
 				     (uint64_t)flags, (uint64_t)fd,
 				     (uint64_t)off }, 0, 0 };
 	int saved = errno;
@@ -499,7 +509,7 @@ PL_API void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 PL_API void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 		    off64_t off)
 {
-	struct call k = { WC_MMAP, { (uintptr_t)addr, len, (uint64_t)prot,
+	struct call k = { WC_MMAP, 0, { (uintptr_t)addr, len, (uint64_t)prot,
 				     (uint64_t)flags, (uint64_t)fd,
 				     (uint64_t)off }, 0, 0 };
 	int saved = errno;
@@ -511,7 +521,7 @@ PL_API void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 PL_API void *mremap(void *old, size_t old_len, size_t new_len, int flags,
 		    ...)
 {
-	struct call k = { WC_MREMAP, { (uintptr_t)old, old_len, new_len,
+	struct call k = { WC_MREMAP, 0, { (uintptr_t)old, old_len, new_len,
 				       (uint64_t)flags, 0, 0 }, 0, 0 };
 	int saved = errno;
 	va_list ap;
@@ -528,7 +538,7 @@ PL_API void *mremap(void *old, size_t old_len, size_t new_len, int flags,
 
 PL_API void *shmat(int id, const void *addr, int flags)
 {
-	struct call k = { WC_SHMAT, { (uint64_t)id, (uintptr_t)addr,
+	struct call k = { WC_SHMAT, 0, { (uint64_t)id, (uintptr_t)addr,
 				      (uint64_t)flags, 0, 0, 0 }, 0, 0 };
 	int saved = errno;
 	long r;
@@ -562,6 +572,10 @@ static enum wcall syscall_call(long n, const long a[6], uint64_t out[6])
 {
 	int i;
 
+#ifdef __x86_64__
+	/* x32's numbers: the native ones with a bit set, the same calls. */
+	n &= ~0x40000000L;
+#endif
 	for (i = 0; i < 6; i++)
 		out[i] = (uint64_t)(unsigned long)a[i];
 #ifdef SYS_mmap2
@@ -597,7 +611,7 @@ static enum wcall syscall_call(long n, const long a[6], uint64_t out[6])
  */
 PL_API long syscall(long n, ...)
 {
-	struct call k = { WC_NONE, { 0 }, 0, 0 };
+	struct call k = { WC_NONE, 0, { 0 }, 0, 0 };
 	int saved = errno, i;
 	long a[6], r;
 	va_list ap;
@@ -608,6 +622,11 @@ PL_API long syscall(long n, ...)
 	va_end(ap);
 	HERE(&k);
 	k.c = syscall_call(n, a, k.a);
+#ifdef __x86_64__
+	/* x32's made as asked: a kernel without x32 refuses it. */
+	if (n & 0x40000000L)
+		k.nr = n;
+#endif
 	if (k.c != WC_NONE)
 		r = placement(&k);
 	else if (n == SYS_munmap)

@@ -87,9 +87,14 @@ void pl_site_of(uint64_t addr, struct pl_site *s);
 void pl_module_path(struct ncb__wmod mod, char path[PL_PATH]);
 /* The symbol holding the site's offset, from its file's symbol table. */
 void pl_symbol(struct pl_site *s);
-/* A region made by the code at by: recorded (by the lock's holder). */
-void pl_record(uint64_t start, uint64_t end, uint64_t by, int fd,
-	       unsigned int call);
+/*
+ * A region made by the code at by, mapping file: recorded (by the lock's
+ * holder).
+ */
+void pl_record(uint64_t start, uint64_t end, uint64_t by,
+	       struct ncb__wmod file, unsigned int call);
+/* What the mapping at holds maps (shared memory has its inode too). */
+struct ncb__wmod pl_file_at(uint64_t at);
 /* [start, end) unmapped: no record of it stays. */
 void pl_forget(uint64_t start, uint64_t end);
 /* The mappings meeting [start, end), as the rules want them: 0, or -1. */

@@ -1,0 +1,215 @@
+#!/bin/sh
+# noclobber watch --preload (libnoclobber-preload.so): the watcher's
+# corpus (tests/progs/clobber.c) judged from inside the process in every
+# mode, as the other watchers judge it, but where the C library made the
+# memory itself (unseen here) a placement over it is unjudged; the benign
+# patterns silent; real programs unchanged; what it cannot see said;
+# NCB_PRELOAD's words; and MAP_FIXED_NOREPLACE kept exactly by --emulate
+# for an unmodified program (tests/progs/noreplace.c) where the flag is
+# ignored: qemu-user, valgrind, the old-kernel and 4.17 emulators.
+b=${1:?build directory}
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/tap.sh"
+b=$(cd "$b" && pwd)
+nc=$b/noclobber
+lib=$b/libnoclobber-preload.so
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+have() { command -v "$1" >/dev/null 2>&1; }
+
+[ -f "$lib" ] || skip_all "no $lib: run make"
+"$nc" watch --help 2>&1 | grep -q -- --preload ||
+	skip_all "this noclobber has no watcher (WATCH=0)"
+have python3 || skip_all "python3 is not installed (it reads the JSON)"
+. "$top/tests/watch-events.sh"
+cc=${CC:-cc}
+$cc -O1 -o "$tmp/clobber" "$top/tests/progs/clobber.c" -pthread &&
+	$cc -O1 -shared -fPIC -o "$tmp/libncbcache.so" \
+		"$top/tests/progs/cache.c" &&
+	$cc -O1 -o "$tmp/noreplace" "$top/tests/progs/noreplace.c" -pthread ||
+	skip_all "the test programs do not build"
+p=$tmp/clobber
+
+# one_case CASE EVENT CLASS KIND MAKER: reported as EVENT of CLASS, its
+# victim's maker named; refused under --deny and --upgrade, intact.
+one_case() {
+	c=$1 event=$2 cls=$3 kind=$4 maker=$5
+	set -- "$c"
+	[ "$c" = cache ] && set -- cache "$tmp/libncbcache.so"
+	"$nc" watch --preload --json -O "$tmp/e" "$p" "$@" >"$tmp/o" 2>&1
+	events "$tmp/e" "len(ev) == 1" "ev[0]['event'] == '$event'" \
+		"ev[0]['class'] == '$cls'" \
+		"'$kind' in [v['kind'] for v in ev[0]['victims']]" \
+		"'$maker' in ev[0]['victims'][0]['creator']" \
+		"ev[0]['action'] == 'reported'" \
+		"ev[0]['caller']['module'] == '$p'" \
+		"ev[0]['caller']['symbol'] != ''" \
+		"len(sums) >= 1"
+	ok $? "$c: reported as $event, $cls ($kind, made by $maker)"
+	for m in --deny --upgrade; do
+		"$nc" watch --preload $m --json -O "$tmp/e" "$p" "$@" \
+			>"$tmp/o" 2>&1
+		grep -q "^$c: EEXIST$" "$tmp/o" && grep -qx intact "$tmp/o" &&
+			events "$tmp/e" "len(ev) == 1" \
+				"ev[0]['action'] in ('denied', 'upgraded')"
+		ok $? "$c $m: refused with EEXIST, nothing replaced"
+	done
+}
+
+while read -r c event cls kind maker; do
+	one_case "$c" "$event" "$cls" "$kind" "$maker"
+done <<EOF
+heap clobber kernel-memory heap kernel
+stack clobber kernel-memory stack kernel
+image clobber kernel-memory program kernel
+thread-stack clobber thread-stack thread-stack pthread_create
+many-threads clobber thread-stack thread-stack pthread_create
+library clobber other-module library loader
+mremap clobber kernel-memory heap kernel
+shmat clobber kernel-memory heap kernel
+fork clobber kernel-memory heap kernel
+vfork clobber kernel-memory heap kernel
+thread clobber kernel-memory heap kernel
+after-leader clobber kernel-memory heap kernel
+huge clobber kernel-memory heap kernel
+huge-mremap clobber kernel-memory heap kernel
+cache clobber other-module region libncbcache
+malloc-mmap unjudged unknown-maker anonymous not seen
+malloc-mremap unjudged unknown-maker anonymous not seen
+malloc-shmat unjudged unknown-maker anonymous not seen
+prot-none unjudged unknown-maker anonymous not seen
+EOF
+
+for m in "" --deny --upgrade; do
+	"$nc" watch --preload $m --json -O "$tmp/e" "$p" no-type >"$tmp/o" 2>&1
+	grep -q "^no-type: EINVAL$" "$tmp/o" && grep -qx intact "$tmp/o" &&
+		events "$tmp/e" "len(ev) == 0" "sums[0]['clobbers'] == 0" \
+			"sums[0]['invalid'] == 1"
+	ok $? "no-type ${m:-(report)}: the kernel's EINVAL, no clobber"
+done
+# The benign patterns; and the C library's arena reservation, which the
+# preload cannot tell from one of the program's own (it never sees the
+# C library map it): reservation pages of no known maker.
+while read -r c cls; do
+	for m in "" --deny --upgrade; do
+		"$nc" watch --preload $m --json -O "$tmp/e" "$p" "$c" \
+			>"$tmp/o" 2>&1
+		grep -q "^$c: ok$" "$tmp/o" &&
+			events "$tmp/e" "len(ev) == 0" \
+				"sums[0]['clobbers'] == 0" \
+				"sums[0]['unjudged'] == 0" \
+				"sums[0]['benign']['$cls'] >= 1"
+		ok $? "$c ${m:-(report)}: $cls, nothing reported"
+	done
+done <<EOF
+reserve reservation
+remap-own own-region
+ring reservation
+own-region own-region
+own-stack own-stack
+jit own-region
+at-break own-region
+arena reservation
+EOF
+
+# The human report: the other watchers' lines.
+"$nc" watch --preload "$p" heap >"$tmp/o" 2>&1
+grep -q '^noclobber watch: kernel-memory: clobber\[[0-9]*\] mmap(0x[0-9a-f]*, 0x1000, 3, 0x32, -1, 0) on \[' "$tmp/o" &&
+	grep -q '^  replaces \[.*\[heap\]: heap, made by the kernel$' "$tmp/o" &&
+	grep -q '^  called from .*clobber+0x[0-9a-f]* (over+0x[0-9a-f]*); reported$' "$tmp/o" &&
+	grep -q '^noclobber watch: clobber\[[0-9]*\]: 1 fixed placements: .*1 clobber$' "$tmp/o"
+ok $? "the report's lines are the other watchers'"
+
+# syscall(2) naming mmap goes the same way.
+"$nc" watch --preload --json -O "$tmp/e" "$p" x32 >"$tmp/o" 2>&1
+if grep -q "^x32: ENOSYS$" "$tmp/o"; then
+	skip "x32: this kernel takes no x32 call (syscall.x32=y)"
+else
+	events "$tmp/e" "len(ev) == 1" "ev[0]['class'] == 'kernel-memory'"
+	ok $? "x32's mmap through syscall(2): judged as mmap"
+fi
+
+# NCB_PRELOAD's words: a word that is no mode stops the program, said.
+LD_PRELOAD=$lib NCB_PRELOAD=deyn "$p" heap >"$tmp/o" 2>&1
+[ $? -eq 125 ] && grep -q 'NCB_PRELOAD: not a mode' "$tmp/o" &&
+	! grep -q '^heap' "$tmp/o"
+ok $? "NCB_PRELOAD=deyn: not run, said (125)"
+LD_PRELOAD=$lib NCB_PRELOAD=deny,upgrade "$p" heap >"$tmp/o" 2>&1
+[ $? -eq 125 ]
+ok $? "NCB_PRELOAD=deny,upgrade: not together (125)"
+LD_PRELOAD=$lib NCB_PRELOAD=deny,emulate NCB_PRELOAD_OUTPUT=$tmp/r \
+	"$p" heap >"$tmp/o" 2>&1
+grep -q '^heap: EEXIST$' "$tmp/o" && grep -q 'kernel-memory' "$tmp/r"
+ok $? "NCB_PRELOAD=deny,emulate: refused, reported to NCB_PRELOAD_OUTPUT"
+
+# What it cannot see, said before the program runs.
+if $cc -static -O1 -o "$tmp/static" "$top/tests/progs/hello.c" \
+	2>/dev/null; then
+	"$nc" watch --preload "$tmp/static" >"$tmp/o" 2>&1
+	grep -q 'a static program: no loader reads LD_PRELOAD' "$tmp/o"
+	ok $? "a static program: said, run all the same"
+else
+	skip "no static C library to build a static program"
+fi
+status 125 "--preload with -p: a usage error" "$nc" watch --preload -p 1
+status 125 "--preload with --system: a usage error" \
+	"$nc" watch --preload --system
+status 125 "--emulate without --preload: a usage error" \
+	"$nc" watch --emulate true
+status 127 "--preload, a program not found: 127" \
+	"$nc" watch --preload "$tmp/nothing"
+
+how=--preload real_programs
+
+# --emulate: an unmodified program that relies on MAP_FIXED_NOREPLACE
+# (QEMU since 8.1 does), where the flag is ignored.  Without, it must
+# fail there (else the environment honours the flag: nothing to show).
+# The library's words reach the program as the environment lets them:
+# qemu-user's -E (a guest's execve would run its program natively),
+# valgrind's own environment (it passes LD_PRELOAD on to its guest, and
+# follows no execve), env(1) inside a ptrace emulator (which follows it).
+with() {
+	how=$1
+	shift
+	case $how in
+	qemu) "$@" -E LD_PRELOAD="$lib" -E NCB_PRELOAD=emulate \
+		"$tmp/noreplace" ;;
+	outside) env LD_PRELOAD="$lib" NCB_PRELOAD=emulate "$@" \
+		"$tmp/noreplace" ;;
+	*) "$@" "$(command -v env)" LD_PRELOAD="$lib" NCB_PRELOAD=emulate \
+		"$tmp/noreplace" ;;
+	esac
+}
+emulated() {
+	name=$1
+	shift
+	if "$@" "$tmp/noreplace" >"$tmp/o" 2>&1; then
+		skip "$name honours MAP_FIXED_NOREPLACE: nothing to emulate"
+		return
+	fi
+	sed 's/^/# without: /' "$tmp/o"
+	with "$how" "$@" >"$tmp/o" 2>&1
+	s=$?
+	[ $s -eq 0 ] || sed 's/^/# /' "$tmp/o"
+	ok $s "$name: every placement exact or EEXIST, none lost"
+}
+"$tmp/noreplace" >"$tmp/o" 2>&1
+ok $? "natively: every placement exact or EEXIST, none lost"
+"$nc" watch --preload --emulate "$tmp/noreplace" >"$tmp/o" 2>&1
+ok $? "natively, --emulate: the same"
+if have qemu-x86_64; then
+	how=qemu emulated qemu-x86_64 qemu-x86_64
+else
+	skip "qemu-x86_64 is not installed"
+fi
+how=outside emulated valgrind valgrind -q
+emu=$b/tests/ncb-emu
+if [ -x "$emu" ] && "$emu" --mode=old /bin/true 2>/dev/null; then
+	how=inside emulated "a kernel before 4.17 (ncb-emu)" "$emu" \
+		--mode=old
+	how=inside emulated "Linux 4.17 (ncb-emu)" "$emu" --mode=4.17
+else
+	skip "tests/ncb-emu is not built or cannot trace here"
+	skip "tests/ncb-emu is not built or cannot trace here"
+fi
+done_testing
