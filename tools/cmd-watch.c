@@ -710,18 +710,40 @@ static int run_system(struct scope *sc, struct watch_opts *o)
 	return 125;
 }
 
+/* What the preload watcher cannot see in the program, as a report. */
+static void preload_warn(const char *prog, const char *what, void *arg)
+{
+	struct out *o = arg;
+	struct jw w;
+
+	if (!o->json) {
+		fputs("noclobber watch: ", o->f);
+		print_path(o->f, prog);
+		fprintf(o->f, ": %s\n", what);
+	} else if (!doc_begin(o, &w)) {
+		jw_str(&w, "event", "warning");
+		jw_str(&w, "program", prog);
+		jw_str(&w, "message", what);
+		doc_end(o, &w);
+	}
+	/* Written before the program runs and appends its own. */
+	fflush(o->f);
+}
+
 /* --preload: the program run with the library; back only on failure. */
 static int run_preload(char *const argv[], int mode, int emulate,
 		       struct out *o, const char *file, int *failed,
 		       char *why, size_t whylen)
 {
+	struct watch_preload_opts po = { .json = o->json, .file = file,
+					 .warn = preload_warn, .arg = o };
 	char words[32];
 
 	snprintf(words, sizeof(words), "%s%s", mode == WATCH_DENY ? "deny" :
 		 mode == WATCH_UPGRADE ? "upgrade" : "report",
 		 emulate ? ",emulate" : "");
-	return watch_preload(argv, words, o->json, file, o->f, failed, why,
-			     whylen);
+	po.mode = words;
+	return watch_preload(argv, &po, failed, why, whylen);
 }
 
 int cmd_watch(int argc, char **argv)

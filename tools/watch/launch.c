@@ -96,7 +96,8 @@ static int has_section(int fd, const char *name)
  * (the loader never reads LD_PRELOAD), a set-ID one (it ignores it), a
  * Go one (its runtime makes its own system calls).
  */
-static void what_it_cannot_see(const char *path, FILE *out)
+static void what_it_cannot_see(const char *path,
+			       const struct watch_preload_opts *o)
 {
 	struct ncb_elf_info info = NCB_INIT(ncb_elf_info);
 	struct ncb_elf *elf;
@@ -105,22 +106,21 @@ static void what_it_cannot_see(const char *path, FILE *out)
 	int fd;
 
 	if (!stat(path, &st) && (st.st_mode & (S_ISUID | S_ISGID)))
-		fprintf(out, "noclobber watch: %s: set-user-ID or set-group-ID"
-			": the loader ignores LD_PRELOAD, nothing is watched "
-			"(watch without --preload covers it)\n", path);
-	if (ncb_elf_open(&elf, path, why, sizeof(why)))
-		return;
-	if (!ncb_elf_info(elf, &info) && !info.interp)
-		fprintf(out, "noclobber watch: %s: a static program: no "
-			"loader reads LD_PRELOAD, nothing is watched (watch "
-			"without --preload covers it)\n", path);
-	ncb_elf_close(elf);
+		o->warn(path, "set-user-ID or set-group-ID: the loader "
+			"ignores LD_PRELOAD, nothing is watched (watch "
+			"without --preload covers it)", o->arg);
+	if (!ncb_elf_open(&elf, path, why, sizeof(why))) {
+		if (!ncb_elf_info(elf, &info) && !info.interp)
+			o->warn(path, "a static program: no loader reads "
+				"LD_PRELOAD, nothing is watched (watch "
+				"without --preload covers it)", o->arg);
+		ncb_elf_close(elf);
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0 && has_section(fd, ".go.buildinfo"))
-		fprintf(out, "noclobber watch: %s: a Go program: its runtime "
-			"maps memory with system calls of its own, which are "
-			"not watched (watch without --preload covers them)\n",
-			path);
+		o->warn(path, "a Go program: its runtime maps memory with "
+			"system calls of its own, which are not watched "
+			"(watch without --preload covers them)", o->arg);
 	if (fd >= 0)
 		close(fd);
 }
@@ -141,9 +141,8 @@ static int prepend(const char *name, const char *value)
 	return r;
 }
 
-int watch_preload(char *const argv[], const char *mode, int json,
-		  const char *file, FILE *report, int *exec_failed, char *why,
-		  size_t whylen)
+int watch_preload(char *const argv[], const struct watch_preload_opts *o,
+		  int *exec_failed, char *why, size_t whylen)
 {
 	char lib[PATH_MAX], prog[PATH_MAX], abs[PATH_MAX];
 	int err;
@@ -159,16 +158,16 @@ int watch_preload(char *const argv[], const char *mode, int json,
 		snprintf(why, whylen, "%s: %s", argv[0], strerror(-err));
 		return err;
 	}
-	what_it_cannot_see(prog, report);
-	fflush(report);
+	what_it_cannot_see(prog, o);
 	/* The reports' file by a name that holds in the program's cwd. */
-	if (file && !realpath(file, abs)) {
-		snprintf(why, whylen, "%s: %s", file, strerror(errno));
-		return -errno;
+	if (o->file && !realpath(o->file, abs)) {
+		err = -errno;
+		snprintf(why, whylen, "%s: %s", o->file, strerror(-err));
+		return err;
 	}
-	if (setenv("NCB_PRELOAD", mode, 1) ||
-	    setenv("NCB_PRELOAD_JSON", json ? "1" : "0", 1) ||
-	    (file ? setenv("NCB_PRELOAD_OUTPUT", abs, 1) :
+	if (setenv("NCB_PRELOAD", o->mode, 1) ||
+	    setenv("NCB_PRELOAD_JSON", o->json ? "1" : "0", 1) ||
+	    (o->file ? setenv("NCB_PRELOAD_OUTPUT", abs, 1) :
 	     unsetenv("NCB_PRELOAD_OUTPUT")) ||
 	    prepend("LD_PRELOAD", lib))
 		return -errno;

@@ -458,7 +458,8 @@ static void file_facts(const struct line *l, struct ncb__wvictim *v)
 		fd = open(l->path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			return;
-		if (fstat(fd, &st) || st.st_dev != m.dev || st.st_ino != m.ino) {
+		if (fstat(fd, &st) || st.st_dev != m.dev ||
+		    st.st_ino != m.ino) {
 			close(fd);
 			return;
 		}

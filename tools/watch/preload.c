@@ -144,7 +144,7 @@ static void set_up(void)
 		/* Watching less than asked would be worse than not at all. */
 		pl_warn("NCB_PRELOAD: not a mode (report, deny, upgrade, "
 			"emulate, joined by commas; deny and upgrade not "
-			"together): the program is not run\n");
+			"together): the program is not run");
 		_exit(125);
 	}
 	pl.mode = mode;

@@ -127,16 +127,23 @@ int watch_run(char *const argv[], const struct watch_opts *o,
 int watch_attach(pid_t pid, const struct watch_opts *o, char *why,
 		 size_t whylen);
 
+/* --preload's: the library's words, and what cannot be seen, said. */
+struct watch_preload_opts {
+	const char *mode;		/* NCB_PRELOAD's words */
+	int json;
+	const char *file;		/* the reports' file; NULL: stderr */
+	void (*warn)(const char *prog, const char *what, void *arg);
+	void *arg;
+};
+
 /*
- * Runs argv with the preload watcher (libnoclobber-preload.so) in mode
- * (NCB_PRELOAD's words), its reports to file (NULL: standard error),
- * what it cannot see in the program said on report first.  Returns only
- * if the program could not be run: -errno with why, *exec_failed set if
- * it was the program's fault (not found, not executable).
+ * Runs argv with the preload watcher (libnoclobber-preload.so), what it
+ * cannot see in the program said first.  Returns only if the program
+ * could not be run: -errno with why, *exec_failed set if it was the
+ * program's fault (not found, not executable).
  */
-int watch_preload(char *const argv[], const char *mode, int json,
-		  const char *file, FILE *report, int *exec_failed, char *why,
-		  size_t whylen);
+int watch_preload(char *const argv[], const struct watch_preload_opts *o,
+		  int *exec_failed, char *why, size_t whylen);
 /*
  * Watches every process on the machine, or those in the scope, until
  * SIGINT, SIGTERM or SIGHUP: 0, or -errno with why (a sentence) if the
