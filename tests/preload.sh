@@ -179,19 +179,28 @@ with() {
 	how=$1
 	shift
 	case $how in
-	qemu) "$@" -E LD_PRELOAD="$lib" -E NCB_PRELOAD=emulate \
-		"$tmp/noreplace" ;;
-	outside) env LD_PRELOAD="$lib" NCB_PRELOAD=emulate "$@" \
-		"$tmp/noreplace" ;;
-	*) "$@" "$(command -v env)" LD_PRELOAD="$lib" NCB_PRELOAD=emulate \
-		"$tmp/noreplace" ;;
+	qemu) $bound "$@" -E LD_PRELOAD="$lib" -E NCB_PRELOAD=emulate \
+		"$nr" ;;
+	outside) env LD_PRELOAD="$lib" NCB_PRELOAD=emulate $bound "$@" \
+		"$nr" ;;
+	*) $bound "$@" "$(command -v env)" LD_PRELOAD="$lib" \
+		NCB_PRELOAD=emulate "$nr" ;;
 	esac
 }
+# emulated NAME WRAPPER...: the program fails under WRAPPER, and passes
+# with the library.  An environment that does not run it to its end at
+# all (qemu-i386 7.2 hangs in a dynamically linked program's threads
+# here) is no environment to judge: said, and bounded by timeout(1).
 emulated() {
 	name=$1
 	shift
-	if "$@" "$tmp/noreplace" >"$tmp/o" 2>&1; then
+	$bound "$@" "$nr" >"$tmp/o" 2>&1
+	s=$?
+	if [ $s -eq 0 ]; then
 		skip "$name honours MAP_FIXED_NOREPLACE: nothing to emulate"
+		return
+	elif [ $s -eq 124 ] && [ -n "$bound" ]; then
+		skip "$name does not run the program to its end (hangs)"
 		return
 	fi
 	sed 's/^/# without: /' "$tmp/o"
@@ -200,7 +209,10 @@ emulated() {
 	[ $s -eq 0 ] || sed 's/^/# /' "$tmp/o"
 	ok $s "$name: every placement exact or EEXIST, none lost"
 }
-"$tmp/noreplace" >"$tmp/o" 2>&1
+bound=
+have timeout && bound="timeout 120"
+nr=$tmp/noreplace
+"$nr" >"$tmp/o" 2>&1
 ok $? "natively: every placement exact or EEXIST, none lost"
 "$nc" watch --preload --emulate "$tmp/noreplace" >"$tmp/o" 2>&1
 ok $? "natively, --emulate: the same"
@@ -219,4 +231,29 @@ else
 	skip "tests/ncb-emu is not built or cannot trace here"
 	skip "tests/ncb-emu is not built or cannot trace here"
 fi
+
+# Every architecture the matrix builds for, its program and the library
+# built by its cross compiler and run by its qemu-user (7.2 takes the
+# flag for a hint on each), its C library from its cross sysroot.
+. "$top/tests/targets.sh"
+while read -r arch gcc qemu flags; do
+	if ! have "$gcc" || ! have "$qemu"; then
+		skip "$arch: $gcc or $qemu is not installed"
+		continue
+	fi
+	o=build/preload-$arch
+	if ! make -s -C "$top" O="$o" CC="$gcc $flags" \
+		"$o/libnoclobber-preload.so" >"$tmp/o" 2>&1 ||
+		! $gcc $flags -O1 -o "$tmp/noreplace-$arch" \
+			"$top/tests/progs/noreplace.c" -pthread; then
+		sed 's/^/# /' "$tmp/o"
+		ok 1 "$arch: the library and the program build"
+		continue
+	fi
+	sysroot=/usr/$($gcc $flags -dumpmachine)
+	lib=$top/$o/libnoclobber-preload.so nr=$tmp/noreplace-$arch \
+		how=qemu emulated "$arch (qemu-user)" "$qemu" -L "$sysroot"
+done <<EOF
+$ncb_targets
+EOF
 done_testing

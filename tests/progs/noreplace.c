@@ -71,6 +71,9 @@ static void *racer(void *arg)
 	char *p;
 
 	for (i = 0; i < ROUNDS; i++) {
+		/* The last round's winner's, or at first main's own page. */
+		if (me == 0)
+			munmap(room, pg);
 		pthread_barrier_wait(&go);
 		p = mmap(room, pg, PROT_READ | PROT_WRITE,
 			 ANON | MAP_FIXED_NOREPLACE, -1, 0);
@@ -85,8 +88,6 @@ static void *racer(void *arg)
 		if (p == room && *p != (char)me)
 			__atomic_add_fetch(&lost, 1, __ATOMIC_RELAXED);
 		pthread_barrier_wait(&go);
-		if (me == 0)
-			munmap(room, pg);
 	}
 	return NULL;
 }
@@ -125,7 +126,14 @@ int main(void)
 	p = mmap(a + pg, pg, PROT_READ, ANON | MAP_FIXED_NOREPLACE, -1, 0);
 	say("free", p == a + pg ? "ok" : placed(p, a + pg));
 	munmap(a, 4 * pg);
-	room = a;
+	/*
+	 * The race's page is its own until its threads are there: their
+	 * stacks could otherwise land on it (qemu-user's 32-bit guests
+	 * take the lowest free addresses).
+	 */
+	room = mmap(NULL, pg, PROT_READ, ANON, -1, 0);
+	if (room == MAP_FAILED)
+		return 2;
 	race();
 	return bad;
 }
