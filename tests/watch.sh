@@ -401,6 +401,17 @@ if [ -x "$tmp/clobber" ]; then
 	[ $? -eq 125 ] && ! grep -q '^heap' "$tmp/o" &&
 		grep -q 'no/such/r.html: No such file' "$tmp/o"
 	ok $? "--report-html: a page that cannot be written, nothing run"
+	# A file there before is the user's: truncated, never unlinked.
+	echo kept > "$tmp/old.html"
+	"$nc" watch --report-html "$tmp/old.html" -O "$tmp/no/such/o" \
+		"$tmp/clobber" reserve >"$tmp/o" 2>&1
+	[ $? -eq 125 ] && [ -f "$tmp/old.html" ] &&
+		grep -q 'no/such/o: No such file' "$tmp/o"
+	ok $? "--report-html: a file there before is left when -O fails"
+	"$nc" watch --report-html "$tmp/new.html" -O "$tmp/no/such/o" \
+		"$tmp/clobber" reserve >"$tmp/o" 2>&1
+	[ $? -eq 125 ] && [ ! -e "$tmp/new.html" ]
+	ok $? "--report-html: a page made for a run that fails is removed"
 fi
 
 done_testing

@@ -4,6 +4,7 @@
  * placement that would replace memory that is not the caller's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pwd.h>
 #include <inttypes.h>
@@ -507,6 +508,7 @@ static int close_out(struct out *o, const char *file)
 struct page {
 	const char *file;
 	FILE *f;
+	int made;		/* the file is this run's: gone if unwritten */
 	struct rep_book book;
 	char title[1024];
 };
@@ -542,8 +544,18 @@ static void page_title(struct page *pg, char *const argv[], pid_t pid,
 static int page_open(struct page *pg, struct out *out, struct watch_opts *o,
 		     char *const argv[], pid_t pid, int sys)
 {
-	pg->f = fopen(pg->file, "we");
+	/* Made here, or there before (even /dev/null): only ours unlinked. */
+	int fd = open(pg->file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		      0666);
+
+	pg->made = fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(pg->file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			  0666);
+	pg->f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!pg->f) {
+		if (fd >= 0)
+			close(fd);
 		fprintf(stderr, "noclobber watch: %s: %s\n", pg->file,
 			strerror(errno));
 		return -1;
@@ -566,7 +578,7 @@ static int page_close(struct page *pg, struct out *out, int write)
 				  pg->book.more);
 	if (fclose(pg->f) && !err)
 		err = -errno;
-	if (!write)
+	if (!write && pg->made)
 		unlink(pg->file);
 	else if (err)
 		fprintf(stderr, "noclobber watch: %s: the page could not be "
