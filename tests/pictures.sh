@@ -253,5 +253,11 @@ ok $? "report: the same page twice"
 	[ "$(grep -c '<section' "$tmp/many.html")" = 1000 ] &&
 	grep -q '<p>5 more were reported and are not shown' "$tmp/many.html"
 ok $? "report: 1000 records kept, the rest counted"
+# A victim between neighbours of its kind and size is the one named.
+"$b/tests/mkreport" "$data/report/heap-page.rec" > "$tmp/heap-page.html" &&
+	[ "$($py html "$tmp/heap-page.html")" = 1 ] &&
+	grep -q '>victim (heap): \[heap\], made by the kernel · 4.0 KiB<' \
+		"$tmp/heap-page.html"
+ok $? "report: a page of the heap replaced, its victim named"
 render "$tmp/report.html" 1000 1600
 done_testing

@@ -10,9 +10,9 @@
  * would then be under a pixel are drawn together as one aggregate mark,
  * and the picture says how many.  A label sits beside what it names
  * where its line is free: labels are placed by rank (the window, the
- * anchor and points; then the program, interpreter, heap, stacks,
- * kernel mappings, planned ones and those with a note, such as a
- * victim; then a replaced range; then the rest, the larger first) and
+ * anchor and points; then planned ones and those with a note, such as
+ * a victim; then a replaced range; then the program, interpreter, heap,
+ * stacks and kernel mappings; then the rest, the larger first) and
  * one that would overlap a placed one is left out; every mark keeps a
  * <title>, which a browser shows on hover.
  *
@@ -969,12 +969,18 @@ static const char *area_name(const struct pic_area *a)
 	return *a->path ? base_name(a->path) : pic_kind_name(a->kind);
 }
 
-/* Ranked: 0 first. */
+/*
+ * Ranked: 0 first.  What the picture is about (a victim, a plan) before
+ * the landmarks: a victim is often a page of the heap or the stack, whose
+ * neighbours, of its kind and size, would otherwise take its line.
+ */
 static int rank(const struct pic_area *a)
 {
-	return a->planned || a->note || a->kind == PK_PROGRAM ||
-	       a->kind == PK_INTERP || a->kind == PK_HEAP ||
-	       a->kind == PK_STACK || a->kind == PK_KERNEL ? 0 : 1;
+	if (a->planned || a->note)
+		return 0;
+	return a->kind == PK_PROGRAM || a->kind == PK_INTERP ||
+	       a->kind == PK_HEAP || a->kind == PK_STACK ||
+	       a->kind == PK_KERNEL ? 1 : 2;
 }
 
 struct cand {
