@@ -73,6 +73,16 @@ for m in *.maps; do
 done
 cd "$data/maps" || exit 1
 
+# A title longer than the width cut to fit, whole in the SVG's <title>.
+long=$tmp/$(printf 'a-long-name-%.0s' 1 2 3 4 5 6 7 8 9 10).maps
+cp tiny.maps "$long"
+"$nc" maps --svg --maps "$long" > "$tmp/long.svg"
+t=$(sed -n 's/^<text x="10" y="24"[^>]*>\(.*\)<\/text>$/\1/p' "$tmp/long.svg")
+case $t in "address space of $tmp/a-long-name-"*...) ;; *) t= ;; esac
+[ -n "$t" ] && [ ${#t} -le 93 ] && grep -q "<title>address space of $long" \
+	"$tmp/long.svg"
+ok $? "a long title cut to the picture's width"
+
 # What the recorded maps hold, as the pictures must say it.
 grep -q 'user address space: 4.0 GiB (4 GiB: all below it' "$tmp/i386.svg"
 ok $? "i386: a 32-bit space of 4 GiB"

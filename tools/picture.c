@@ -44,6 +44,7 @@
 #define MARK_X 316
 #define LABEL_X 334
 #define LABEL_CHARS 88		/* what fits from LABEL_X to the edge */
+#define TITLE_CHARS 90		/* what fits of the title */
 #define GAP_H 22.0		/* a gap, whatever its size */
 #define LINE 13			/* a label's rows */
 #define FONT 11
@@ -1172,7 +1173,8 @@ static double header(FILE *f, const struct pic *p, const struct lay *l)
 
 	fputs("<text x=\"10\" y=\"24\" font-size=\"16\" "
 	      "font-weight=\"bold\">", f);
-	pic_text(f, p->title ? p->title : "address space", 200);
+	/* Bold 16 px: what fits in the width, the rest in the <title>. */
+	pic_text(f, p->title ? p->title : "address space", TITLE_CHARS);
 	fputs("</text>\n", f);
 	if (p->subtitle) {
 		fprintf(f, "<text x=\"10\" y=\"%.0f\">", y += 18);
