@@ -232,7 +232,8 @@ mkdir -p "$M/tools"
 for s in tests/*.sh; do
 	case $s in
 	tests/matrix.sh | tests/tap.sh | tests/targets.sh | \
-	tests/with-release.sh | tests/conform-check.sh) continue ;;
+	tests/with-release.sh | tests/conform-check.sh | \
+	tests/watch-events.sh) continue ;;
 	esac
 	t=$(basename "$s" .sh)
 	want tools "tools/$t" || continue
