@@ -335,12 +335,21 @@ while read -r name cmd; do
 		start "$tmp/e" --comm "$name" && sh -c "$cmd" >/dev/null 2>&1
 	fi
 	st=$?
-	stop && [ $st -eq 0 ] && events "$tmp/e" "ev == []" \
+	# On one CPU (a VM row's) a thread holding the mmap lock cannot run
+	# while the kernel's program tries it: that call is unjudged for
+	# want of what it would replace or who calls (class "nothing"),
+	# said, never a clobber.  One for want of a maker fails here.
+	stop && [ $st -eq 0 ] && events "$tmp/e" \
+		"all(e['event'] == 'unjudged' and e['class'] == 'nothing' \
+		     for e in ev)" \
 		"sum(s['fixed'] for s in sums) >= 1" \
 		"all(balanced(s) for s in sums)" \
 		"all(s['clobbers'] == 0 for s in sums)" \
-		"all(s['unjudged'] == 0 for s in sums)"
-	ok $? "$name: runs, watched, and nothing is reported"
+		"sum(s['unjudged'] for s in sums) == len(ev)"
+	ok $? "$name: runs, watched, no clobber, nothing judged wrongly"
+	busy=$(grep -c '"event":"unjudged"' "$tmp/e")
+	[ "$busy" = 0 ] ||
+		echo "# $name: $busy calls unjudged, the mmap lock busy"
 	# What it did that was benign, for the record.
 	python3 - "$tmp/e" <<'EOF' 2>/dev/null
 import collections, json, sys
