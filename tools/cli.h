@@ -38,6 +38,11 @@ void maps_error(const char *cmd, int json, pid_t pid, int err);
  * or a package, keeps the programs it hands over to): 0, or -errno.
  */
 int beside_self(const char *name, char *out, size_t len);
+/*
+ * execvp's search for name: 0 with its path in out, -EACCES (found, not
+ * executable), -ENOENT, -ENAMETOOLONG.
+ */
+int find_program(const char *name, char *out, size_t len);
 const char *human(uint64_t n, int bytes, char buf[32]);
 /* The first len bytes of /proc/PID/NAME: how many, or -errno. */
 ssize_t proc_read(pid_t pid, const char *name, void *buf, size_t len);

@@ -56,39 +56,6 @@ static void usage(FILE *f)
 }
 
 /*
- * execvp's search: PROG itself if it has a '/', else each PATH entry, an
- * empty one being the current directory.  A regular file found that may
- * not be run is remembered (-EACCES, 126) and the search goes on, as
- * execvp's does; else -ENOENT (127).
- */
-static int find_program(const char *name, char *out, size_t len)
-{
-	const char *path = getenv("PATH"), *p, *e;
-	struct stat st;
-	int n, err = -ENOENT;
-
-	if (!*name)
-		return -ENOENT;
-	if (strchr(name, '/')) {
-		n = snprintf(out, len, "%s", name);
-		return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
-	}
-	for (p = path ? path : "/usr/bin:/bin";; p = e + 1) {
-		e = strchrnul(p, ':');
-		n = snprintf(out, len, "%.*s/%s", e == p ? 1 : (int)(e - p),
-			     e == p ? "." : p, name);
-		if (n > 0 && (size_t)n < len && !stat(out, &st) &&
-		    S_ISREG(st.st_mode)) {
-			if (!access(out, X_OK))
-				return 0;
-			err = -EACCES;
-		}
-		if (!*e)
-			return err;
-	}
-}
-
-/*
  * As env(1) says why it did not run a program: 127 not found (ENOENT
  * only, as env), 125 noclobber's own failure (no memory, no descriptor,
  * other threads here, no system call for it), else 126: found, but it

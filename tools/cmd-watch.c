@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pwd.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -742,18 +743,42 @@ static void preload_warn(const char *prog, const char *what, void *arg)
 	fflush(o->f);
 }
 
-/* --preload: the program run with the library; back only on failure. */
+#ifndef NCB_PRELOAD_LIB
+#define NCB_PRELOAD_LIB "/usr/lib/libnoclobber-preload.so"
+#endif
+
+/*
+ * --preload: the program run with the library (beside this program in a
+ * build tree, else where it is installed); back only on failure.
+ */
 static int run_preload(char *const argv[], int mode, int emulate,
 		       struct out *o, const char *file, int *failed,
 		       char *why, size_t whylen)
 {
 	struct watch_preload_opts po = { .json = o->json, .file = file,
 					 .warn = preload_warn, .arg = o };
-	char words[32];
+	char words[32], lib[PATH_MAX], prog[PATH_MAX];
+	int err;
 
+	if (beside_self("libnoclobber-preload.so", lib, sizeof(lib)) ||
+	    access(lib, R_OK))
+		snprintf(lib, sizeof(lib), "%s", NCB_PRELOAD_LIB);
+	if (access(lib, R_OK)) {
+		snprintf(why, whylen, "--preload: %.400s is not installed",
+			 lib);
+		return -ENOENT;
+	}
+	err = find_program(argv[0], prog, sizeof(prog));
+	if (err) {
+		*failed = 1;
+		snprintf(why, whylen, "%s: %s", argv[0], strerror(-err));
+		return err;
+	}
 	snprintf(words, sizeof(words), "%s%s", mode == WATCH_DENY ? "deny" :
 		 mode == WATCH_UPGRADE ? "upgrade" : "report",
 		 emulate ? ",emulate" : "");
+	po.lib = lib;
+	po.prog = prog;
 	po.mode = words;
 	return watch_preload(argv, &po, failed, why, whylen);
 }

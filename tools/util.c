@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
 
@@ -190,6 +191,39 @@ int beside_self(const char *name, char *out, size_t len)
 		     name) >= (int)(len - (size_t)(slash + 1 - out)))
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+/*
+ * execvp's search: PROG itself if it has a '/', else each PATH entry, an
+ * empty one being the current directory.  A regular file found that may
+ * not be run is remembered (-EACCES, 126) and the search goes on, as
+ * execvp's does; else -ENOENT (127).
+ */
+int find_program(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *e;
+	struct stat st;
+	int n, err = -ENOENT;
+
+	if (!*name)
+		return -ENOENT;
+	if (strchr(name, '/')) {
+		n = snprintf(out, len, "%s", name);
+		return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+	}
+	for (p = path ? path : "/usr/bin:/bin";; p = e + 1) {
+		e = strchrnul(p, ':');
+		n = snprintf(out, len, "%.*s/%s", e == p ? 1 : (int)(e - p),
+			     e == p ? "." : p, name);
+		if (n > 0 && (size_t)n < len && !stat(out, &st) &&
+		    S_ISREG(st.st_mode)) {
+			if (!access(out, X_OK))
+				return 0;
+			err = -EACCES;
+		}
+		if (!*e)
+			return err;
+	}
 }
 
 ssize_t proc_read(pid_t pid, const char *name, void *buf, size_t len)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * noclobber watch --preload: the program run with the preload watcher
- * (libnoclobber-preload.so) in place of a tracer.  What the library
+ * noclobber watch --preload: the program (found by the tool, as the
+ * library) run with the preload watcher (libnoclobber-preload.so) in
+ * place of a tracer.  What the library
  * needs is said in the environment, which it keeps across exec for the
  * program's children; what it cannot see in the program is said before
  * it runs.
@@ -17,53 +18,6 @@
 #include <unistd.h>
 #include "noclobber.h"
 #include "watch.h"
-
-#ifndef NCB_PRELOAD_LIB
-#define NCB_PRELOAD_LIB "/usr/lib/libnoclobber-preload.so"
-#endif
-
-/*
- * The library: beside this program (a build tree), else where it is
- * installed.  0, or -ENOENT.
- */
-static int library(char *out, size_t len)
-{
-	char self[PATH_MAX - 64], *slash;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (n > 0) {
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(out, len, "%s/libnoclobber-preload.so", self);
-			if (!access(out, R_OK))
-				return 0;
-		}
-	}
-	snprintf(out, len, "%s", NCB_PRELOAD_LIB);
-	return access(out, R_OK) ? -ENOENT : 0;
-}
-
-/* PROG as execvp(3) finds it: 0, or -errno. */
-static int find(const char *prog, char *out, size_t len)
-{
-	const char *path = getenv("PATH"), *end;
-	size_t n;
-
-	if (strchr(prog, '/')) {
-		snprintf(out, len, "%s", prog);
-		return access(out, X_OK) ? -errno : 0;
-	}
-	for (path = path ? path : "/usr/bin:/bin"; *path; path = end + !!*end) {
-		end = strchrnul(path, ':');
-		n = (size_t)(end - path);
-		snprintf(out, len, "%.*s/%s", (int)n, n ? path : ".", prog);
-		if (!access(out, X_OK))
-			return 0;
-	}
-	return -ENOENT;
-}
 
 /* Whether the ELF file has a section of that name (Go's build info). */
 static int has_section(int fd, const char *name)
@@ -144,21 +98,11 @@ static int prepend(const char *name, const char *value)
 int watch_preload(char *const argv[], const struct watch_preload_opts *o,
 		  int *exec_failed, char *why, size_t whylen)
 {
-	char lib[PATH_MAX], prog[PATH_MAX], abs[PATH_MAX];
+	char abs[PATH_MAX];
 	int err;
 
 	*exec_failed = 0;
-	if (library(lib, sizeof(lib))) {
-		snprintf(why, whylen, "--preload: %s is not installed", lib);
-		return -ENOENT;
-	}
-	err = find(argv[0], prog, sizeof(prog));
-	if (err) {
-		*exec_failed = 1;
-		snprintf(why, whylen, "%s: %s", argv[0], strerror(-err));
-		return err;
-	}
-	what_it_cannot_see(prog, o);
+	what_it_cannot_see(o->prog, o);
 	/* The reports' file by a name that holds in the program's cwd. */
 	if (o->file && !realpath(o->file, abs)) {
 		err = -errno;
@@ -169,11 +113,11 @@ int watch_preload(char *const argv[], const struct watch_preload_opts *o,
 	    setenv("NCB_PRELOAD_JSON", o->json ? "1" : "0", 1) ||
 	    (o->file ? setenv("NCB_PRELOAD_OUTPUT", abs, 1) :
 	     unsetenv("NCB_PRELOAD_OUTPUT")) ||
-	    prepend("LD_PRELOAD", lib))
+	    prepend("LD_PRELOAD", o->lib))
 		return -errno;
-	execv(prog, argv);
+	execv(o->prog, argv);
 	err = -errno;
 	*exec_failed = 1;
-	snprintf(why, whylen, "%s: %s", prog, strerror(-err));
+	snprintf(why, whylen, "%s: %s", o->prog, strerror(-err));
 	return err;
 }

@@ -129,6 +129,8 @@ int watch_attach(pid_t pid, const struct watch_opts *o, char *why,
 
 /* --preload's: the library's words, and what cannot be seen, said. */
 struct watch_preload_opts {
+	const char *lib;		/* libnoclobber-preload.so's path */
+	const char *prog;		/* the program's, as execvp finds it */
 	const char *mode;		/* NCB_PRELOAD's words */
 	int json;
 	const char *file;		/* the reports' file; NULL: stderr */
@@ -137,10 +139,9 @@ struct watch_preload_opts {
 };
 
 /*
- * Runs argv with the preload watcher (libnoclobber-preload.so), what it
- * cannot see in the program said first.  Returns only if the program
- * could not be run: -errno with why, *exec_failed set if it was the
- * program's fault (not found, not executable).
+ * Runs the program (argv as it sees it) with the preload watcher, what
+ * it cannot see in it said first.  Returns only if it could not be run:
+ * -errno with why, *exec_failed set if it was the program's exec.
  */
 int watch_preload(char *const argv[], const struct watch_preload_opts *o,
 		  int *exec_failed, char *why, size_t whylen);
