@@ -187,7 +187,7 @@ PRELOAD := $(O)/libnoclobber-preload.so
 PRELOAD_SRC := $(wildcard tools/watch/preload*.c)
 all: $(PRELOAD)
 
-$(PRELOAD): $(PRELOAD_SRC) tools/watch/preload.h tools/watch/preload.map \
+$(PRELOAD): $(PRELOAD_SRC) $(WATCH_H) tools/watch/preload.map \
 		tools/watch/calls.h tools/watch/rules.h tools/utf8.h \
 		include/noclobber_core.h $(WATCH_LIB)
 	$(CC) $(CFLAGS) $(TOOL_CFLAGS) $(HIDDEN_PIC) $(LDFLAGS) -shared \

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "pagemap.h"
 #include "preload.h"
 
 /* ---- The lock ---- */
@@ -482,24 +483,11 @@ static void file_facts(const struct line *l, struct ncb__wvictim *v)
 static int holds_data(uint64_t s, uint64_t e)
 {
 	static uint64_t ent[512];
-	uint64_t page = pl_page(), at;
-	ssize_t n = 0, i;
-	int fd, r = 0;
+	int fd = proc_open("pagemap"), r;
 
-	fd = proc_open("pagemap");
 	if (fd < 0)
 		return 0;
-	for (at = s / page; !r && at < e / page; at += (uint64_t)n) {
-		size_t want = e / page - at < 512 ? (size_t)(e / page - at) :
-			      512;
-
-		n = pread(fd, ent, want * sizeof(*ent), (off_t)(at * 8));
-		if (n <= 0)
-			break;
-		n /= (ssize_t)sizeof(*ent);
-		for (i = 0; i < n && !r; i++)
-			r = !!(ent[i] & (3ULL << 62));
-	}
+	r = wpagemap_data(fd, s, e, pl_page(), ent, 512);
 	close(fd);
 	return r;
 }

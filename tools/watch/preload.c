@@ -491,31 +491,33 @@ static void *as_mmap(long r, int saved)
 	return (void *)r;
 }
 
-#define HERE(k) ((k)->ret = (uint64_t)(uintptr_t)__builtin_return_address(0),\
-		 (k)->sp = (uint64_t)(uintptr_t)__builtin_frame_address(0))
+/* Where the call taken was made from: its caller's return address. */
+#define RET ((uint64_t)(uintptr_t)__builtin_return_address(0))
+#define SP ((uint64_t)(uintptr_t)__builtin_frame_address(0))
+#define HERE(k) ((k)->ret = RET, (k)->sp = SP)
+
+/* mmap and mmap64, whose offsets differ in type on 32-bit machines. */
+static void *mmap_from(uint64_t ret, uint64_t sp, void *addr, size_t len,
+		       int prot, int flags, int fd, int64_t off)
+{
+	struct call k = { WC_MMAP, 0, { (uintptr_t)addr, len, (uint64_t)prot,
+				     (uint64_t)flags, (uint64_t)fd,
+				     (uint64_t)off }, ret, sp };
+	int saved = errno;
+
+	return as_mmap(placement(&k), saved);
+}
 
 PL_API void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 		  off_t off)
 {
-	struct call k = { WC_MMAP, 0, { (uintptr_t)addr, len, (uint64_t)prot,
-				     (uint64_t)flags, (uint64_t)fd,
-				     (uint64_t)off }, 0, 0 };
-	int saved = errno;
-
-	HERE(&k);
-	return as_mmap(placement(&k), saved);
+	return mmap_from(RET, SP, addr, len, prot, flags, fd, off);
 }
 
 PL_API void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 		    off64_t off)
 {
-	struct call k = { WC_MMAP, 0, { (uintptr_t)addr, len, (uint64_t)prot,
-				     (uint64_t)flags, (uint64_t)fd,
-				     (uint64_t)off }, 0, 0 };
-	int saved = errno;
-
-	HERE(&k);
-	return as_mmap(placement(&k), saved);
+	return mmap_from(RET, SP, addr, len, prot, flags, fd, off);
 }
 
 PL_API void *mremap(void *old, size_t old_len, size_t new_len, int flags,

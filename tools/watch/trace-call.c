@@ -22,6 +22,7 @@
 #include "noclobber_intree.h"
 #include "arch.h"
 #include "files.h"
+#include "pagemap.h"
 #include "trace.h"
 
 static double since(const struct tracer *t)
@@ -243,35 +244,21 @@ static void file_facts(const struct ncb_mapping *m, uint64_t page, pid_t tid,
 }
 
 /*
- * Whether pages of [s, e) in tid's address space hold data: present or
- * swapped out, from /proc/TID/pagemap (bits 63 and 62 of each page's
- * entry; Documentation/admin-guide/mm/pagemap.rst).  A reservation never
- * touched has none; memory written and then made PROT_NONE (a secret
- * kept no-access, a collector's protected page) has.  Where pagemap
- * cannot be read: none known (the protection bits decide, as before).
+ * Whether pages of [s, e) in tid's address space hold data (pagemap.h);
+ * where its pagemap cannot be read, none known (the protection bits
+ * decide, as before).
  */
 static int holds_data(pid_t tid, uint64_t s, uint64_t e, uint64_t page)
 {
-	uint64_t ent[512], at;
+	uint64_t ent[512];
 	char path[64];
-	ssize_t n = 0, i;
-	int fd, r = 0;
+	int fd, r;
 
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	for (at = s / page; !r && at < e / page; at += (uint64_t)n) {
-		size_t want = (e / page - at) < 512 ? (size_t)(e / page - at)
-						    : 512;
-
-		n = pread(fd, ent, want * sizeof(*ent), (off_t)(at * 8));
-		if (n <= 0)
-			break;
-		n /= (ssize_t)sizeof(*ent);
-		for (i = 0; i < n && !r; i++)
-			r = !!(ent[i] & (3ULL << 62));
-	}
+	r = wpagemap_data(fd, s, e, page, ent, 512);
 	close(fd);
 	return r;
 }
