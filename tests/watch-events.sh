@@ -1,16 +1,22 @@
-# Sourced by the watchers' suites (watch.sh, preload.sh), after tap.sh,
-# with top and tmp set.
+# Sourced by the watchers' suites (watch.sh, watch-system.sh,
+# preload.sh), after tap.sh, with top and tmp set.
+
+# schema FILE: every line of the NDJSON report of the shape noclobber(1)
+# gives (an empty report has none to check).
+schema() {
+	if [ -s "$1" ] && ! python3 "$top/tests/json-schema.py" \
+		"$top/man/man1/noclobber.1" watch "$1" >"$tmp/why"; then
+		sed 's/^/# /' "$tmp/why"
+		return 1
+	fi
+}
+
 # events FILE CHECK...: python3 over the NDJSON report, the checks as
 # expressions over ev (the clobber events) and sums (the summaries).
 events() {
 	f=$1
 	shift
-	# Every line of the shape noclobber(1) gives.
-	if [ -s "$f" ] && ! python3 "$top/tests/json-schema.py" \
-		"$top/man/man1/noclobber.1" watch "$f" >"$tmp/why"; then
-		sed 's/^/# /' "$tmp/why"
-		return 1
-	fi
+	schema "$f" || return 1
 	python3 - "$f" "$@" <<'EOF'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -21,6 +27,21 @@ for c in sys.argv[2:]:
         print("# failed: %s\n# events: %s" % (c, json.dumps(lines)[:600]))
         sys.exit(1)
 EOF
+}
+
+# benign PROG LABEL CASE CLASS: the corpus's CASE, one of the benign
+# patterns, in every mode, watched as $how says: it runs, nothing is
+# reported, and it is counted as CLASS.
+benign() {
+	for m in "" --deny --upgrade; do
+		"$nc" watch $how $m --json -O "$tmp/e" "$1" "$3" >"$tmp/o" 2>&1
+		grep -q "^$3: ok$" "$tmp/o" &&
+			events "$tmp/e" "len(ev) == 0" \
+				"sums[0]['clobbers'] == 0" \
+				"sums[0]['unjudged'] == 0" \
+				"sums[0]['benign']['$4'] >= 1"
+		ok $? "$2$3 ${m:-(report)}: $4, nothing reported"
+	done
 }
 
 # real NAME COMMAND...: no clobber, and the same output and status as

@@ -52,16 +52,13 @@ stop() {
 	return $st
 }
 
+. "$top/tests/watch-events.sh"
+
 # events FILE CHECK...: as in watch.sh, with the start and lost events.
 events() {
 	f=$1
 	shift
-	# Every line of the shape noclobber(1) gives.
-	if [ -s "$f" ] && ! python3 "$top/tests/json-schema.py" \
-		"$top/man/man1/noclobber.1" watch "$f" >"$tmp/why"; then
-		sed 's/^/# /' "$tmp/why"
-		return 1
-	fi
+	schema "$f" || return 1
 	python3 - "$f" "$@" <<'EOF'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
