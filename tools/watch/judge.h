@@ -173,13 +173,16 @@ static inline int wj_mod_eq(struct ncb__wmod a, struct ncb__wmod b)
  * mapping, and so may other memory next to a stack: a stack grows down,
  * so the range is the stack of the thread whose stack pointer is the
  * lowest above it; above them all, it is the live part of the highest
- * one's, but for a range above a stack's top where clone said it.
+ * one's, but for a range above a stack's top where clone said it.  (The
+ * best so far kept as values, not pointers: the kernel's verifier would
+ * follow each thread's pointer apart.)
  */
 static inline int wj_thread_of(const struct ncb__wproc *p,
 			       const WJ_MAPPING *m, wc_u64 s, wc_u64 e,
 			       int *tid)
 {
-	const struct ncb__wthread *best = 0, *top = 0;
+	wc_u64 best_sp = 0, top_sp = 0;
+	int best = 0, top = 0, best_tid = 0, top_tid = 0;
 	wj_size i;
 
 	for (i = 0; i < p->nthreads && i < WJ_MAX_THREADS; i++) {
@@ -189,33 +192,27 @@ static inline int wj_thread_of(const struct ncb__wproc *p,
 		if (t->sp < m->start || t->sp >= m->end ||
 		    (t->top && s >= t->top))
 			continue;
-		if (t->sp >= e && (!best || t->sp < best->sp))
-			best = t;
-		if (!top || t->sp > top->sp)
-			top = t;
+		if (t->sp >= e && (!best || t->sp < best_sp)) {
+			best = 1;
+			best_sp = t->sp;
+			best_tid = t->tid;
+		}
+		if (!top || t->sp > top_sp) {
+			top = 1;
+			top_sp = t->sp;
+			top_tid = t->tid;
+		}
 	}
-	best = best ? best : top;
-	if (best)
-		*tid = best->tid;
-	return !!best;
+	if (best || top)
+		*tid = best ? best_tid : top_tid;
+	return best || top;
 }
 
-/*
- * The first of n regions in address order ending above a: by halves in
- * user space, where a process's regions are many; one by one in the
- * kernel, where an event's are few and the verifier wants a plain loop.
- */
+#ifndef __bpf__
+/* The first of n regions in address order ending above a, by halves. */
 static inline wj_size wj_first_above(const struct ncb__wregion *r, wj_size n,
 				     wc_u64 a)
 {
-#ifdef __bpf__
-	wj_size i;
-
-	for (i = 0; i < n && i < WJ_MAX_REGIONS; i++)
-		if (r[i].end > a)
-			break;
-	return i;
-#else
 	wj_size lo = 0, hi = n;
 
 	while (lo < hi) {
@@ -227,6 +224,22 @@ static inline wj_size wj_first_above(const struct ncb__wregion *r, wj_size n,
 			hi = mid;
 	}
 	return lo;
+}
+#endif
+
+/*
+ * Where a look for address a starts among n regions in address order: by
+ * halves in user space, where a process's regions are many; at the first
+ * in the kernel, where an event's are few (those ending at a or below
+ * are passed over one by one).
+ */
+static inline wj_size wj_from(const struct ncb__wregion *r, wj_size n,
+			      wc_u64 a)
+{
+#ifdef __bpf__
+	return 0;
+#else
+	return wj_first_above(r, n, a);
 #endif
 }
 
@@ -244,33 +257,38 @@ static inline int wj_region_fits(const struct ncb__wregion *g,
  * module's, without a gap (the kernel merges one module's neighbouring
  * commits into one mapping), each of what the mapping maps (file), so
  * that memory made again where the watcher could not see (a loader's
- * span of another object) is not taken for a record's.  *r the first:
- * the region holding s; the next holds the first's end if it starts
- * there (the regions are in order, none overlapping).
+ * span of another object) is not taken for a record's.  *r the first,
+ * the one holding s, *by its maker; each next one must start where the
+ * last ended (the regions are in order, none overlapping).  One pass,
+ * no index carried past it: the kernel's verifier follows each way out.
  */
 static inline int wj_region_of(const struct ncb__wproc *p, wc_u64 s,
-			       wc_u64 e, struct ncb__wmod file, wj_size *r)
+			       wc_u64 e, struct ncb__wmod file, wj_size *r,
+			       struct ncb__wmod *by)
 {
-	wj_size i = wj_first_above(p->regions, p->nregions, s), j;
-	const struct ncb__wregion *g, *first;
+	wj_size k = wj_from(p->regions, p->nregions, s);
+	wc_u64 last = 0;
+	int found = 0;
 
-	if (i >= p->nregions || i >= WJ_MAX_REGIONS)
-		return 0;
-	first = &p->regions[i];
-	if (first->start > s || !wj_region_fits(first, 0, file))
-		return 0;
-	*r = i;
-	g = first;
-	for (j = i + 1; g->end < e; j++) {
-		if (j >= p->nregions || j >= WJ_MAX_REGIONS)
+	for (; k < p->nregions && k < WJ_MAX_REGIONS; k++) {
+		const struct ncb__wregion *g = &p->regions[k];
+
+		if (found && last >= e)
+			break;
+		if (!found && g->end <= s)
+			continue;
+		if (!found && (g->start > s || !wj_region_fits(g, 0, file)))
 			return 0;
-		if (p->regions[j].start != g->end)
+		if (found && (g->start != last || !wj_region_fits(g, by, file)))
 			return 0;
-		g = &p->regions[j];
-		if (!wj_region_fits(g, &first->by, file))
-			return 0;
+		if (!found) {
+			*r = k;
+			*by = g->by;
+			found = 1;
+		}
+		last = g->end;
 	}
-	return 1;
+	return found && last >= e;
 }
 
 /* What one victim is, most telling first. */
@@ -282,13 +300,13 @@ static inline void wj_kind_of(const struct ncb__wproc *p,
 	wc_u64 e = v->m.end < c->end ? v->m.end : c->end;
 	struct ncb__wmod mod = v->mod;
 	enum ncb__wkind k = v->named;
-	int region = 0;
 
 	v->tid = 0;
 	v->region = 0;
+	v->by.dev = v->by.ino = 0;
 	if (k == NCB__W_HEAP && p->sees_brk &&
-	    wj_region_of(p, s, e, mod, &v->region))
-		region = 1;
+	    wj_region_of(p, s, e, mod, &v->region, &v->by))
+		v->kind = NCB__W_REGION;
 	else if (k != NCB__W_ANON)
 		v->kind = k;
 	else if (wj_mod_eq(mod, p->exe))
@@ -302,19 +320,14 @@ static inline void wj_kind_of(const struct ncb__wproc *p,
 		v->kind = NCB__W_PAST_EOF;
 	else if (!v->m.prot && !v->m.shared && !v->has_data)
 		v->kind = NCB__W_RESERVED;
-	else if (wj_region_of(p, s, e, mod, &v->region))
-		region = 1;
+	else if (wj_region_of(p, s, e, mod, &v->region, &v->by))
+		v->kind = NCB__W_REGION;
 	else if (mod.ino && v->elf)
 		v->kind = NCB__W_LIBRARY;
 	else if (mod.ino)
 		v->kind = NCB__W_FILE;
 	else
 		v->kind = NCB__W_ANON;
-	v->by.dev = v->by.ino = 0;
-	if (region && v->region < WJ_MAX_REGIONS) {
-		v->kind = NCB__W_REGION;
-		v->by = p->regions[v->region].by;
-	}
 }
 
 /*
@@ -412,53 +425,124 @@ static inline enum ncb__wclass wj_one_making(const struct ncb__wproc *p,
 
 /*
  * The verdict on a call replacing victims v[0..n) (the mappings meeting
- * its range, in address order, each's kind known: wj_kind_of), and in
- * *culprit the index of the victim that decided a clobber.
+ * its range, in address order, each's kind known: wj_kind_of), one
+ * victim a step: the kernel's verifier looks at a step once, where it
+ * would follow a loop over the victims along every way out of it.  The
+ * steps, in order: memory the kernel made or another thread's stack
+ * (KERNEL); the first victim with something to lose (none: only
+ * reservation pages); the others of its making, or SPANS; all of its
+ * module's code (OWN_IMAGE), or its making's class for the caller.
  */
+enum wj_phase { WJ_KERNEL, WJ_FIRST, WJ_SPANS, WJ_TEXT, WJ_DONE };
+
+struct wj_verdict {
+	enum wj_phase phase;
+	int text;			/* the victims so far: the caller's
+					   own code, or pages to lose none */
+	wj_size i, first, n;
+	wc_u64 covered;			/* bytes of the range mapped */
+	enum ncb__wclass cls;		/* the verdict, once WJ_DONE */
+	wj_size culprit;		/* the victim that decided it */
+};
+
+static inline void wj_verdict_begin(struct wj_verdict *s, wj_size n)
+{
+	s->phase = WJ_KERNEL;
+	s->text = 1;
+	s->i = s->first = s->culprit = 0;
+	s->n = n < WJ_MAX_VICTIMS ? n : WJ_MAX_VICTIMS;
+	s->covered = 0;
+	s->cls = NCB__WC_NOTHING;
+}
+
+static inline int wj_done(struct wj_verdict *s, enum ncb__wclass cls)
+{
+	s->cls = cls;
+	s->phase = WJ_DONE;
+	return 1;
+}
+
+/* The step at victim s->i of the phase, or past the last: 1 when done. */
+static inline int wj_verdict_step(struct wj_verdict *s,
+				  const struct ncb__wproc *p,
+				  const struct ncb__wcall *c,
+				  const struct ncb__wvictim *v)
+{
+	wj_size i = s->i, f = s->first;
+	const struct ncb__wvictim *x;
+
+	if (s->phase == WJ_DONE || f >= s->n || f >= WJ_MAX_VICTIMS)
+		return 1;
+	if (i >= s->n || i >= WJ_MAX_VICTIMS) {
+		switch (s->phase) {
+		case WJ_KERNEL:
+			s->phase = WJ_FIRST;
+			s->i = 0;
+			return 0;
+		case WJ_FIRST:
+			return wj_done(s, s->n ? NCB__WC_RESERVATION :
+					   NCB__WC_NOTHING);
+		case WJ_SPANS:
+			/* Memory replaced and free space taken: past it. */
+			if (s->covered < c->end - c->start)
+				return wj_done(s, NCB__WC_SPANS);
+			s->phase = WJ_TEXT;
+			s->i = f;
+			return 0;
+		default:
+			return wj_done(s, wj_one_making(p, c, &v[f],
+							s->text));
+		}
+	}
+	x = &v[i];
+	s->i = i + 1;
+	switch (s->phase) {
+	case WJ_KERNEL:
+		s->covered += (x->m.end < c->end ? x->m.end : c->end) -
+			      (x->m.start > c->start ? x->m.start : c->start);
+		s->culprit = i;
+		if (wj_kernel_made(x->kind) && !wj_own_text(c, x))
+			return wj_done(s, NCB__WC_KERNEL);
+		if (x->kind == NCB__W_THREAD_STACK &&
+		    (x->tid != c->tid || c->end > c->sp))
+			return wj_done(s, NCB__WC_THREAD_STACK);
+		return 0;
+	case WJ_FIRST:
+		if (wj_empty(x->kind))
+			return 0;
+		s->first = s->culprit = i;
+		s->phase = WJ_SPANS;
+		return 0;
+	case WJ_SPANS:
+		if (v[f].kind == NCB__W_LIBRARY ? wj_in_span(&v[f], x) :
+		    wj_empty(x->kind) || wj_same_making(&v[f], x))
+			return 0;
+		s->culprit = i;
+		return wj_done(s, NCB__WC_SPANS);
+	default:
+		s->text = s->text && (wj_empty(x->kind) || wj_own_text(c, x));
+		return 0;
+	}
+}
+
+/* The steps a verdict on n victims takes at most. */
+#define WJ_VERDICT_STEPS(n) (4 * (n) + 4)
+
+#ifndef __bpf__
+/* The verdict, and in *culprit the index of the victim that decided. */
 static inline enum ncb__wclass wj_verdict(const struct ncb__wproc *p,
 					  const struct ncb__wcall *c,
 					  const struct ncb__wvictim *v,
 					  wj_size n, wj_size *culprit)
 {
-	wc_u64 covered = 0;
-	wj_size i, first = n;
-	int text = 1;
+	struct wj_verdict s;
 
-	if (n > WJ_MAX_VICTIMS)
-		n = first = WJ_MAX_VICTIMS;
-	*culprit = 0;
-	for (i = 0; i < n && i < WJ_MAX_VICTIMS; i++) {
-		covered += (v[i].m.end < c->end ? v[i].m.end : c->end) -
-			   (v[i].m.start > c->start ? v[i].m.start :
-			    c->start);
-		*culprit = i;
-		if (wj_kernel_made(v[i].kind) && !wj_own_text(c, &v[i]))
-			return NCB__WC_KERNEL;
-		if (v[i].kind == NCB__W_THREAD_STACK &&
-		    (v[i].tid != c->tid || c->end > c->sp))
-			return NCB__WC_THREAD_STACK;
-	}
-	for (i = 0; i < n && i < WJ_MAX_VICTIMS && first == n; i++)
-		if (!wj_empty(v[i].kind))
-			first = i;
-	if (first >= n || first >= WJ_MAX_VICTIMS)
-		return n ? NCB__WC_RESERVATION : NCB__WC_NOTHING;
-	*culprit = first;
-	for (i = first + 1; i < n && i < WJ_MAX_VICTIMS; i++) {
-		if (v[first].kind == NCB__W_LIBRARY ?
-		    wj_in_span(&v[first], &v[i]) :
-		    wj_empty(v[i].kind) || wj_same_making(&v[first], &v[i]))
-			continue;
-		*culprit = i;
-		return NCB__WC_SPANS;
-	}
-	/* Memory replaced and free space taken: past what was there. */
-	if (covered < c->end - c->start)
-		return NCB__WC_SPANS;
-	for (i = first; i < n && i < WJ_MAX_VICTIMS; i++)
-		text = text && (wj_empty(v[i].kind) ||
-				wj_own_text(c, &v[i]));
-	return wj_one_making(p, c, &v[first], text);
+	wj_verdict_begin(&s, n);
+	while (!wj_verdict_step(&s, p, c, v))
+		;
+	*culprit = s.culprit;
+	return s.cls;
 }
+#endif
 
 #endif
