@@ -6,7 +6,7 @@
 # them out; real programs report nothing; a full ring buffer is counted
 # and said.  The corpus runs again with the programs for kernels without
 # the task and VMA iterators (NCB_TEST_SYSTEM_TREE) where the kernel has
-# both.  One watcher per case, scoped to this test's own programs (by
+# both, and under --deny with BPF LSM programs (NCB_TEST_SYSTEM_LSM).  One watcher per case, scoped to this test's own programs (by
 # their unique names, or a cgroup of its own): other tests run beside it.
 # Under --deny (where the kernel lets BPF programs refuse a call: not
 # everywhere, said as a skip) each clobber of the corpus is refused with
@@ -187,11 +187,9 @@ EOF
 # scoped to PROG's name.  Each clobber refused by the kernel with EEXIST,
 # the victim's bytes intact, but where the kernel cannot refuse it
 # (mremap on a kernel whose system calls may not be made to fail, said in
-# the start event) or cannot judge it alone (an i386 program's malloc
-# blocks: without the C library's symbols the kernel takes them for their
-# caller's, noclobber(7)): run, the bytes replaced.  Each reported once,
-# as denied or as reported; nothing for the benign patterns, which run;
-# the kernel's own EINVAL left to it.
+# the start event): run, the bytes replaced.  Each reported once, as
+# denied or as reported; nothing for the benign patterns, which run; the
+# kernel's own EINVAL left to it.
 deny_corpus() {
 	p=$1 lib=$2 a=$3
 	comm=$(basename "$p" | cut -c1-15)
@@ -204,9 +202,8 @@ deny_corpus() {
 	: >"$tmp/want"
 	while read -r c cls; do
 		want=denied
-		case "$a $c" in
+		case $c in
 		*mremap) want=$mremap ;;
-		i386\ malloc-*) want=reported ;;
 		esac
 		set -- "$c"
 		[ "$c" = cache ] && set -- cache "$lib"
@@ -317,6 +314,17 @@ if $cc -O1 -o "$prog" "$top/tests/progs/clobber.c" -pthread &&
 	else
 		skip "x86_64 (no iterators): the kernel has none, as above"
 	fi
+	# The BPF LSM programs that refuse where fmod_ret ones do not
+	# attach: the same refusals, where the kernel takes both.
+	export NCB_TEST_SYSTEM_LSM=1
+	if [ -n "$deny_why" ]; then
+		skip "x86_64 under --deny (BPF LSM): $deny_why"
+	elif start "$tmp/d" --deny --comm ncb-none-$$ && stop; then
+		deny_corpus "$prog" "$tmp/libncbcache.so" "x86_64 (BPF LSM)"
+	else
+		skip "x86_64 under --deny (BPF LSM): $(cat "$tmp/err")"
+	fi
+	unset NCB_TEST_SYSTEM_LSM
 else
 	ok 1 "build progs/clobber.c"
 fi

@@ -1715,8 +1715,8 @@ static struct judge *judge_of(void)
 	return bpf_map_lookup_elem(&judge_room, &zero);
 }
 
-static struct ncb__wmod mod_of(unsigned long long dev,
-			       unsigned long long ino)
+static __always_inline struct ncb__wmod mod_of(unsigned long long dev,
+						unsigned long long ino)
 {
 	struct ncb__wmod m = { ino ? dev : 0, ino };
 
@@ -1733,26 +1733,37 @@ static int lazy(const struct ws_event *e, const struct ws_frame *f,
 
 /*
  * The module of the first frame past the C library's, from frame 1 (an
- * i386 caller's lazy binding skipped), or frame 0's.  How the tool finds
- * the caller (system.c's caller()); for a record's maker, the tool walks
- * an i386 program's frames by the C library's symbols, and stops at its
- * own functions (malloc): here, without them, past them too, which can
- * only make a region the caller's that the tool finds the C library's.
+ * i386 caller's lazy binding passed), as the tool finds the caller
+ * (system.c's caller(): else frame 0's) and, with maker, an i386
+ * record's maker (its maker(): else the last of the C library's frames,
+ * none if there are none).  The tool stops at the first of the C
+ * library's functions that is no wrapper (malloc), by its symbols; the
+ * kernel, without them, goes on past it to other code, if the frames
+ * kept reach it: a region so made is taken for that code's, which can
+ * only make a refusal one less.
  */
-static struct ncb__wmod past_libc(const struct ws_event *e,
-				  const struct ws_made *m)
+static __always_inline struct ncb__wmod
+past_libc(const struct ws_event *e, const struct ws_made *m, int maker)
 {
-	unsigned int i, n = m->nframes;
+	unsigned int i, n = m->nframes, last = 0, seen = 0;
 	const struct ws_frame *f = &m->f[0];
+	struct ncb__wmod none = { 0, 0 };
 
 	if (!(e->compat && !f->ino) && !(m->libc & 1))
 		return mod_of(f->dev, f->ino);
 	for (i = 1; i < WS_FRAMES && i < n; i++) {
 		f = &m->f[i];
-		if (!(m->libc >> i & 1) && !lazy(e, f, i))
+		if ((seen || !maker) && lazy(e, f, i))
+			continue;
+		if (!(m->libc >> i & 1))
 			return mod_of(f->dev, f->ino);
+		seen = 1;
+		last = i;
 	}
-	return mod_of(m->f[0].dev, m->f[0].ino);
+	if (!maker)
+		return mod_of(m->f[0].dev, m->f[0].ino);
+	f = &m->f[last & (WS_FRAMES - 1)];
+	return seen ? mod_of(f->dev, f->ino) : none;
 }
 
 /*
@@ -1761,8 +1772,8 @@ static struct ncb__wmod past_libc(const struct ws_event *e,
  * address it left (which may be the C library's own: malloc's).  None
  * (0, 0) if not known.
  */
-static struct ncb__wmod maker_of(const struct ws_event *e,
-				 const struct ws_made *r)
+static __always_inline struct ncb__wmod
+maker_of(const struct ws_event *e, const struct ws_made *r)
 {
 	struct ncb__wmod none = { 0, 0 };
 	const struct ws_frame *f;
@@ -1770,7 +1781,7 @@ static struct ncb__wmod maker_of(const struct ws_event *e,
 	if ((r->flags & WS_M_UNKNOWN) || !r->nframes)
 		return none;
 	if (e->compat)
-		return past_libc(e, r);
+		return past_libc(e, r, 1);
 	f = &r->f[r->nframes > 1 && (r->libc & 1) ? 1 : 0];
 	return mod_of(f->dev, f->ino);
 }
@@ -1963,7 +1974,7 @@ __noinline int ws_judge(struct ws_event *e)
 	j->call.end = e->end;
 	j->call.tid = (int)e->tid;
 	j->call.sp = e->sp;
-	j->call.caller = past_libc(e, &e->made);
+	j->call.caller = past_libc(e, &e->made, 0);
 	j->call.file = mod_of(e->file_dev, e->file_ino);
 	j->exe = mod_of(e->exe_dev, e->exe_ino);
 	j->interp = e->interp_ino ? mod_of(e->interp_dev, e->interp_ino) :

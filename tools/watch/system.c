@@ -185,7 +185,8 @@ static void no_refusers(struct watch_system *k)
  * With --deny, the programs that refuse: fmod_ret on the LSM hooks'
  * functions, else BPF LSM programs (mmap and shmat), and mremap's where
  * its system call may be made to fail; the calls refused (1 << family),
- * or -errno with why: nothing can be refused.
+ * or -errno with why: nothing can be refused.  NCB_TEST_SYSTEM_LSM set
+ * in the environment passes over fmod_ret.
  */
 static int refusers(struct watch_system *k, char *why, size_t len)
 {
@@ -198,7 +199,9 @@ static int refusers(struct watch_system *k, char *why, size_t len)
 			 strerror(errno));
 		return -errno;
 	}
-	fmod = attaches(btf, "security_mmap_file", BPF_PROG_TYPE_TRACING,
+	/* NCB_TEST_SYSTEM_LSM: the LSM programs, for the tests to try. */
+	fmod = getenv("NCB_TEST_SYSTEM_LSM") ? -ENOTSUP :
+	       attaches(btf, "security_mmap_file", BPF_PROG_TYPE_TRACING,
 			BPF_MODIFY_RETURN);
 	if (fmod)
 		lsm = attaches(btf, "bpf_lsm_mmap_file", BPF_PROG_TYPE_LSM,
