@@ -2355,15 +2355,30 @@ int BPF_PROG(on_proc_exit, struct task_struct *p)
  * verdict taken at its entry says so, before the call takes the mmap
  * lock: what another thread maps in between is not seen.
  */
-/* The event of the fixed call of family the task is in, or NULL. */
+/*
+ * The event of the fixed call of family the task is in, or NULL.  The
+ * call is the one judged at its entry only if its arguments are the
+ * same: an exit not seen would leave a verdict for a later call.
+ */
 static struct ws_event *judged(enum wcall family)
 {
-	struct ws_event *e = bpf_task_storage_get(&pending,
-						  bpf_get_current_task_btf(),
-						  NULL, 0);
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct ws_event *e = bpf_task_storage_get(&pending, t, NULL, 0);
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(t);
+	unsigned long long a[6] = {};
+	enum wcall call;
+	unsigned int i;
 
-	if (!e || !e->armed || wcall_family(e->call) != family)
+	if (!e || !e->armed || wcall_family(e->call) != family || !r)
 		return NULL;
+	call = is_compat(t) ? args32(r, r->orig_ax, a) :
+	       args64(r, r->orig_ax, a);
+	if (call != e->call || !wcall_fixed(call, a))
+		return NULL;
+	/* ipc's were made shmat's at the entry. */
+	for (i = 0; i < 6 && call != WC_IPC; i++)
+		if (a[i] != e->args[i])
+			return NULL;
 	return e;
 }
 
