@@ -6,8 +6,9 @@
 # them out; real programs report nothing; a full ring buffer is counted
 # and said.  The corpus runs again with the programs for kernels without
 # the task and VMA iterators (NCB_TEST_SYSTEM_TREE) where the kernel has
-# both, and under --deny with BPF LSM programs (NCB_TEST_SYSTEM_LSM).  One watcher per case, scoped to this test's own programs (by
-# their unique names, or a cgroup of its own): other tests run beside it.
+# both, and under --deny with BPF LSM programs (NCB_TEST_SYSTEM_LSM).  One
+# watcher per case, scoped to this test's own programs (by their unique
+# names, or a cgroup of its own): other tests run beside it.
 # Under --deny (where the kernel lets BPF programs refuse a call: not
 # everywhere, said as a skip) each clobber of the corpus is refused with
 # EEXIST, its victim's bytes intact, and reported as denied; the benign
