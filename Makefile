@@ -164,7 +164,8 @@ TOOL_DEFS += -DNCB_HAVE_SYSTEM -I$(O)/tools
 endif
 
 $(O)/tools/watch-system.bpf.o: tools/watch/system.bpf.c \
-		tools/watch/system.h tools/watch/kernel.h tools/watch/calls.h
+		tools/watch/system.h tools/watch/kernel.h tools/watch/calls.h \
+		tools/watch/judge.h
 	@mkdir -p $(@D)
 	$(BPF_CLANG) -O2 -g -Wall $(NCB_WERROR) -target bpf -mcpu=v3 \
 		-I/usr/include/$(shell $(BPF_CLANG) -print-multiarch) \

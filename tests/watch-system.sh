@@ -6,8 +6,13 @@
 # them out; real programs report nothing; a full ring buffer is counted
 # and said.  The corpus runs again with the programs for kernels without
 # the task and VMA iterators (NCB_TEST_SYSTEM_TREE) where the kernel has
-# both.  One watcher per case, scoped to this test's own programs (by
-# their unique names, or a cgroup of its own): other tests run beside it.
+# both, and under --deny with BPF LSM programs (NCB_TEST_SYSTEM_LSM).  One
+# watcher per case, scoped to this test's own programs (by their unique
+# names, or a cgroup of its own): other tests run beside it.
+# Under --deny (where the kernel lets BPF programs refuse a call: not
+# everywhere, said as a skip) each clobber of the corpus is refused with
+# EEXIST, its victim's bytes intact, and reported as denied; the benign
+# patterns and real programs run as before; the scopes keep others out.
 b=${1:?build directory}
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tests/tap.sh"
@@ -217,6 +222,97 @@ report_html() {
 	ok $? "--report-html: the clobber drawn with what it replaced"
 }
 
+# deny_corpus PROG LIB ARCH: the corpus under one --system --deny watcher
+# scoped to PROG's name.  Each clobber refused by the kernel with EEXIST,
+# the victim's bytes intact, but where the kernel cannot refuse it
+# (mremap on a kernel whose system calls may not be made to fail, said in
+# the start event): run, the bytes replaced.  Each reported once, as
+# denied or as reported; nothing for the benign patterns, which run; the
+# kernel's own EINVAL left to it.
+deny_corpus() {
+	p=$1 lib=$2 a=$3
+	comm=$(basename "$p" | cut -c1-15)
+	if ! start "$tmp/d" --deny --comm "$comm"; then
+		ok 1 "$a --deny: start: $(cat "$tmp/err")"
+		return
+	fi
+	mremap=denied
+	grep -q '"refused":\[[^]]*"mremap"' "$tmp/d" || mremap=reported
+	: >"$tmp/want"
+	while read -r c cls; do
+		want=denied
+		case $c in
+		*mremap) want=$mremap ;;
+		esac
+		set -- "$c"
+		[ "$c" = cache ] && set -- cache "$lib"
+		"$p" "$@" >"$tmp/o" 2>&1
+		r="$c: EEXIST intact"
+		[ $want = denied ] || r="$c: ok replaced"
+		[ "$(grep -E "^($c: |intact|replaced)" "$tmp/o" | head -n 2 |
+		     tr '\n' ' ')" = "$r " ]
+		ok $? "$a $c under --deny: $r"
+		echo "$cls $want" >>"$tmp/want"
+	done <<EOF
+heap kernel-memory
+stack kernel-memory
+image kernel-memory
+thread-stack thread-stack
+many-threads thread-stack
+library other-module
+mremap kernel-memory
+shmat kernel-memory
+fork kernel-memory
+vfork kernel-memory
+thread kernel-memory
+after-leader kernel-memory
+huge kernel-memory
+malloc-mmap other-module
+malloc-mremap other-module
+malloc-shmat other-module
+cache other-module
+EOF
+	for c in reserve remap-own ring own-region own-stack jit; do
+		"$p" $c >"$tmp/o" 2>&1 && grep -q "^$c: ok$" "$tmp/o"
+		ok $? "$a $c under --deny: runs, not refused"
+	done
+	"$p" no-type >"$tmp/o" 2>&1
+	grep -q "^no-type: EINVAL$" "$tmp/o"
+	ok $? "$a no-type under --deny: the kernel's own EINVAL"
+	stop && events "$tmp/d" \
+		"sorted((e['class'], e['action']) for e in ev) == \
+		 sorted(tuple(l.split()) for l in open('$tmp/want'))" \
+		"all(e['event'] == 'clobber' for e in ev)" \
+		"all((e['error'] or {}).get('errno') == \
+		     ('EEXIST' if e['action'] == 'denied' else None) \
+		     for e in ev)" \
+		"all(e['program'] == '$comm' for e in ev)" \
+		"unknown == []" \
+		"all(balanced(s) for s in sums)" \
+		"all(s['lost'] == 0 for s in sums) and not lost"
+	ok $? "$a --deny: each clobber reported once, as denied or not"
+}
+
+# Whether --system --deny runs here; else why not ($deny_why): the
+# kernel may let no BPF program refuse a call (the tool says so, and
+# exits with 125), which skips the cases under --deny.
+deny_why=
+if start "$tmp/d" --deny --comm ncb-none-$$; then
+	stop
+	ok $? "--deny: a watcher with nothing in scope starts and ends (0)"
+else
+	deny_why=$(sed 's/^noclobber watch: //; s/^--system --deny: //' \
+		"$tmp/err")
+	case $deny_why in
+	*"lets no BPF program refuse a call"*)
+		status 125 "--deny where no program may refuse: status 125" \
+			"$nc" watch --system --deny --comm ncb-none-$$
+		skip "--deny: $deny_why" ;;
+	*)
+		ok 1 "--deny: $deny_why" ;;
+	esac
+fi
+
 cc=${CC:-cc}
 prog=$tmp/ncbsys$$
 other=$tmp/ncbout$$
@@ -226,6 +322,11 @@ if $cc -O1 -o "$prog" "$top/tests/progs/clobber.c" -pthread &&
 	cp "$prog" "$other"
 	corpus "$prog" "$tmp/libncbcache.so" x86_64 "" ""
 	report_html "$prog"
+	if [ -z "$deny_why" ]; then
+		deny_corpus "$prog" "$tmp/libncbcache.so" x86_64
+	else
+		skip "x86_64 under --deny: $deny_why"
+	fi
 	# The watcher built with the sanitizers (the matrix's asan row).
 	asan=$top/build/asan/noclobber
 	native=$nc
@@ -253,6 +354,17 @@ if $cc -O1 -o "$prog" "$top/tests/progs/clobber.c" -pthread &&
 	else
 		skip "x86_64 (no iterators): the kernel has none, as above"
 	fi
+	# The BPF LSM programs that refuse where fmod_ret ones do not
+	# attach: the same refusals, where the kernel takes both.
+	export NCB_TEST_SYSTEM_LSM=1
+	if [ -n "$deny_why" ]; then
+		skip "x86_64 under --deny (BPF LSM): $deny_why"
+	elif start "$tmp/d" --deny --comm ncb-none-$$ && stop; then
+		deny_corpus "$prog" "$tmp/libncbcache.so" "x86_64 (BPF LSM)"
+	else
+		skip "x86_64 under --deny (BPF LSM): $(cat "$tmp/err")"
+	fi
+	unset NCB_TEST_SYSTEM_LSM
 else
 	ok 1 "build progs/clobber.c"
 fi
@@ -262,7 +374,13 @@ i386_dynamic "$top" "$c32" "$top/tests/progs/clobber.c" -pthread &&
 	i386_dynamic "$top" "$tmp/libncbcache32.so" -shared -fPIC \
 		"$top/tests/progs/cache.c"
 case $? in
-0) corpus "$c32" "$tmp/libncbcache32.so" i386 "" "" ;;
+0)
+	corpus "$c32" "$tmp/libncbcache32.so" i386 "" ""
+	if [ -z "$deny_why" ]; then
+		deny_corpus "$c32" "$tmp/libncbcache32.so" i386
+	else
+		skip "i386 under --deny: $deny_why"
+	fi ;;
 1) ok 1 "build progs/clobber.c for i386" ;;
 *) skip "i386 programs: $t_why" ;;
 esac
@@ -275,6 +393,17 @@ start "$tmp/e" --comm "$comm" && "$other" heap >/dev/null 2>&1 &&
 stop && events "$tmp/e" "len(ev) == 1" "ev[0]['program'] == '$comm'" \
 	"len(sums) == 1"
 ok $? "--comm: the same program under another name is not watched"
+if [ -z "$deny_why" ]; then
+	start "$tmp/e" --deny --comm "$comm" &&
+		{ "$other" heap >"$tmp/o2" 2>&1; "$prog" heap >"$tmp/o" 2>&1; }
+	stop && grep -q "^heap: ok$" "$tmp/o2" &&
+		grep -q "^heap: EEXIST$" "$tmp/o" &&
+		events "$tmp/e" "len(ev) == 1" "ev[0]['program'] == '$comm'" \
+			"ev[0]['action'] == 'denied'"
+	ok $? "--deny --comm: another name is not refused"
+else
+	skip "--deny --comm: $deny_why"
+fi
 
 if mkfifo "$tmp/fifo"; then
 	exec 3<>"$tmp/fifo"
@@ -315,6 +444,18 @@ if [ -n "$cg2" ] && mkdir "$cg2/ncb-watch-$$" 2>/dev/null; then
 		"$other" heap >/dev/null 2>&1
 	stop && events "$tmp/e" "len(ev) == 1" "len(sums) == 1"
 	ok $? "--cgroup: only the processes in the cgroup are watched"
+	if [ -z "$deny_why" ]; then
+		start "$tmp/e" --deny --cgroup "$cg" &&
+			{ in_cg "$other" heap >"$tmp/o" 2>&1
+			  "$other" heap >"$tmp/o2" 2>&1; }
+		stop && grep -q "^heap: EEXIST$" "$tmp/o" &&
+			grep -q "^heap: ok$" "$tmp/o2" &&
+			events "$tmp/e" "len(ev) == 1" \
+				"ev[0]['action'] == 'denied'"
+		ok $? "--deny --cgroup: only the cgroup's processes are refused"
+	else
+		skip "--deny --cgroup: $deny_why"
+	fi
 else
 	skip "--cgroup: no cgroup v2 hierarchy this test may make a group in"
 fi
@@ -323,32 +464,37 @@ fi
 
 small=$tmp/small.c
 printf 'int f(int x)\n{\n\treturn x * 2;\n}\n' >"$small"
-while read -r name cmd; do
-	have "$name" || { skip "$name is not installed"; continue; }
-	if [ -n "$cg" ]; then
-		start "$tmp/e" --cgroup "$cg" &&
-			in_cg sh -c "$cmd" >/dev/null 2>&1
-	else
-		start "$tmp/e" --comm "$name" && sh -c "$cmd" >/dev/null 2>&1
-	fi
-	st=$?
-	# On one CPU (a VM row's) a thread holding the mmap lock cannot run
-	# while the kernel's program tries it: that call is unjudged for
-	# want of what it would replace or who calls (class "nothing"),
-	# said, never a clobber.  One for want of a maker fails here.
-	stop && [ $st -eq 0 ] && events "$tmp/e" \
-		"all(e['event'] == 'unjudged' and e['class'] == 'nothing' \
-		     for e in ev)" \
-		"sum(s['fixed'] for s in sums) >= 1" \
-		"all(balanced(s) for s in sums)" \
-		"all(s['clobbers'] == 0 for s in sums)" \
-		"sum(s['unjudged'] for s in sums) == len(ev)"
-	ok $? "$name: runs, watched, no clobber, nothing judged wrongly"
-	busy=$(grep -c '"event":"unjudged"' "$tmp/e")
-	[ "$busy" = 0 ] ||
-		echo "# $name: $busy calls unjudged, the mmap lock busy"
-	# What it did that was benign, for the record.
-	python3 - "$tmp/e" <<'EOF' 2>/dev/null
+# real_programs [--deny]: each runs as without the watcher (--deny: none
+# of its calls refused), and nothing is reported.
+real_programs() {
+	while read -r name cmd; do
+		have "$name" || { skip "$name is not installed"; continue; }
+		if [ -n "$cg" ]; then
+			start "$tmp/e" "$@" --cgroup "$cg" &&
+				in_cg sh -c "$cmd" >/dev/null 2>&1
+		else
+			start "$tmp/e" "$@" --comm "$name" &&
+				sh -c "$cmd" >/dev/null 2>&1
+		fi
+		st=$?
+		# On one CPU (a VM row's) a thread holding the mmap lock
+		# cannot run while the kernel's program tries it: that call
+		# is unjudged for want of what it would replace (class
+		# "nothing"), said, never a clobber, and under --deny let
+		# through.  One for want of a maker fails here.
+		stop && [ $st -eq 0 ] && events "$tmp/e" \
+			"all(e['event'] == 'unjudged' and \
+			     e['class'] == 'nothing' for e in ev)" \
+			"sum(s['fixed'] for s in sums) >= 1" \
+			"all(balanced(s) for s in sums)" \
+			"all(s['clobbers'] == 0 for s in sums)" \
+			"sum(s['unjudged'] for s in sums) == len(ev)"
+		ok $? "$name: runs, watched${1:+ with $1}, nothing judged wrongly"
+		busy=$(grep -c '"event":"unjudged"' "$tmp/e")
+		[ "$busy" = 0 ] ||
+			echo "# $name: $busy calls unjudged, the mmap lock busy"
+		# What it did that was benign, for the record.
+		python3 - "$tmp/e" <<'EOF' 2>/dev/null
 import collections, json, sys
 n = collections.Counter()
 for l in open(sys.argv[1]):
@@ -358,7 +504,7 @@ for l in open(sys.argv[1]):
         n["free"] += j["free"]
 print("#   benign:", ", ".join("%s %d" % kv for kv in sorted(n.items())))
 EOF
-done <<EOF
+	done <<EOF
 python3 python3 -c 'import json, sqlite3, ssl'
 perl perl -e 1
 java java -version
@@ -371,6 +517,13 @@ valgrind valgrind -q /bin/true
 sort seq 1 1000 | sort -r | head -3
 ldd ldd /bin/true
 EOF
+}
+real_programs
+if [ -z "$deny_why" ]; then
+	real_programs --deny
+else
+	skip "real programs under --deny: $deny_why"
+fi
 
 # ---- a full ring buffer: counted and said ----
 

@@ -33,8 +33,8 @@ static void watch_usage(FILE *f)
 		   "       noclobber watch --preload [--deny | --upgrade] "
 		   "[--emulate] [--json] [-O FILE]\n"
 		   "                       [--] PROG [ARGS...]\n"
-		   "       noclobber watch --system [--json] [-O FILE] "
-		   "[--report-html FILE]\n"
+		   "       noclobber watch --system [--deny] [--json] "
+		   "[-O FILE] [--report-html FILE]\n"
 		   "                       [--cgroup DIR | --comm NAME | "
 		   "--uid UID | -p PID]...\n\n"
 		   "Runs PROG (or attaches to process PID and all its "
@@ -70,9 +70,10 @@ static void watch_usage(FILE *f)
 		   "                does\n"
 		   "  --system      every process on the machine, from the "
 		   "kernel (eBPF), until\n                interrupted; "
-		   "reports only.  Needs root (or CAP_BPF and\n"
-		   "                CAP_PERFMON) and a kernel with BTF and "
-		   "the task iterators\n                (6.7+).  With "
+		   "with --deny, clobbers are refused in the\n"
+		   "                kernel where it allows that.  Needs root "
+		   "(or CAP_BPF and\n                CAP_PERFMON) and a kernel "
+		   "with BTF, Linux 6.1 or later.\n                With "
 		   "--cgroup, --comm, --uid and -p (each may be\n"
 		   "                repeated): only the processes in one of "
 		   "them\n"
@@ -429,17 +430,47 @@ static void summary(const struct watch_summary *s, void *arg)
 	fflush(o->f);
 }
 
-static void started(void *arg)
+/* The calls --system --deny may refuse in the kernel. */
+static const enum wcall calls[] = { WC_MMAP, WC_MREMAP, WC_SHMAT };
+
+/* Those it refuses, in words ("" for none). */
+static void refused_calls(unsigned int refused, char *buf, size_t len)
+{
+	size_t i, at = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (refused & 1U << calls[i] && at < len)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s",
+					       at ? ", " : "",
+					       wcall_name(calls[i], 0));
+}
+
+static void started(unsigned int refused, void *arg)
 {
 	struct out *o = arg;
+	char list[64];
 	struct jw w;
+	size_t i;
 
-	if (!o->json) {
+	refused_calls(refused, list, sizeof(list));
+	if (!o->json && refused) {
+		fprintf(o->f, "noclobber watch: watching the system, refusing "
+			"clobbers by %s%s; interrupt to stop\n", list,
+			refused & 1U << WC_MREMAP ? "" : " (mremap's: "
+			"reported only, this kernel lets no program refuse "
+			"them)");
+	} else if (!o->json) {
 		fputs("noclobber watch: watching the system; interrupt to "
 		      "stop\n", o->f);
 	} else if (!doc_begin(o, &w)) {
 		jw_str(&w, "event", "start");
 		jw_str(&w, "mode", "system");
+		jw_open(&w, "refused", '[');
+		for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+			if (refused & 1U << calls[i])
+				jw_str(&w, NULL, wcall_name(calls[i], 0));
+		jw_close(&w, ']');
 		doc_end(o, &w);
 	}
 	fflush(o->f);
@@ -710,12 +741,6 @@ static int run_system(struct scope *sc, struct watch_opts *o)
 	sc->so.uids = sc->uids;
 	sc->so.comms = sc->comms;
 	sc->so.cgroups = sc->cgroups;
-	if (o->mode == WATCH_DENY) {
-		watch_fail(o->arg, EOPNOTSUPP, "--system --deny: not "
-			   "supported: refusing a call from the kernel needs "
-			   "BPF LSM programs (see noclobber(7))");
-		return 125;
-	}
 	r = watch_system(&sc->so, o, why, sizeof(why));
 	if (!r)
 		return 0;

@@ -53,6 +53,7 @@ struct path {
 
 struct super_block {
 	unsigned int s_dev;
+	unsigned long s_magic;
 } CORE;
 
 struct inode {
@@ -158,6 +159,19 @@ struct bpf_iter_task {
 
 /* kernel/bpf/task_iter.c: bpf_iter_task_new()'s flags. */
 #define BPF_TASK_ITER_PROC_THREADS 2
+
+/* ipc/shm.c: a SysV segment, around the permissions the hook is given */
+struct kern_ipc_perm {
+	int id;
+} CORE;
+
+struct shmid_kernel {
+	struct kern_ipc_perm shm_perm;
+	unsigned long shm_segsz;
+} CORE;
+
+/* include/uapi/linux/magic.h */
+#define OVERLAYFS_SUPER_MAGIC 0x794c7630
 
 /* arch/x86/include/asm/thread_info.h */
 #define TS_COMPAT 0x0002

@@ -32,6 +32,7 @@ const volatile unsigned int scoped;	/* a scope was given */
 const volatile unsigned int ncgroups;	/* entries in scope_cgroups */
 const volatile unsigned int self;	/* the tool's own tgid */
 const volatile __u64 huge_default;	/* the default huge page size */
+const volatile unsigned int deny;	/* --deny: calls judged here */
 
 /*
  * Not sent for want of room in the ring buffer: events, and paths (whose
@@ -432,6 +433,7 @@ static void file_name(struct file *f, char *name)
  */
 #define ENOENT 2
 #define EBUSY 16
+#define EEXIST 17
 #define FIND_TRIES 256
 
 struct find {
@@ -598,6 +600,8 @@ static void call_file(struct task_struct *t, struct ws_event *e)
 	if (bpf_probe_read_kernel(&f, sizeof(f), fds + fd) || !f)
 		return;
 	file_id(f, &e->file_dev, &e->file_ino);
+	e->overlay = BPF_CORE_READ(f, f_inode, i_sb, s_magic) ==
+		     OVERLAYFS_SUPER_MAGIC;
 }
 
 /* Whether a stack pointer the event knows of is inside [s, e). */
@@ -1348,6 +1352,38 @@ static struct ws_makers *makers_of(struct task_struct *t, int scope)
 	return bpf_map_lookup_elem(&history, &k);
 }
 
+/* Whether name begins with the n bytes of prefix. */
+static __always_inline int begins(const char *name, const char *prefix,
+				  unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (name[i] != prefix[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * With --deny, whether a struct file (its address; 0: none) is the C
+ * library's, by its name as watch_is_libc() (caller.c) knows one:
+ * glibc's libc.so.6 (libc-2.NN.so before 2.34) and libpthread, musl's
+ * ld-musl (its C library too).  The tool decides so from the path; the
+ * kernel's verdict needs it at the call.
+ */
+static unsigned int libc_file(unsigned long long addr)
+{
+	struct file *f = (struct file *)addr;
+	char n[16] = {};
+
+	if (!deny || !f)
+		return 0;
+	bpf_probe_read_kernel_str(n, sizeof(n),
+				  BPF_CORE_READ(f, f_path.dentry, d_name.name));
+	return begins(n, "libc.so", 7) || begins(n, "libc-", 5) ||
+	       begins(n, "libpthread", 10) || begins(n, "ld-musl", 7);
+}
+
 /* Whether the 6 bytes before a return address are a call (ws_caller). */
 static int after_call(const unsigned char *code)
 {
@@ -1427,6 +1463,7 @@ static __always_inline int frame_of(struct ws_made *m, struct where *s,
 		f->ino = m->f[0].ino;
 		f->dev = m->f[0].dev;
 		f->off = m->f[0].off + (unsigned int)(w - ip);
+		m->libc |= (m->libc & 1) << n;
 	} else if (ws_where(w)) {
 		return -EBUSY;
 	} else if (!(s->flags & VM_EXEC)) {
@@ -1435,6 +1472,7 @@ static __always_inline int frame_of(struct ws_made *m, struct where *s,
 		f->ino = s->ino;
 		f->dev = s->dev;
 		f->off = s->off;
+		m->libc |= libc_file(s->file) << n;
 		if (s->file)
 			send_path((struct file *)s->file, s->dev, s->ino);
 	}
@@ -1468,6 +1506,7 @@ static __always_inline int frames(struct ws_made *m, unsigned long long ip,
 	if (!m || !s || !c)
 		return -22;
 	m->nframes = 0;
+	m->libc = 0;
 	if (ws_where(ip)) {
 		m->flags |= WS_M_UNKNOWN;
 		return -EBUSY;
@@ -1475,6 +1514,7 @@ static __always_inline int frames(struct ws_made *m, unsigned long long ip,
 	m->f[0].ino = s->ino;
 	m->f[0].dev = s->dev;
 	m->f[0].off = s->off;
+	m->libc = libc_file(s->file);
 	m->nframes = 1;
 	/* Its path sent once, as ws_site() sends one (not its name). */
 	if (s->file)
@@ -1518,6 +1558,7 @@ static long source_step(unsigned int i, struct source *c)
 		m->call = r->call;
 		m->nframes = r->nframes;
 		m->flags = r->flags;
+		m->libc = r->libc;
 		__builtin_memcpy(m->f, r->f, sizeof(m->f));
 		c->found = 1;
 		return 1;
@@ -1629,6 +1670,352 @@ __noinline int ws_caller(struct ws_event *e, unsigned long long ip)
 	return err;
 }
 
+/*
+ * ---- the verdict in the kernel (--deny) ----
+ *
+ * A fixed call in scope judged at its entry, from what take() gathered
+ * for the tool, by the rules the tool judges it by (judge.h, included
+ * as calls.h is), so that a call to refuse is refused before anything
+ * is replaced: mmap at security_mmap_file, shmat at security_shm_shmat
+ * (with its segment's size, known there), mremap at its system call's
+ * entry where the kernel lets that be refused (error injection).  The
+ * evidence as the tool takes it from the event (system.c), but for what
+ * only the tool can find out (a file's ELF header, the C library's
+ * symbols): a verdict the missing fact could make benign refuses
+ * nothing (doubt()).
+ */
+/* Pieces of records: at most one more than their starts and ends. */
+#define JUDGE_REGIONS (2 * WS_EVENT_REGIONS + 1)
+#define JUDGE_ROOM 128			/* a power of two above it */
+#define WJ_MAX_THREADS (WS_THREADS + 1)
+#define WJ_MAX_REGIONS JUDGE_REGIONS
+#define WJ_MAX_VICTIMS WS_VICTIMS
+#include "judge.h"
+
+/* What the rules are given, off the stack. */
+struct judge {
+	struct ncb__wcall call;
+	struct ncb__wmod exe, interp;
+	unsigned int nv, nth, nrg;
+	unsigned int overlay;		/* the call's file is an overlay's */
+	unsigned long long at;		/* the regions' sweep: where it is */
+	struct wj_verdict verdict;
+	struct ncb__wvictim v[WS_VICTIMS];
+	struct ncb__wthread th[WS_THREADS + 1];
+	struct ncb__wregion rg[JUDGE_ROOM];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, unsigned int);
+	__type(value, struct judge);
+} judge_room SEC(".maps");
+
+static struct judge *judge_of(void)
+{
+	unsigned int zero = 0;
+
+	return bpf_map_lookup_elem(&judge_room, &zero);
+}
+
+static __always_inline struct ncb__wmod mod_of(unsigned long long dev,
+						unsigned long long ino)
+{
+	struct ncb__wmod m = { ino ? dev : 0, ino };
+
+	return m;
+}
+
+/* An i386 return address the interpreter's lazy binding left (system.c). */
+static int lazy(const struct ws_event *e, const struct ws_frame *f,
+		unsigned int i)
+{
+	return e->compat && i > 1 && e->interp_ino &&
+	       f->ino == e->interp_ino && f->dev == e->interp_dev;
+}
+
+/*
+ * The module of the first frame past the C library's, from frame 1 (an
+ * i386 caller's lazy binding passed), as the tool finds the caller
+ * (system.c's caller(): else frame 0's) and, with maker, an i386
+ * record's maker (its maker(): else the last of the C library's frames,
+ * none if there are none).  The tool stops at the first of the C
+ * library's functions that is no wrapper (malloc), by its symbols; the
+ * kernel, without them, goes on past it to other code, if the frames
+ * kept reach it: a region so made is taken for that code's, which can
+ * only make a refusal one less.
+ */
+static __always_inline struct ncb__wmod
+past_libc(const struct ws_event *e, const struct ws_made *m, int maker)
+{
+	unsigned int i, n = m->nframes, last = 0, seen = 0;
+	const struct ws_frame *f = &m->f[0];
+	struct ncb__wmod none = { 0, 0 };
+
+	if (!(e->compat && !f->ino) && !(m->libc & 1))
+		return mod_of(f->dev, f->ino);
+	for (i = 1; i < WS_FRAMES && i < n; i++) {
+		f = &m->f[i];
+		if ((seen || !maker) && lazy(e, f, i))
+			continue;
+		if (!(m->libc >> i & 1))
+			return mod_of(f->dev, f->ino);
+		seen = 1;
+		last = i;
+	}
+	if (!maker)
+		return mod_of(m->f[0].dev, m->f[0].ino);
+	f = &m->f[last & (WS_FRAMES - 1)];
+	return seen ? mod_of(f->dev, f->ino) : none;
+}
+
+/*
+ * A record's maker as the tool's maker() decides it: the call's module,
+ * or for x86_64 past a leaf wrapper of the C library's, the return
+ * address it left (which may be the C library's own: malloc's).  None
+ * (0, 0) if not known.
+ */
+static __always_inline struct ncb__wmod
+maker_of(const struct ws_event *e, const struct ws_made *r)
+{
+	struct ncb__wmod none = { 0, 0 };
+	const struct ws_frame *f;
+
+	if ((r->flags & WS_M_UNKNOWN) || !r->nframes)
+		return none;
+	if (e->compat)
+		return past_libc(e, r, 1);
+	f = &r->f[r->nframes > 1 && (r->libc & 1) ? 1 : 0];
+	return mod_of(f->dev, f->ino);
+}
+
+/* A victim as system.c's victim() makes it for the rules. */
+static void judge_victim(struct judge *j, const struct ws_vma *w,
+			 struct ncb__wvictim *v)
+{
+	__builtin_memset(v, 0, sizeof(*v));
+	v->m.start = w->start;
+	v->m.end = w->end;
+	v->m.prot = w->flags & PROT_ANY;
+	v->m.shared = !!(w->flags & VM_MAYSHARE);
+	v->named = NCB__W_ANON;
+	if (w->kind & WS_K_FILE) {
+		v->m.offset = w->pgoff * PAGE;
+		v->mod = mod_of(w->dev, w->ino);
+		v->file_end = wc_page_up(w->size, PAGE);
+		v->elf = !!(w->kind & WS_K_EXEC);
+	} else if (w->kind & WS_K_HEAP) {
+		v->named = v->m.prot || v->m.shared ? NCB__W_HEAP :
+			   NCB__W_ANON;
+	} else if (w->kind & WS_K_STACK) {
+		v->named = NCB__W_STACK;
+	} else if (w->kind & WS_K_SPECIAL) {
+		v->named = NCB__W_KERNEL;
+	}
+}
+
+/*
+ * The records meeting the range as the rules take them (system.c's
+ * regions(): a newer one replacing what it covers of older ones), swept
+ * from the call's start: at each step, the newest record holding where
+ * the sweep is, up to where it ends or a newer one begins.  Only the
+ * call's range matters to the rules: the pieces are cut to it.
+ */
+struct sweep {
+	struct ws_event *e;
+};
+
+static long sweep_step(unsigned int i, struct sweep *c)
+{
+	struct judge *j = judge_of();
+	struct ws_event *e = c->e;
+	unsigned long long at, end, next;
+	unsigned int k, n, hit = WS_EVENT_REGIONS;
+	const struct ws_made *r;
+
+	if (!j || j->at >= j->call.end)
+		return 1;
+	at = j->at;
+	end = next = j->call.end;
+	n = e->nregions;
+	/* Newest first: the first that holds at is the one. */
+	for (k = 0; k < WS_EVENT_REGIONS && k < n; k++) {
+		r = &e->regions[k];
+		if (r->end <= r->start)
+			continue;
+		if (r->start <= at && at < r->end) {
+			hit = k;
+			if (r->end < end)
+				end = r->end;
+			break;
+		}
+		if (r->start > at && r->start < next)
+			next = r->start;
+	}
+	/* No record: on to where the next one begins. */
+	if (hit >= WS_EVENT_REGIONS) {
+		j->at = next;
+		return 0;
+	}
+	/* The newer ones beginning inside it cut it there. */
+	if (next < end)
+		end = next;
+	n = j->nrg;
+	if (n >= JUDGE_REGIONS)
+		return 1;
+	barrier_var(n);		/* as in thread_step() */
+	n &= JUDGE_ROOM - 1;
+	r = &e->regions[hit & (WS_EVENT_REGIONS - 1)];
+	j->rg[n].start = at;
+	j->rg[n].end = end;
+	j->rg[n].by = maker_of(e, r);
+	j->rg[n].file = mod_of(r->file_dev, r->file_ino);
+	j->nrg = n + 1;
+	j->at = end;
+	return 0;
+}
+
+/* The process as the rules see it, its arrays in the room. */
+static void judge_proc(struct judge *j, struct ncb__wproc *p)
+{
+	p->exe = j->exe;
+	p->interp = j->interp;
+	p->threads = j->th;
+	p->nthreads = j->nth;
+	p->regions = j->rg;
+	p->nregions = j->nrg;
+	p->sees_brk = 0;
+}
+
+/* Victim i's kind: global, the verifier looks at it once. */
+__noinline int ws_kind(unsigned int i)
+{
+	struct judge *j = judge_of();
+	struct ncb__wproc p;
+
+	if (!j || i >= WS_VICTIMS)
+		return 1;
+	judge_proc(j, &p);
+	wj_kind_of(&p, &j->call, &j->v[i]);
+	return 0;
+}
+
+static long kind_step(unsigned int i, void *unused)
+{
+	return ws_kind(i) != 0;
+}
+
+/* A step of the verdict: global, the verifier looks at it once. */
+__noinline int ws_verdict_step(void)
+{
+	struct judge *j = judge_of();
+	struct ncb__wproc p;
+
+	if (!j)
+		return 1;
+	judge_proc(j, &p);
+	return wj_verdict_step(&j->verdict, &p, &j->call, j->v);
+}
+
+static long verdict_step(unsigned int i, void *unused)
+{
+	return ws_verdict_step() != 0;
+}
+
+/* The class of the call the room holds: its victims' kinds, then it. */
+static int ws_verdict(struct judge *j)
+{
+	bpf_loop(WS_VICTIMS, kind_step, NULL, 0);
+	wj_verdict_begin(&j->verdict, j->nv);
+	bpf_loop(WJ_VERDICT_STEPS(WS_VICTIMS), verdict_step, NULL, 0);
+	return j->verdict.phase == WJ_DONE ? j->verdict.cls :
+	       NCB__WC_NOTHING;
+}
+
+/* Whether the class is one a call is refused for. */
+static int refused_class(int cls)
+{
+	return NCB__WC_CLOBBER(cls) || cls == NCB__WC_UNKNOWN;
+}
+
+/*
+ * Judged again with what the kernel cannot know taken the caller's way:
+ * every file an ELF object (the tool reads its header; the kernel knows
+ * an object by its code mapped executable), and the call's file, if an
+ * overlay's (whose mappings are of the file below it), the one it
+ * replaces.  Refused only if still refused.
+ */
+static int doubt(struct judge *j)
+{
+	unsigned int i, files = 0;
+
+	for (i = 0; i < WS_VICTIMS && i < j->nv; i++)
+		if (j->v[i].mod.ino && !j->v[i].elf) {
+			j->v[i].elf = 1;
+			files = 1;
+			if (j->overlay)
+				j->call.file = j->v[i].mod;
+			j->overlay = 0;
+		}
+	return !files || refused_class(ws_verdict(j));
+}
+
+/*
+ * The verdict on the call the event holds, taken at its entry (e->end:
+ * shmat's, known at its hook): the class to refuse it for, or 0.
+ */
+__noinline int ws_judge(struct ws_event *e)
+{
+	struct judge *j = judge_of();
+	struct sweep c;
+	unsigned int i, n;
+	int cls;
+
+	if (!e || !j)
+		return 0;
+	j->call.start = e->start;
+	j->call.end = e->end;
+	j->call.tid = (int)e->tid;
+	j->call.sp = e->sp;
+	j->call.caller = past_libc(e, &e->made, 0);
+	j->call.file = mod_of(e->file_dev, e->file_ino);
+	j->exe = mod_of(e->exe_dev, e->exe_ino);
+	j->interp = e->interp_ino ? mod_of(e->interp_dev, e->interp_ino) :
+		    j->exe;
+	n = e->nthreads;
+	for (i = 0; i < WS_THREADS && i < n; i++) {
+		j->th[i].tid = (int)e->threads[i].tid;
+		j->th[i].sp = e->threads[i].sp;
+		j->th[i].top = 0;
+	}
+	/* The caller too: its own stack is its own (OWN_STACK). */
+	i = n < WS_THREADS ? n : WS_THREADS;
+	j->th[i].tid = (int)e->tid;
+	j->th[i].sp = e->sp;
+	j->th[i].top = 0;
+	j->nth = i + 1;
+	n = e->nvictims;
+	j->nv = 0;
+	for (i = 0; i < WS_VICTIMS && i < n; i++) {
+		judge_victim(j, &e->v[i], &j->v[i]);
+		j->nv = i + 1;
+	}
+	/* More mappings than were sent: judged up to the last one sent. */
+	i = (j->nv - 1) & (WS_VICTIMS - 1);
+	if (e->truncated && j->nv && j->v[i].m.end < j->call.end)
+		j->call.end = j->v[i].m.end;
+	j->overlay = e->overlay;
+	j->nrg = 0;
+	j->at = j->call.start;
+	c.e = e;
+	bpf_loop(JUDGE_REGIONS + 1, sweep_step, &c, 0);
+	cls = ws_verdict(j);
+	if (!refused_class(cls) || !doubt(j))
+		return 0;
+	return cls;
+}
+
 /* Everything the tool needs of the call, taken while it is at entry. */
 static __always_inline void take(struct task_struct *t, struct pt_regs *r,
 				 int compat, struct ws_event *e, int tree)
@@ -1646,6 +2033,7 @@ static __always_inline void take(struct task_struct *t, struct pt_regs *r,
 	e->truncated = e->nthreads = 0;
 	e->exe_dev = e->exe_ino = e->interp_dev = e->interp_ino = 0;
 	e->file_dev = e->file_ino = 0;
+	e->overlay = 0;
 	proc_comm(t, e->comm);
 	if (!t->mm) {
 		e->err = -22;
@@ -1774,6 +2162,17 @@ static __always_inline int enter(struct pt_regs *regs, long id, int tree)
 	e->result_at = probe->result_at;
 	e->err = 0;
 	take(t, regs, compat, e, tree);
+	/*
+	 * shmat's at its hook: its segment's size is known there.  An mmap
+	 * of no mapping type is the kernel's EINVAL, after the hook: left
+	 * to it.
+	 */
+	e->verdict = 0;
+	if (deny && !e->err && e->nvictims && !only_reserved(e) &&
+	    wcall_family(call) != WC_SHMAT &&
+	    !(wcall_family(call) == WC_MMAP &&
+	      !(e->args[3] & WC_MAP_TYPE_BITS)))
+		e->verdict = ws_judge(e);
 	e->armed = 1;
 	return 0;
 }
@@ -1812,6 +2211,21 @@ static __always_inline void shm_range(struct ws_event *e,
 		e->truncated = 0;
 }
 
+/* The event to the tool, counted. */
+static __always_inline int send(struct ws_event *e, struct ws_count *c)
+{
+	if (bpf_ringbuf_output(&events, e, sizeof(*e),
+			       wake_flags(sizeof(*e)))) {
+		__sync_fetch_and_add(&lost, 1);
+		if (c)
+			__sync_fetch_and_add(&c->lost, 1);
+		return 0;
+	}
+	if (c)
+		__sync_fetch_and_add(&c->sent, 1);
+	return 0;
+}
+
 static __always_inline int leave(struct pt_regs *regs, long ret, int tree)
 {
 	long id = regs->orig_ax;
@@ -1829,10 +2243,14 @@ static __always_inline int leave(struct pt_regs *regs, long ret, int tree)
 		return plain(t, regs, id, ret);
 	e->armed = 0;
 	e->result = ret;
+	/* Its hook refused it for the verdict taken: sent as refused. */
+	e->refused = e->verdict && ret == -EEXIST;
 	/* Counted once, at the exit, with what became of it. */
 	c = count_of(t);
 	if (c)
 		__sync_fetch_and_add(&c->fixed, 1);
+	if (e->refused)
+		return send(e, c);
 	if (ret < 0 && ret >= -MAX_ERRNO) {
 		if (c)
 			__sync_fetch_and_add(&c->invalid, 1);
@@ -1870,16 +2288,7 @@ static __always_inline int leave(struct pt_regs *regs, long ret, int tree)
 		e->file_dev = s->dev;
 		e->file_ino = s->ino;
 	}
-	if (bpf_ringbuf_output(&events, e, sizeof(*e),
-			       wake_flags(sizeof(*e)))) {
-		__sync_fetch_and_add(&lost, 1);
-		if (c)
-			__sync_fetch_and_add(&c->lost, 1);
-		return 0;
-	}
-	if (c)
-		__sync_fetch_and_add(&c->sent, 1);
-	return 0;
+	return send(e, c);
 }
 
 SEC("tp_btf/sys_exit")
@@ -1937,4 +2346,121 @@ int BPF_PROG(on_proc_exit, struct task_struct *p)
 	k = key_of(p);
 	bpf_map_delete_elem(&history, &k);
 	return 0;
+}
+
+/*
+ * ---- refusals (--deny) ----
+ *
+ * The tool loads one set, the first the kernel lets attach: fmod_ret
+ * programs on the LSM hooks' security_*() functions (a BPF trampoline:
+ * no need for "bpf" among the active LSMs), or BPF LSM programs; and
+ * mremap's where its system call's entry may be made to fail (a kernel
+ * with error injection).  Each refuses the call its task is in if the
+ * verdict taken at its entry says so, before the call takes the mmap
+ * lock: what another thread maps in between is not seen.
+ */
+/*
+ * The event of the fixed call of family the task is in, or NULL.  The
+ * call is the one judged at its entry only if its arguments are the
+ * same: an exit not seen would leave a verdict for a later call.
+ */
+static struct ws_event *judged(enum wcall family)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct ws_event *e = bpf_task_storage_get(&pending, t, NULL, 0);
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(t);
+	unsigned long long a[6] = {};
+	enum wcall call;
+	unsigned int i;
+
+	if (!e || !e->armed || wcall_family(e->call) != family || !r)
+		return NULL;
+	call = is_compat(t) ? args32(r, r->orig_ax, a) :
+	       args64(r, r->orig_ax, a);
+	if (call != e->call || !wcall_fixed(call, a))
+		return NULL;
+	/* ipc's were made shmat's at the entry. */
+	for (i = 0; i < 6 && call != WC_IPC; i++)
+		if (a[i] != e->args[i])
+			return NULL;
+	return e;
+}
+
+/*
+ * The refusal of a call of family judged at its entry: mmap's at
+ * security_mmap_file, before do_mmap (an mmap's only: shmat and exec
+ * pass there too), mremap's at its system call's entry.
+ */
+static int refuse(enum wcall family)
+{
+	struct ws_event *e = judged(family);
+
+	return e && e->verdict ? -EEXIST : 0;
+}
+
+/*
+ * security_shm_shmat: the segment known, shmat judged here (its range is
+ * its size), before do_shmat maps it.
+ */
+static __always_inline int refuse_shmat(struct kern_ipc_perm *perm)
+{
+	struct ws_event *e = judged(WC_SHMAT);
+	unsigned long long shp, size = 0;
+	unsigned int i, n = 0;
+
+	if (!deny || !e || e->err)
+		return 0;
+	shp = addr_of(perm) - bpf_core_field_offset(struct shmid_kernel,
+						    shm_perm);
+	if (bpf_probe_read_kernel(&size, sizeof(size), (void *)shp +
+				  bpf_core_field_offset(struct shmid_kernel,
+							shm_segsz)))
+		return 0;
+	e->end = e->start + wc_page_up(size, PAGE);
+	for (i = 0; i < WS_VICTIMS && i < e->nvictims; i++)
+		if (e->v[i].start < e->end)
+			n = i + 1;
+	e->nvictims = n;
+	if (n < WS_VICTIMS)
+		e->truncated = 0;
+	if (!n || only_reserved(e))
+		return 0;
+	e->verdict = ws_judge(e);
+	return e->verdict ? -EEXIST : 0;
+}
+
+SEC("fmod_ret/security_mmap_file")
+int BPF_PROG(deny_mmap, struct file *file)
+{
+	return refuse(WC_MMAP);
+}
+
+SEC("fmod_ret/security_shm_shmat")
+int BPF_PROG(deny_shmat, struct kern_ipc_perm *perm)
+{
+	return refuse_shmat(perm);
+}
+
+SEC("lsm/mmap_file")
+int BPF_PROG(deny_mmap_lsm, struct file *file)
+{
+	return refuse(WC_MMAP);
+}
+
+SEC("lsm/shm_shmat")
+int BPF_PROG(deny_shmat_lsm, struct kern_ipc_perm *perm)
+{
+	return refuse_shmat(perm);
+}
+
+SEC("fmod_ret/__x64_sys_mremap")
+int BPF_PROG(deny_mremap, struct pt_regs *regs)
+{
+	return refuse(WC_MREMAP);
+}
+
+SEC("fmod_ret/__ia32_sys_mremap")
+int BPF_PROG(deny_mremap32, struct pt_regs *regs)
+{
+	return refuse(WC_MREMAP);
 }

@@ -141,6 +141,94 @@ static int walk_kind(char *why, size_t len)
 	return -ENOTSUP;
 }
 
+/*
+ * Whether the kernel lets a program of type (fmod_ret, lsm) attach to
+ * function fn: one that changes nothing (returns 0), loaded and attached
+ * for a moment.  0, or -errno.
+ */
+static int attaches(struct btf *btf, const char *fn, enum bpf_prog_type type,
+		    enum bpf_attach_type at)
+{
+	const struct bpf_insn ret0[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, lo, .expected_attach_type = at);
+	int id = btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC), fd, link;
+
+	if (id <= 0)
+		return -ENOENT;
+	lo.attach_btf_id = (unsigned int)id;
+	fd = bpf_prog_load(type, "ncb_probe", "GPL", ret0, 2, &lo);
+	if (fd < 0)
+		return -errno;
+	link = bpf_raw_tracepoint_open(NULL, fd);
+	if (link < 0)
+		link = -errno;
+	else
+		close(link);
+	close(fd);
+	return link < 0 ? link : 0;
+}
+
+/* None of the programs that refuse: the report mode's. */
+static void no_refusers(struct watch_system *k)
+{
+	bpf_program__set_autoload(k->progs.deny_mmap, 0);
+	bpf_program__set_autoload(k->progs.deny_shmat, 0);
+	bpf_program__set_autoload(k->progs.deny_mmap_lsm, 0);
+	bpf_program__set_autoload(k->progs.deny_shmat_lsm, 0);
+	bpf_program__set_autoload(k->progs.deny_mremap, 0);
+	bpf_program__set_autoload(k->progs.deny_mremap32, 0);
+}
+
+/*
+ * With --deny, the programs that refuse: fmod_ret on the LSM hooks'
+ * functions, else BPF LSM programs (mmap and shmat), and mremap's where
+ * its system call may be made to fail; the calls refused (1 << family),
+ * or -errno with why: nothing can be refused.  NCB_TEST_SYSTEM_LSM set
+ * in the environment passes over fmod_ret.
+ */
+static int refusers(struct watch_system *k, char *why, size_t len)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	unsigned int calls = 1U << WC_MMAP | 1U << WC_SHMAT;
+	int fmod, lsm = 0, mremap;
+
+	if (!btf) {
+		snprintf(why, len, "--deny: cannot read the kernel's BTF: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	/* NCB_TEST_SYSTEM_LSM: the LSM programs, for the tests to try. */
+	fmod = getenv("NCB_TEST_SYSTEM_LSM") ? -ENOTSUP :
+	       attaches(btf, "security_mmap_file", BPF_PROG_TYPE_TRACING,
+			BPF_MODIFY_RETURN);
+	if (fmod)
+		lsm = attaches(btf, "bpf_lsm_mmap_file", BPF_PROG_TYPE_LSM,
+			       BPF_LSM_MAC);
+	mremap = attaches(btf, "__x64_sys_mremap", BPF_PROG_TYPE_TRACING,
+			  BPF_MODIFY_RETURN);
+	bpf_program__set_autoload(k->progs.deny_mmap, !fmod);
+	bpf_program__set_autoload(k->progs.deny_shmat, !fmod);
+	bpf_program__set_autoload(k->progs.deny_mmap_lsm, fmod && !lsm);
+	bpf_program__set_autoload(k->progs.deny_shmat_lsm, fmod && !lsm);
+	bpf_program__set_autoload(k->progs.deny_mremap, !mremap);
+	/* An i386 program's: where the kernel runs them. */
+	bpf_program__set_autoload(k->progs.deny_mremap32, !mremap &&
+		btf__find_by_name_kind(btf, "__ia32_sys_mremap",
+				       BTF_KIND_FUNC) > 0);
+	btf__free(btf);
+	if (fmod && lsm) {
+		snprintf(why, len, "--system --deny: this kernel lets no BPF "
+			 "program refuse a call (fmod_ret on "
+			 "security_mmap_file: %s; BPF LSM: %s); see "
+			 "noclobber(7)", strerror(-fmod), strerror(-lsm));
+		return -EOPNOTSUPP;
+	}
+	return (int)(calls | (mremap ? 0 : 1U << WC_MREMAP));
+}
+
 /* Why the programs would not load, in words. */
 static void load_failed(int e, char *why, size_t len)
 {
@@ -673,7 +761,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	e.result = w->result;
 	e.have_result = 1;
 	e.when = (double)(w->ns - s->t0) / 1e9;
-	e.action = WA_REPORTED;
+	e.action = w->refused ? WA_DENIED : WA_REPORTED;
 	e.gone = kill((pid_t)w->tgid, 0) && errno == ESRCH;
 	caller(w, &e.caller);
 	c.start = w->start;
@@ -703,7 +791,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (e.cls == NCB__WC_UNKNOWN)
 		e.unjudged = 1;
 	count_class(s, w, e.cls, e.unjudged);
-	if (e.unjudged || NCB__WC_CLOBBER(e.cls)) {
+	if (e.unjudged || NCB__WC_CLOBBER(e.cls) || w->refused) {
 		symbol(w, &e.caller);
 		makers(w, &p, v, n, made, madep);
 		creators(v, n, madep, names);
@@ -862,7 +950,7 @@ int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
 {
 	struct sys s = { .o = o };
 	struct ring_buffer *rb = NULL;
-	int e, iters;
+	int e, iters, refused = 0;
 
 	e = allowed(why, whylen);
 	if (e)
@@ -890,6 +978,16 @@ int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
 	bpf_program__set_autoload(s.skel->progs.on_exit, iters);
 	bpf_program__set_autoload(s.skel->progs.on_enter_tree, !iters);
 	bpf_program__set_autoload(s.skel->progs.on_exit_tree, !iters);
+	if (o->mode == WATCH_DENY) {
+		refused = refusers(s.skel, why, whylen);
+		if (refused < 0) {
+			e = refused;
+			goto out;
+		}
+		s.skel->rodata->deny = 1;
+	} else {
+		no_refusers(s.skel);
+	}
 	if (so->buffer)
 		bpf_map__set_max_entries(s.skel->maps.events,
 					 (unsigned int)so->buffer);
@@ -919,7 +1017,7 @@ int watch_system(const struct watch_sys_opts *so, const struct watch_opts *o,
 		goto out;
 	}
 	if (o->started)
-		o->started(o->arg);
+		o->started((unsigned int)refused, o->arg);
 	/*
 	 * The programs wake the tool only when the ring buffer fills (each
 	 * wake-up costs the call that sends it): read it every tenth of a

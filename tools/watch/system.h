@@ -112,7 +112,8 @@ struct ws_made {
 	unsigned char call;		/* wcall_family() */
 	unsigned char nframes;
 	unsigned char flags;		/* WS_M_* */
-	unsigned char pad;
+	unsigned char libc;		/* --deny: the frames (bit i: f[i])
+					   in the C library, by its name */
 	struct ws_frame f[WS_FRAMES];
 };
 
@@ -178,6 +179,12 @@ struct ws_event {
 					   is unknown (-errno) */
 	unsigned long long result_at;	/* ipc's SHMAT: where the address
 					   is written */
+	unsigned int verdict;		/* --deny: the kernel's class, if
+					   one to refuse (else 0) */
+	unsigned int refused;		/* refused with EEXIST for it */
+	unsigned int overlay;		/* file_*: an overlay's (its own
+					   mappings are of the file below) */
+	unsigned int pad3;
 };
 
 /* Per process (its thread group and start), the calls never sent. */

@@ -91,8 +91,12 @@ struct watch_opts {
 	enum watch_mode mode;
 	void (*report)(const struct watch_event *e, void *arg);
 	void (*summary)(const struct watch_summary *s, void *arg);
-	/* --system: watching from now on; n events lost (total so far). */
-	void (*started)(void *arg);
+	/*
+	 * --system: watching from now on, refusing in the kernel the calls
+	 * of the families (1 << WC_MMAP...) in refused; n events lost
+	 * (total so far).
+	 */
+	void (*started)(unsigned int refused, void *arg);
 	void (*lost)(unsigned long n, unsigned long total, void *arg);
 	void *arg;
 	int want_maps;		/* a reported event carries the maps */
