@@ -270,7 +270,9 @@ huge kernel-memory
 malloc-mmap other-module
 malloc-mremap other-module
 malloc-shmat other-module
+merged spans-regions
 cache other-module
+arena other-module
 EOF
 	for c in reserve remap-own ring own-region own-stack jit; do
 		"$p" $c >"$tmp/o" 2>&1 && grep -q "^$c: ok$" "$tmp/o"
