@@ -101,9 +101,20 @@ static inline const char *wcall_name(enum wcall c, int compat)
 #define WC_NR32_PRCTL		172
 #define WC_PR_SET_MM		35	/* prctl's: an address space's fields */
 
-/* The call a system call number is in an ABI, or WC_NONE. */
+/*
+ * x32's calls come by x86_64's entry, their numbers x86_64's with this
+ * bit set (__X32_SYSCALL_BIT); mmap, mremap and shmat are "common" in
+ * syscall_64.tbl: the same numbers, arguments and kernel functions.  A
+ * kernel that takes no x32 call (syscall.x32=n, Debian's default) fails
+ * them with ENOSYS, which a watcher sees at their exit.
+ */
+#define WC_X32_BIT		0x40000000
+
+/* The call a system call number is in an ABI (x32's: x86_64's), or 0. */
 static inline enum wcall wcall_of(int compat, wc_u64 nr)
 {
+	if (!compat)
+		nr &= ~(wc_u64)WC_X32_BIT;
 	if (!compat)
 		return nr == WC_NR_MMAP ? WC_MMAP :
 		       nr == WC_NR_MREMAP ? WC_MREMAP :

@@ -256,61 +256,39 @@ static inline int wj_region_fits(const struct ncb__wregion *g,
 	       !(file.ino && g->file.dev != file.dev);
 }
 
+/* What the seen regions holding part of a mapping are: wj_cover(). */
+struct wj_cover {
+	int whole;			/* they hold it without a gap */
+	int one;			/* of one module (or one region) */
+	int known;			/* each of a module known */
+	wj_size first, other;		/* the first; the first not the
+					   caller's (else the first) */
+	struct ncb__wmod by, other_by;	/* their makers */
+};
+
 /*
- * The seen regions holding [s, e), the part of a mapping replaced: one
- * module's, without a gap (the kernel merges one module's neighbouring
- * commits into one mapping), each of what the mapping maps (file), so
- * that memory made again where the watcher could not see (a loader's
- * span of another object) is not taken for a record's.  *r the first,
- * the one holding s, *by its maker; each next one must start where the
- * last ended (the regions are in order, none overlapping).  One pass,
- * no index carried past it: the kernel's verifier follows each way out.
+ * The seen regions holding [s, e), the part of a mapping replaced, each
+ * of what the mapping maps (file), so that memory made again where the
+ * watcher could not see (a loader's span of another object) is not
+ * taken for a record's.  One module's without a gap: the kernel merges
+ * one module's neighbouring commits into one mapping, which is its
+ * region.  Several known modules' without a gap: the kernel merged
+ * their mappings (replacing them replaces several makings).  One pass,
+ * each next region where the last ended (they are in order, none
+ * overlapping), no index carried past it: the kernel's verifier follows
+ * each way out of a loop, and wj_kind_of() makes one.
  */
-static inline int wj_region_of(const struct ncb__wproc *p, wc_u64 s,
-			       wc_u64 e, struct ncb__wmod file, wj_size *r,
-			       struct ncb__wmod *by)
+static inline void wj_cover(const struct ncb__wproc *p,
+			    const struct ncb__wcall *c, wc_u64 s, wc_u64 e,
+			    struct ncb__wmod file, struct wj_cover *w)
 {
 	wj_size k = wj_from(p->regions, p->nregions, s);
 	wc_u64 last = 0;
-	int found = 0;
+	int found = 0, other = 0;
 
-	for (; k < p->nregions && k < WJ_MAX_REGIONS; k++) {
-		const struct ncb__wregion *g = &p->regions[k];
-
-		if (found && last >= e)
-			break;
-		if (!found && g->end <= s)
-			continue;
-		if (!found && (g->start > s || !wj_region_fits(g, 0, file)))
-			return 0;
-		if (found && (g->start != last || !wj_region_fits(g, by, file)))
-			return 0;
-		if (!found) {
-			*r = k;
-			*by = g->by;
-			found = 1;
-		}
-		last = g->end;
-	}
-	return found && last >= e;
-}
-
-/*
- * The seen regions holding [s, e) without a gap, each of a known module
- * but not all of one (the kernel merged their neighbouring mappings into
- * one): *r the first not the caller's, *by its maker.  Replacing them
- * replaces several makings.
- */
-static inline int wj_regions_mixed(const struct ncb__wproc *p,
-				   const struct ncb__wcall *c, wc_u64 s,
-				   wc_u64 e, struct ncb__wmod file, wj_size *r,
-				   struct ncb__wmod *by)
-{
-	wj_size k = wj_from(p->regions, p->nregions, s);
-	struct ncb__wmod first = { 0, 0 };
-	wc_u64 last = 0;
-	int found = 0, mixed = 0, other = 0;
-
+	w->whole = w->one = w->known = 0;
+	w->first = w->other = 0;
+	w->by.dev = w->by.ino = w->other_by.dev = w->other_by.ino = 0;
 	for (; k < p->nregions && k < WJ_MAX_REGIONS; k++) {
 		const struct ncb__wregion *g = &p->regions[k];
 
@@ -319,41 +297,33 @@ static inline int wj_regions_mixed(const struct ncb__wproc *p,
 		if (!found && g->end <= s)
 			continue;
 		if ((found ? g->start != last : g->start > s) ||
-		    !wj_region_fits(g, 0, file) || !g->by.ino)
-			return 0;
+		    !wj_region_fits(g, 0, file))
+			return;
 		if (!found) {
-			first = g->by;
-			*r = k;
-			*by = g->by;
-			found = 1;
+			w->first = w->other = k;
+			w->by = w->other_by = g->by;
+			w->one = w->known = found = 1;
+		} else {
+			w->one = w->one && wj_mod_eq(w->by, g->by);
 		}
-		mixed |= !wj_mod_eq(g->by, first);
+		w->known = w->known && g->by.ino;
 		if (!other && !wj_mod_eq(g->by, c->caller)) {
-			*r = k;
-			*by = g->by;
+			w->other = k;
+			w->other_by = g->by;
 			other = 1;
 		}
 		last = g->end;
 	}
-	return mixed && last >= e;
+	w->whole = found && last >= e;
 }
 
 /*
- * Reservation pages another module was seen making: set aside for its
+ * What one victim is, most telling first.  Reservation pages another
+ * module was seen making are that module's region: set aside for its
  * own use (glibc grows an arena into its reservation with mprotect, over
- * whatever another has mapped there), not free for the caller to take.
- * Of no record, or made by code in no file, they are nobody's known.
+ * whatever another has mapped there), not free for the caller to take;
+ * of no record, or made by code in no file, they are nobody's known.
  */
-static inline int wj_others_reserve(const struct ncb__wproc *p,
-				    const struct ncb__wcall *c, wc_u64 s,
-				    wc_u64 e, struct ncb__wmod file,
-				    wj_size *r, struct ncb__wmod *by)
-{
-	return wj_region_of(p, s, e, file, r, by) && by->ino &&
-	       !wj_mod_eq(*by, c->caller);
-}
-
-/* What one victim is, most telling first. */
 static inline void wj_kind_of(const struct ncb__wproc *p,
 			      const struct ncb__wcall *c,
 			      struct ncb__wvictim *v)
@@ -362,13 +332,17 @@ static inline void wj_kind_of(const struct ncb__wproc *p,
 	wc_u64 e = v->m.end < c->end ? v->m.end : c->end;
 	struct ncb__wmod mod = v->mod;
 	enum ncb__wkind k = v->named;
+	struct wj_cover w;
+	int own, mixed;
 
 	v->tid = 0;
 	v->region = 0;
 	v->by.dev = v->by.ino = 0;
 	v->mixed = 0;
-	if (k == NCB__W_HEAP && p->sees_brk &&
-	    wj_region_of(p, s, e, mod, &v->region, &v->by))
+	wj_cover(p, c, s, e, mod, &w);
+	own = w.whole && w.one;
+	mixed = w.whole && w.known && !own;
+	if (k == NCB__W_HEAP && p->sees_brk && own)
 		v->kind = NCB__W_REGION;
 	else if (k != NCB__W_ANON)
 		v->kind = k;
@@ -382,12 +356,9 @@ static inline void wj_kind_of(const struct ncb__wproc *p,
 		 v->m.offset + (s - v->m.start) >= v->file_end)
 		v->kind = NCB__W_PAST_EOF;
 	else if (!v->m.prot && !v->m.shared && !v->has_data &&
-		 !wj_others_reserve(p, c, s, e, mod, &v->region, &v->by))
+		 !(own && w.by.ino && !wj_mod_eq(w.by, c->caller)))
 		v->kind = NCB__W_RESERVED;
-	else if (wj_region_of(p, s, e, mod, &v->region, &v->by))
-		v->kind = NCB__W_REGION;
-	else if ((v->mixed = wj_regions_mixed(p, c, s, e, mod, &v->region,
-					      &v->by)))
+	else if (own || mixed)
 		v->kind = NCB__W_REGION;
 	else if (mod.ino && v->elf)
 		v->kind = NCB__W_LIBRARY;
@@ -395,6 +366,11 @@ static inline void wj_kind_of(const struct ncb__wproc *p,
 		v->kind = NCB__W_FILE;
 	else
 		v->kind = NCB__W_ANON;
+	if (v->kind == NCB__W_REGION) {
+		v->mixed = mixed;
+		v->region = mixed ? w.other : w.first;
+		v->by = mixed ? w.other_by : w.by;
+	}
 }
 
 /*

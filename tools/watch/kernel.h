@@ -53,6 +53,7 @@ struct path {
 
 struct super_block {
 	unsigned int s_dev;
+	unsigned long s_blocksize;	/* hugetlbfs: its huge page size */
 	unsigned long s_magic;
 } CORE;
 
@@ -85,6 +86,7 @@ struct vm_special_mapping {
 } CORE;
 
 struct vm_operations_struct;
+struct anon_vma;
 
 struct vm_area_struct {
 	unsigned long vm_start, vm_end;
@@ -93,6 +95,7 @@ struct vm_area_struct {
 	struct file *vm_file;
 	const struct vm_operations_struct *vm_ops;
 	void *vm_private_data;
+	struct anon_vma *anon_vma;	/* set at its first private page */
 } CORE;
 
 /*
@@ -168,10 +171,12 @@ struct kern_ipc_perm {
 struct shmid_kernel {
 	struct kern_ipc_perm shm_perm;
 	unsigned long shm_segsz;
+	struct file *shm_file;		/* its size: the mapping's */
 } CORE;
 
 /* include/uapi/linux/magic.h */
 #define OVERLAYFS_SUPER_MAGIC 0x794c7630
+#define HUGETLBFS_MAGIC 0x958458f6
 
 /* arch/x86/include/asm/thread_info.h */
 #define TS_COMPAT 0x0002
@@ -181,5 +186,6 @@ struct shmid_kernel {
 #define VM_WRITE	0x00000002
 #define VM_EXEC		0x00000004
 #define VM_MAYSHARE	0x00000080
+#define VM_HUGETLB	0x00400000
 
 #endif

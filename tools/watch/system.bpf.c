@@ -113,6 +113,7 @@ struct where {
 	unsigned long long ino, off;	/* its file, the offset in it */
 	unsigned int dev, flags;	/* VM_READ, VM_WRITE, VM_EXEC */
 	unsigned long long file;	/* the struct file, for its path */
+	unsigned long long huge;	/* a huge page mapping's page size */
 };
 
 struct {
@@ -319,6 +320,39 @@ static int decode32(struct pt_regs *r, long id, struct call *e)
 	return placement(args32(r, id, e->args), e);
 }
 
+static struct file *mmap_file(struct task_struct *t,
+			      const unsigned long long *a);
+__noinline int ws_where(unsigned long long addr);
+
+/*
+ * A fixed call's range where the kernel rounds it to a huge page that
+ * its flags do not say (trace-call.c's granule()): an mmap of a file on
+ * hugetlbfs (ksys_mmap_pgoff: is_file_hugepages; the file system's block
+ * size is its huge page size, hugetlbfs_fill_super), an mremap whose
+ * source is a huge page mapping (its lengths aligned to it since 5.16,
+ * mm/mremap.c).  The kernel replaces the whole huge page.
+ */
+static void huge_range(struct task_struct *t, struct call *e,
+		       enum wcall call)
+{
+	unsigned long long *a = e->args, g = 0;
+	struct super_block *sb;
+	struct where *w;
+	struct file *f;
+
+	if (call == WC_MMAP && !(a[3] & WC_MAP_HUGETLB)) {
+		f = mmap_file(t, a);
+		sb = f ? BPF_CORE_READ(f, f_inode, i_sb) : NULL;
+		if (sb && BPF_CORE_READ(sb, s_magic) == HUGETLBFS_MAGIC)
+			g = BPF_CORE_READ(sb, s_blocksize);
+	} else if (call == WC_MREMAP && !ws_where(a[0])) {
+		w = where_room_of();
+		g = w && w->start <= a[0] && a[0] < w->end ? w->huge : 0;
+	}
+	if (g > PAGE && !(g & (g - 1)))
+		wcall_range(call, a, 0, PAGE, g, PAGE, &e->start, &e->end);
+}
+
 /* The walk up a path, one step per bpf_loop call. */
 struct walk {
 	struct dentry *d;
@@ -522,6 +556,8 @@ static long where_cb(struct task_struct *t, struct vm_area_struct *v,
 		ino = f->f_inode->i_ino;
 		w->file = addr_of(f);
 		w->off = w->addr - v->vm_start + v->vm_pgoff * PAGE;
+		if (v->vm_flags & VM_HUGETLB)
+			w->huge = f->f_inode->i_sb->s_blocksize;
 	}
 	w->dev = dev;
 	w->ino = ino;
@@ -587,17 +623,28 @@ static unsigned long interp_base(struct mm_struct *mm, int compat)
 }
 
 /* The file an mmap maps: its descriptor's. */
-static void call_file(struct task_struct *t, struct ws_event *e)
+/* The file an mmap's arguments map, or NULL (anonymous, or no such fd). */
+static struct file *mmap_file(struct task_struct *t,
+			      const unsigned long long *a)
 {
 	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
-	int fd = (int)e->args[4];
+	int fd = (int)a[4];
 	struct file **fds, *f = NULL;
 
-	if (e->args[3] & WC_MAP_ANONYMOUS || fd < 0 || !fdt ||
+	if (a[3] & WC_MAP_ANONYMOUS || fd < 0 || !fdt ||
 	    fd >= BPF_CORE_READ(fdt, max_fds))
-		return;
+		return NULL;
 	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_probe_read_kernel(&f, sizeof(f), fds + fd) || !f)
+	if (bpf_probe_read_kernel(&f, sizeof(f), fds + fd))
+		return NULL;
+	return f;
+}
+
+static void call_file(struct task_struct *t, struct ws_event *e)
+{
+	struct file *f = mmap_file(t, e->args);
+
+	if (!f)
 		return;
 	file_id(f, &e->file_dev, &e->file_ino);
 	e->overlay = BPF_CORE_READ(f, f_inode, i_sb, s_magic) ==
@@ -627,6 +674,7 @@ struct mapping {
 	struct file *file;
 	const void *ops;
 	void *priv;
+	void *anon;			/* its anon_vma */
 };
 
 static void vma_read(struct vm_area_struct *v, struct mapping *w)
@@ -638,6 +686,7 @@ static void vma_read(struct vm_area_struct *v, struct mapping *w)
 	w->file = BPF_CORE_READ(v, vm_file);
 	w->ops = BPF_CORE_READ(v, vm_ops);
 	w->priv = BPF_CORE_READ(v, vm_private_data);
+	w->anon = BPF_CORE_READ(v, anon_vma);
 }
 
 /* The kernel's own names: [heap], [stack], a special mapping's. */
@@ -758,9 +807,27 @@ static int add_victim(struct ws_event *e, struct mm_struct *mm,
 	struct file *f;
 
 	k = kind_of(mm, v, name);
+	/*
+	 * The kernel names [heap] a mapping that holds the break, with what
+	 * merged with it past the break (memory a program mapped there):
+	 * the part above the break is no heap, and the records tell whose.
+	 */
+	if (k == WS_K_HEAP &&
+	    (v->start > e->start ? v->start : e->start) >= mm->brk)
+		k = 0;
 	/* Plain, but a stack: not merged, its bounds tell whose. */
 	if (!k && holds_sp(e, v->start, v->end))
 		k = WS_K_SP;
+	/*
+	 * No access, private, but pages were made in it (its anon_vma is
+	 * set at the first, and kept by the parts it is split into): data
+	 * maybe, no reservation (a secret kept PROT_NONE, a collector's
+	 * protected page, a library's .data).  Pages since dropped
+	 * (MADV_DONTNEED) still count: the kernel keeps no count of a
+	 * mapping's pages to tell, and a refusal too many is the safe side.
+	 */
+	if (!(v->flags & (PROT_ANY | VM_MAYSHARE)) && v->anon)
+		k |= WS_K_DATA;
 	if (n && n <= WS_VICTIMS) {
 		last = &e->v[(n - 1) & (WS_VICTIMS - 1)];
 		if (!k && (last->kind == 0 || last->kind == WS_K_MERGED) &&
@@ -784,7 +851,7 @@ static int add_victim(struct ws_event *e, struct mm_struct *mm,
 	w->kind = k;
 	w->dev = w->ino = w->size = 0;
 	__builtin_memcpy(w->name, name, WS_NAME);
-	if (k == WS_K_FILE) {
+	if (k & WS_K_FILE) {
 		f = v->file;
 		file_id(f, &w->dev, &w->ino);
 		w->size = BPF_CORE_READ(f, f_inode, i_size);
@@ -1799,6 +1866,7 @@ static void judge_victim(struct judge *j, const struct ws_vma *w,
 	v->m.end = w->end;
 	v->m.prot = w->flags & PROT_ANY;
 	v->m.shared = !!(w->flags & VM_MAYSHARE);
+	v->has_data = !!(w->kind & WS_K_DATA);
 	v->named = NCB__W_ANON;
 	if (w->kind & WS_K_FILE) {
 		v->m.offset = w->pgoff * PAGE;
@@ -2145,6 +2213,7 @@ static __always_inline int enter(struct pt_regs *regs, long id, int tree)
 							     probe);
 	if (!call || !in_scope(t))
 		return 0;
+	huge_range(t, probe, wcall_family(call));
 	e = bpf_task_storage_get(&pending, t, NULL,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!e) {
@@ -2400,21 +2469,22 @@ static int refuse(enum wcall family)
 
 /*
  * security_shm_shmat: the segment known, shmat judged here (its range is
- * its size), before do_shmat maps it.
+ * the size of its file, as do_shmat takes it: a SHM_HUGETLB segment's is
+ * rounded up to its huge page, newseg), before do_shmat maps it.
  */
 static __always_inline int refuse_shmat(struct kern_ipc_perm *perm)
 {
 	struct ws_event *e = judged(WC_SHMAT);
-	unsigned long long shp, size = 0;
+	struct shmid_kernel *shp;
+	unsigned long long size;
 	unsigned int i, n = 0;
 
 	if (!deny || !e || e->err)
 		return 0;
-	shp = addr_of(perm) - bpf_core_field_offset(struct shmid_kernel,
-						    shm_perm);
-	if (bpf_probe_read_kernel(&size, sizeof(size), (void *)shp +
-				  bpf_core_field_offset(struct shmid_kernel,
-							shm_segsz)))
+	shp = (void *)(addr_of(perm) -
+		       bpf_core_field_offset(struct shmid_kernel, shm_perm));
+	size = BPF_CORE_READ(shp, shm_file, f_inode, i_size);
+	if (!size)
 		return 0;
 	e->end = e->start + wc_page_up(size, PAGE);
 	for (i = 0; i < WS_VICTIMS && i < e->nvictims; i++)

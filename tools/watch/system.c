@@ -413,6 +413,7 @@ static void victim(const struct ws_event *w, const struct ws_vma *v,
 		      (v->flags & 2 ? PROT_WRITE : 0) |
 		      (v->flags & 4 ? PROT_EXEC : 0);
 	out->m.shared = !!(v->flags & 0x80);
+	out->has_data = !!(v->kind & WS_K_DATA);
 	path[0] = '\0';
 	if (v->kind & WS_K_FILE) {
 		out->m.offset = v->pgoff * PAGE;

@@ -56,6 +56,8 @@ struct ws_file {
 				   pointer: never merged */
 #define WS_K_EXEC	0x40	/* the file is mapped executable in the
 				   process: code, an object */
+#define WS_K_DATA	0x80	/* no access, private, pages made in
+				   it: data maybe (has_data) */
 
 struct ws_vma {
 	unsigned long long start, end;
