@@ -256,16 +256,6 @@ static inline int wj_region_fits(const struct ncb__wregion *g,
 	       !(file.ino && g->file.dev != file.dev);
 }
 
-/* What the seen regions holding part of a mapping are: wj_cover(). */
-struct wj_cover {
-	int whole;			/* they hold it without a gap */
-	int one;			/* of one module (or one region) */
-	int known;			/* each of a module known */
-	wj_size first, other;		/* the first; the first not the
-					   caller's (else the first) */
-	struct ncb__wmod by, other_by;	/* their makers */
-};
-
 /*
  * The seen regions holding [s, e), the part of a mapping replaced, each
  * of what the mapping maps (file), so that memory made again where the
@@ -273,49 +263,87 @@ struct wj_cover {
  * taken for a record's.  One module's without a gap: the kernel merges
  * one module's neighbouring commits into one mapping, which is its
  * region.  Several known modules' without a gap: the kernel merged
- * their mappings (replacing them replaces several makings).  One pass,
- * each next region where the last ended (they are in order, none
- * overlapping), no index carried past it: the kernel's verifier follows
- * each way out of a loop, and wj_kind_of() makes one.
+ * their mappings (replacing them replaces several makings).  A pass of
+ * steps, one region a step, each next region where the last ended (they
+ * are in order, none overlapping): its state kept here, not in a loop's
+ * variables, so that the BPF programs run a step as a bpf_loop callback
+ * with the state in a map, which the verifier looks at once instead of
+ * following each way out of each turn (WJ_COVER).
  */
-static inline void wj_cover(const struct ncb__wproc *p,
-			    const struct ncb__wcall *c, wc_u64 s, wc_u64 e,
-			    struct ncb__wmod file, struct wj_cover *w)
-{
-	wj_size k = wj_from(p->regions, p->nregions, s);
-	wc_u64 last = 0;
-	int found = 0, other = 0;
+struct wj_cover {
+	wc_u64 s, e;			/* in */
+	struct ncb__wmod file;
+	int whole;			/* out: they hold it without a gap */
+	int one;			/* of one module (or one region) */
+	int known;			/* each of a module known */
+	wj_size first, other;		/* the first; the first not the
+					   caller's (else the first) */
+	struct ncb__wmod by, other_by;	/* their makers */
+	wj_size k;			/* the pass: the next region */
+	wc_u64 last;			/* where the last one ended */
+	int found, seen_other;
+};
 
+static inline void wj_cover_begin(const struct ncb__wproc *p, wc_u64 s,
+				  wc_u64 e, struct ncb__wmod file,
+				  struct wj_cover *w)
+{
+	w->s = s;
+	w->e = e;
+	w->file = file;
 	w->whole = w->one = w->known = 0;
 	w->first = w->other = 0;
 	w->by.dev = w->by.ino = w->other_by.dev = w->other_by.ino = 0;
-	for (; k < p->nregions && k < WJ_MAX_REGIONS; k++) {
-		const struct ncb__wregion *g = &p->regions[k];
-
-		if (found && last >= e)
-			break;
-		if (!found && g->end <= s)
-			continue;
-		if ((found ? g->start != last : g->start > s) ||
-		    !wj_region_fits(g, 0, file))
-			return;
-		if (!found) {
-			w->first = w->other = k;
-			w->by = w->other_by = g->by;
-			w->one = w->known = found = 1;
-		} else {
-			w->one = w->one && wj_mod_eq(w->by, g->by);
-		}
-		w->known = w->known && g->by.ino;
-		if (!other && !wj_mod_eq(g->by, c->caller)) {
-			w->other = k;
-			w->other_by = g->by;
-			other = 1;
-		}
-		last = g->end;
-	}
-	w->whole = found && last >= e;
+	w->k = wj_from(p->regions, p->nregions, s);
+	w->last = 0;
+	w->found = w->seen_other = 0;
 }
+
+/* A step of the pass: 1 when it is over (w->whole says how). */
+static inline int wj_cover_step(const struct ncb__wproc *p,
+				const struct ncb__wcall *c,
+				struct wj_cover *w)
+{
+	wj_size k = w->k;
+	const struct ncb__wregion *g;
+
+	if (k >= p->nregions || k >= WJ_MAX_REGIONS ||
+	    (w->found && w->last >= w->e)) {
+		w->whole = w->found && w->last >= w->e;
+		return 1;
+	}
+	g = &p->regions[k];
+	w->k = k + 1;
+	if (!w->found && g->end <= w->s)
+		return 0;
+	if ((w->found ? g->start != w->last : g->start > w->s) ||
+	    !wj_region_fits(g, 0, w->file))
+		return 1;
+	if (!w->found) {
+		w->first = w->other = k;
+		w->by = w->other_by = g->by;
+		w->one = w->known = w->found = 1;
+	} else {
+		w->one = w->one && wj_mod_eq(w->by, g->by);
+	}
+	w->known = w->known && g->by.ino;
+	if (!w->seen_other && !wj_mod_eq(g->by, c->caller)) {
+		w->other = k;
+		w->other_by = g->by;
+		w->seen_other = 1;
+	}
+	w->last = g->end;
+	return 0;
+}
+
+#ifndef WJ_COVER
+/* The pass, every step (BPF: a bpf_loop over them, system.bpf.c). */
+#define WJ_COVER(p, c, w)			\
+	do {					\
+		while (!wj_cover_step(p, c, w))	\
+			;			\
+	} while (0)
+#endif
 
 /*
  * What one victim is, most telling first.  Reservation pages another
@@ -326,22 +354,22 @@ static inline void wj_cover(const struct ncb__wproc *p,
  */
 static inline void wj_kind_of(const struct ncb__wproc *p,
 			      const struct ncb__wcall *c,
-			      struct ncb__wvictim *v)
+			      struct ncb__wvictim *v, struct wj_cover *w)
 {
 	wc_u64 s = v->m.start > c->start ? v->m.start : c->start;
 	wc_u64 e = v->m.end < c->end ? v->m.end : c->end;
 	struct ncb__wmod mod = v->mod;
 	enum ncb__wkind k = v->named;
-	struct wj_cover w;
 	int own, mixed;
 
 	v->tid = 0;
 	v->region = 0;
 	v->by.dev = v->by.ino = 0;
 	v->mixed = 0;
-	wj_cover(p, c, s, e, mod, &w);
-	own = w.whole && w.one;
-	mixed = w.whole && w.known && !own;
+	wj_cover_begin(p, s, e, mod, w);
+	WJ_COVER(p, c, w);
+	own = w->whole && w->one;
+	mixed = w->whole && w->known && !own;
 	if (k == NCB__W_HEAP && p->sees_brk && own)
 		v->kind = NCB__W_REGION;
 	else if (k != NCB__W_ANON)
@@ -356,7 +384,7 @@ static inline void wj_kind_of(const struct ncb__wproc *p,
 		 v->m.offset + (s - v->m.start) >= v->file_end)
 		v->kind = NCB__W_PAST_EOF;
 	else if (!v->m.prot && !v->m.shared && !v->has_data &&
-		 !(own && w.by.ino && !wj_mod_eq(w.by, c->caller)))
+		 !(own && w->by.ino && !wj_mod_eq(w->by, c->caller)))
 		v->kind = NCB__W_RESERVED;
 	else if (own || mixed)
 		v->kind = NCB__W_REGION;
@@ -368,8 +396,8 @@ static inline void wj_kind_of(const struct ncb__wproc *p,
 		v->kind = NCB__W_ANON;
 	if (v->kind == NCB__W_REGION) {
 		v->mixed = mixed;
-		v->region = mixed ? w.other : w.first;
-		v->by = mixed ? w.other_by : w.by;
+		v->region = mixed ? w->other : w->first;
+		v->by = mixed ? w->other_by : w->by;
 	}
 }
 

@@ -59,11 +59,12 @@ enum ncb__wclass ncb__wjudge(const struct ncb__wproc *p,
 			     const struct ncb__wcall *c,
 			     struct ncb__wvictim *v, size_t n, size_t *culprit)
 {
+	struct wj_cover w;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		from_mapping(&v[i]);
-		wj_kind_of(p, c, &v[i]);
+		wj_kind_of(p, c, &v[i], &w);
 	}
 	return wj_verdict(p, c, v, n, culprit);
 }

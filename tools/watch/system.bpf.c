@@ -1757,6 +1757,9 @@ __noinline int ws_caller(struct ws_event *e, unsigned long long ip)
 #define WJ_MAX_THREADS (WS_THREADS + 1)
 #define WJ_MAX_REGIONS JUDGE_REGIONS
 #define WJ_MAX_VICTIMS WS_VICTIMS
+/* The regions' pass a bpf_loop callback a step, its state in the room. */
+static void ws_cover(void);
+#define WJ_COVER(p, c, w) ws_cover()
 #include "judge.h"
 
 /* What the rules are given, off the stack. */
@@ -1767,6 +1770,7 @@ struct judge {
 	unsigned int overlay;		/* the call's file is an overlay's */
 	unsigned long long at;		/* the regions' sweep: where it is */
 	struct wj_verdict verdict;
+	struct wj_cover cover;
 	struct ncb__wvictim v[WS_VICTIMS];
 	struct ncb__wthread th[WS_THREADS + 1];
 	struct ncb__wregion rg[JUDGE_ROOM];
@@ -1956,6 +1960,23 @@ static void judge_proc(struct judge *j, struct ncb__wproc *p)
 	p->sees_brk = 0;
 }
 
+/* A step of the regions' pass (judge.h's wj_cover_step). */
+static long cover_step(unsigned int i, void *unused)
+{
+	struct judge *j = judge_of();
+	struct ncb__wproc p;
+
+	if (!j)
+		return 1;
+	judge_proc(j, &p);
+	return wj_cover_step(&p, &j->call, &j->cover);
+}
+
+static void ws_cover(void)
+{
+	bpf_loop(JUDGE_REGIONS + 1, cover_step, NULL, 0);
+}
+
 /* Victim i's kind: global, the verifier looks at it once. */
 __noinline int ws_kind(unsigned int i)
 {
@@ -1965,7 +1986,7 @@ __noinline int ws_kind(unsigned int i)
 	if (!j || i >= WS_VICTIMS)
 		return 1;
 	judge_proc(j, &p);
-	wj_kind_of(&p, &j->call, &j->v[i]);
+	wj_kind_of(&p, &j->call, &j->v[i], &j->cover);
 	return 0;
 }
 
