@@ -84,6 +84,8 @@ cache other-module region libncbcache
 prot-none other-module region libc.so.6
 arena other-module region libc.so.6
 merged spans-regions region libc.so.6
+shared-vm other-module region libc.so.6
+clone-parent other-module region libc.so.6
 EOF
 	for m in "" --deny --upgrade; do
 		"$nc" watch $m --json -O "$tmp/e" "$p" no-type >"$tmp/o" 2>&1

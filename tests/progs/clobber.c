@@ -21,10 +21,14 @@
  *             "x32: ENOSYS") prot-none (a page of a malloc block, its
  *             bytes kept PROT_NONE: data still, no reservation) arena
  *             (a page of a thread arena's reservation, which malloc
- *             grows into) merged
-             (a malloc block's first page and the page of its own the
-             program mapped just below it, which the kernel merged into
-             one mapping)
+ *             grows into) merged (a malloc block's first page and the
+ *             page of its own the program mapped just below it, which
+ *             the kernel merged into one mapping) shared-vm (a page of
+ *             a malloc block another process sharing the memory, made
+ *             by clone(CLONE_VM), made where the program had a region of
+ *             its own) clone-parent (the same block, the program's
+ *             child's, replaced by the child's child made with
+ *             CLONE_PARENT: the program's child by its parent id)
  *   invalid:  no-type (MAP_FIXED over the heap with no mapping type: the
  *             kernel's EINVAL, and nothing replaced)
  *   benign:   reserve remap-own ring own-region own-stack jit at-break
@@ -40,6 +44,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,6 +428,95 @@ static int child_clobbers(int use_vfork)
 	return WEXITSTATUS(status);
 }
 
+/*
+ * A region of the program's own at r (len: what the C library's malloc
+ * maps for a MiB), unmapped and made a malloc block: the C library's
+ * mmap lands where the region was (of its size, the lowest mapping).
+ * The block, all MARK, or NULL if it landed elsewhere.
+ */
+#define BLOCK (1 << 20)
+
+static char *retaken(char *r)
+{
+	char *b;
+
+	munmap(r, BLOCK + pg);
+	b = malloc(BLOCK);
+	if (!b || (uintptr_t)b / pg != (uintptr_t)r / pg)
+		return NULL;
+	memset(b, MARK, BLOCK);
+	return b;
+}
+
+static char *vm_block;
+
+static int vm_child(void *r)
+{
+	vm_block = retaken(r);
+	return 0;
+}
+
+/*
+ * Another process in the program's memory (CLONE_VM without
+ * CLONE_THREAD) makes a malloc block where the program had a region of
+ * its own: the program's record of it is stale, the block the C
+ * library's.  The program then maps over the block's second page.
+ */
+static int shared_vm(void)
+{
+	char *r = mmap(NULL, BLOCK + pg, PROT_READ | PROT_WRITE, ANON, -1, 0);
+	size_t size = 256 * 1024;
+	char *stack = malloc(size);
+	int status;
+	void *p;
+	pid_t pid;
+
+	if (r == MAP_FAILED || !stack)
+		return 2;
+	pid = clone(vm_child, stack + size, CLONE_VM | SIGCHLD, r);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !vm_block)
+		return 2;
+	p = mmap(r + pg, pg, PROT_READ | PROT_WRITE, ANON | MAP_FIXED, -1, 0);
+	return outcome(p, (uintptr_t)r + pg, MARK);
+}
+
+/*
+ * The program's child makes a malloc block where the program had a
+ * region of its own, and a child of its own with CLONE_PARENT (whose
+ * parent id is the program's): that one has the child's memory, not the
+ * program's, and maps over the block's second page.
+ */
+static int clone_parent(void)
+{
+	char *r = mmap(NULL, BLOCK + pg, PROT_READ | PROT_WRITE, ANON, -1, 0);
+	int status, st = 2, n;
+	pid_t a, b;
+	void *p;
+
+	if (r == MAP_FAILED)
+		return 2;
+	fflush(stdout);
+	a = fork();
+	if (a < 0)
+		return 2;
+	if (!a) {
+		if (!retaken(r))
+			_exit(2);
+		b = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0,
+				   0);
+		if (b)
+			_exit(b < 0 ? 2 : 0);
+		p = mmap(r + pg, pg, PROT_READ | PROT_WRITE,
+			 ANON | MAP_FIXED, -1, 0);
+		_exit(outcome(p, (uintptr_t)r + pg, MARK));
+	}
+	/* Both are the program's children: the child's, then its child's. */
+	for (n = 0; n < 2 && (b = wait(&status)) > 0; n++)
+		if (b != a || !WIFEXITED(status) || WEXITSTATUS(status))
+			st = WIFEXITED(status) ? WEXITSTATUS(status) : 2;
+	return n == 2 ? st : 2;
+}
+
 /* Benign: a reservation, then memory committed inside it. */
 static int reserve(void)
 {
@@ -632,6 +726,10 @@ static int run(int argc, char **argv)
 		return do_shmat(malloc_page());
 	if (!strcmp(name, "merged"))
 		return merged();
+	if (!strcmp(name, "shared-vm"))
+		return shared_vm();
+	if (!strcmp(name, "clone-parent"))
+		return clone_parent();
 	if (!strcmp(name, "cache") && argc > 2)
 		return cache(argv[2]);
 	if (!strcmp(name, "jit"))

@@ -44,6 +44,8 @@ typedef uint64_t wc_u64;
 #define WC_SHM_RND		020000
 #define WC_SHM_REMAP		040000
 #define WC_IPC_SHMAT		21	/* ipc(2)'s call number for shmat */
+#define WC_CLONE_VM		0x100
+#define WC_CLONE_VFORK		0x4000
 #define WC_CLONE_THREAD		0x10000
 
 /*

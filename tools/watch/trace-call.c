@@ -25,7 +25,8 @@
 #include "pagemap.h"
 #include "trace.h"
 
-static double since(const struct tracer *t)
+/* Seconds into the watch. */
+double trace_since(const struct tracer *t)
 {
 	struct timespec now;
 
@@ -360,6 +361,7 @@ static struct watch_made *region_maker(const struct proc *p,
 /* Who made each victim, in words and for the report's record. */
 static void describe_creators(const struct proc *p, struct watch_event *e)
 {
+	const struct ncb__wregions *rs = &p->space->regions;
 	size_t i;
 
 	e->creators = calloc(e->nvictims, sizeof(*e->creators));
@@ -369,7 +371,7 @@ static void describe_creators(const struct proc *p, struct watch_event *e)
 		char buf[512];
 
 		if (v->kind == NCB__W_REGION)
-			e->made[i] = region_maker(p, &p->regions.r[v->region]);
+			e->made[i] = region_maker(p, &rs->r[v->region]);
 		if (e->made[i])
 			watch_made_text(e->made[i], buf, sizeof(buf));
 		else
@@ -431,15 +433,15 @@ static void plain_maker(struct task *k, const struct watch_event *e,
  * set is full; a record that finds no room is given up (its memory of
  * no maker, never another's).
  */
-static void prune(struct proc *p, struct ncb_maps *maps)
+static void prune(struct space *sp, struct ncb_maps *maps)
 {
-	struct ncb__wregions keep = { .max = p->regions.max };
+	struct ncb__wregions keep = { .max = sp->regions.max };
 	struct ncb_mapping m = NCB_INIT(ncb_mapping);
-	const struct ncb__wregions *s = &p->regions;
+	const struct ncb__wregions *s = &sp->regions;
 	size_t i = 0, j;
 	int r = ncb_maps_seek(maps, 0);
 
-	p->prune_wait = TRACE_PRUNE;
+	sp->prune_wait = TRACE_PRUNE;
 	while (!r && i < s->n && (r = ncb_maps_next(maps, &m)) == 1) {
 		r = 0;
 		while (i < s->n && s->r[i].end <= m.start)
@@ -457,8 +459,8 @@ static void prune(struct proc *p, struct ncb_maps *maps)
 		ncb__wregions_free(&keep);
 		return;
 	}
-	ncb__wregions_free(&p->regions);
-	p->regions = keep;
+	ncb__wregions_free(&sp->regions);
+	sp->regions = keep;
 }
 
 static int private_anon(const struct watch_event *e)
@@ -482,6 +484,7 @@ static void record_region(struct tracer *t, struct task *k,
 	struct ncb__wregion r = { 0 };
 	const struct ncb__wregion *old;
 	struct proc *p = k->proc;
+	struct space *sp = p->space;
 	struct ncb_maps *maps;
 	uint64_t at;
 
@@ -495,9 +498,10 @@ static void record_region(struct tracer *t, struct task *k,
 	r.by = k->maker;
 	r.by_off = k->maker_off;
 	r.call = wcall_family(e->call);
-	r.when = since(t);
+	r.when = trace_since(t);
 	if (e->call == WC_MREMAP) {
-		old = ncb__wregions_at(p->regions.r, p->regions.n, e->args[0]);
+		old = ncb__wregions_at(sp->regions.r, sp->regions.n,
+				       e->args[0]);
 		r.by = old ? old->by : (struct ncb__wmod){ 0, 0 };
 		r.by_off = old ? old->by_off : 0;
 	}
@@ -510,11 +514,11 @@ static void record_region(struct tracer *t, struct task *k,
 	/* Not known what it maps: a record of no maker, over older ones. */
 	if (!maps)
 		r.by = r.file = (struct ncb__wmod){ 0, 0 };
-	if (p->prune_wait)
-		p->prune_wait--;
-	if (maps && p->regions.n >= p->regions.max && !p->prune_wait)
-		prune(p, maps);
-	ncb__wregions_add(&p->regions, &r);
+	if (sp->prune_wait)
+		sp->prune_wait--;
+	if (maps && sp->regions.n >= sp->regions.max && !sp->prune_wait)
+		prune(sp, maps);
+	ncb__wregions_add(&sp->regions, &r);
 }
 
 static enum ncb__wclass judge(struct proc *p, struct watch_event *e)
@@ -532,8 +536,8 @@ static enum ncb__wclass judge(struct proc *p, struct watch_event *e)
 	}
 	p->w.threads = p->threads;
 	p->w.nthreads = p->nthreads;
-	p->w.regions = p->regions.r;
-	p->w.nregions = p->regions.n;
+	p->w.regions = p->space->regions.r;
+	p->w.nregions = p->space->regions.n;
 	p->w.sees_brk = 1;
 	return ncb__wjudge(&p->w, &c, e->victims, e->nvictims, &e->culprit);
 }
@@ -696,7 +700,7 @@ static void moved_brk(struct proc *p, pid_t tid, uint64_t brk)
 	uint64_t from = p->brk ? p->brk : trace_start_brk(tid);
 
 	if (from && brk > from)
-		ncb__wregions_cut(&p->regions, from, brk);
+		ncb__wregions_cut(&p->space->regions, from, brk);
 	p->brk = brk;
 }
 
@@ -772,7 +776,7 @@ static void on_call(struct tracer *t, struct task *k,
 	e->pid = p->tgid;
 	e->tid = k->tid;
 	e->program = p->program;
-	e->when = since(t);
+	e->when = trace_since(t);
 	e->pc = si->ip;
 	e->sp = si->sp;
 	if (decode(t, k, si, e))
@@ -854,7 +858,7 @@ static void on_escape(struct tracer *t, struct task *k,
 		e->pid = k->proc->tgid;
 		e->tid = k->tid;
 		e->program = k->proc->program;
-		e->when = since(t);
+		e->when = trace_since(t);
 		e->escape = esc;
 		e->compat = si->arch != warch.audit;
 		e->name = esc == WE_LISTENER ? "seccomp" : "ptrace";

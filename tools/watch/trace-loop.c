@@ -23,53 +23,60 @@
 #include "trace.h"
 
 /*
- * A new thread's stack, from the arguments of the clone that made it, read
- * while its maker is stopped in the call: before the maker can go on to
- * use the address, which the thread's own first stop may come after.
- * clone(flags, stack, ...) and clone3(args, size), whose struct clone_args
- * has the flags first and the stack and its size as its sixth and seventh
- * 64-bit fields.  The top of the stack, or 0.
+ * The flags of the clone that made a child and the top of the stack it
+ * gave it, read while its maker is stopped in the call: before the maker
+ * can go on to use the address, which the thread's own first stop may
+ * come after.  clone(flags, stack, ...) and clone3(args, size), whose
+ * struct clone_args has the flags first and the stack and its size as
+ * its sixth and seventh 64-bit fields; fork's flags none, vfork's
+ * CLONE_VM | CLONE_VFORK (ev: the event says which).  0, or -1 where
+ * the call cannot be read.
  */
-static uint64_t clone_stack(pid_t tid)
+static int clone_of(pid_t tid, int ev, uint64_t *flags, uint64_t *top)
 {
-	uint64_t args[7] = { 0 }, a[6], nr, flags, top;
+	uint64_t args[7] = { 0 }, a[6], nr;
 	struct iovec local = { args, sizeof(args) }, remote;
 	int compat;
 
+	*flags = ev == PTRACE_EVENT_VFORK ? WC_CLONE_VM | WC_CLONE_VFORK : 0;
+	*top = 0;
 	if (warch_call(tid, &nr, a, &compat))
-		return 0;
+		return -1;
 	if (nr == WC_NR_CLONE3) {
 		remote.iov_base = (void *)(uintptr_t)a[0];
 		remote.iov_len = sizeof(args);
 		if (process_vm_readv(tid, &local, 1, &remote, 1, 0) !=
 		    (ssize_t)sizeof(args))
-			return 0;
-		flags = args[0];
-		top = args[5] + args[6];
+			return -1;
+		*flags = args[0];
+		*top = args[5] + args[6];
 	} else if (nr == wcall_nr_clone(compat)) {
-		flags = a[0];
-		top = a[1];
-	} else {
-		return 0;
+		*flags = a[0];
+		*top = a[1];
 	}
-	return flags & WC_CLONE_THREAD ? top : 0;
+	return 0;
 }
 
 static void on_new_child(struct tracer *t, struct task *k, int ev)
 {
 	unsigned long msg = 0;
 	struct task *c;
-	uint64_t top;
+	uint64_t flags, top;
 
 	ptrace(PTRACE_GETEVENTMSG, k->tid, 0, &msg);
 	/* It may have reported already; it is found or made now. */
 	c = msg ? trace_find_task(t, (pid_t)msg, NULL) : NULL;
 	if (msg && !c)
 		c = trace_new_task(t, (pid_t)msg);
-	top = ev == PTRACE_EVENT_CLONE ? clone_stack(k->tid) : 0;
+	if (!c)
+		return;
+	clone_of(k->tid, ev, &flags, &top);
 	/* Just below the top: inside the stack's mapping. */
-	if (c && top && c->proc == k->proc)
+	if (c->proc == k->proc && (flags & WC_CLONE_THREAD) && top)
 		trace_add_thread(k->proc, c->tid, top - 1, top);
+	/* A process: its maker's memory, shared or copied. */
+	if (c->proc != k->proc)
+		trace_adopt(c->proc, k->proc, !!(flags & WC_CLONE_VM));
 }
 
 /*
@@ -89,6 +96,10 @@ static void on_exec(struct tracer *t, struct task *k)
 		else
 			i++;
 	p->before_exec = 0;
+	/* Its own, no longer one it shared (a vfork child's). */
+	if (p->space->users > 1)
+		trace_new_space(p);
+	p->from = 0;
 	trace_exec_in_place(t, k);
 }
 
@@ -103,7 +114,8 @@ void trace_exec_in_place(struct tracer *t, struct task *k)
 	struct syscall_info si = { 0 };
 
 	(void)t;
-	p->nthreads = p->regions.n = 0;
+	p->nthreads = 0;
+	p->space->regions.n = 0;
 	p->brk = 0;
 	watch_caller_forget(p->tgid);
 	trace_forget_maps(p);

@@ -267,41 +267,111 @@ void trace_identify(struct proc *p)
 	p->sum.program = p->program;
 }
 
+/* An address space of no record yet, or a copy of from's records. */
+static struct space *space_new(const struct space *from)
+{
+	struct space *s = calloc(1, sizeof(*s));
+	size_t n = from ? from->regions.n : 0;
+
+	if (!s)
+		return NULL;
+	s->regions.max = TRACE_REGIONS;
+	s->users = 1;
+	if (!n)
+		return s;
+	s->regions.r = malloc(n * sizeof(*s->regions.r));
+	if (!s->regions.r) {
+		free(s);
+		return NULL;
+	}
+	memcpy(s->regions.r, from->regions.r, n * sizeof(*s->regions.r));
+	s->regions.n = s->regions.cap = n;
+	return s;
+}
+
+static void space_leave(struct space *s)
+{
+	if (s && !--s->users) {
+		ncb__wregions_free(&s->regions);
+		free(s);
+	}
+}
+
+/* A new address space for p, of no record (execve): 0, or -ENOMEM. */
+int trace_new_space(struct proc *p)
+{
+	struct space *s = space_new(NULL);
+
+	if (!s)
+		return -ENOMEM;
+	space_leave(p->space);
+	p->space = s;
+	return 0;
+}
+
+/*
+ * A new process's memory as its maker's clone made it, once the maker's
+ * event says which (its first stop may come first, its records then
+ * copied from its parent's by PPid, another process under CLONE_PARENT):
+ * the maker's own address space (share: CLONE_VM), or a copy of its
+ * records.  What the child recorded since it was first seen goes over
+ * them.  Left as it is where memory is short.
+ */
+void trace_adopt(struct proc *child, struct proc *parent, int share)
+{
+	const struct ncb__wregions *own = &child->space->regions;
+	struct space *s;
+	size_t i;
+
+	if (share ? child->space == parent->space :
+	    child->from == parent->tgid && child->space->users == 1)
+		return;
+	s = share ? parent->space : space_new(parent->space);
+	if (!s)
+		return;
+	if (share)
+		s->users++;
+	for (i = 0; i < own->n; i++)
+		if (own->r[i].when >= child->born)
+			ncb__wregions_add(&s->regions, &own->r[i]);
+	space_leave(child->space);
+	child->space = s;
+	child->from = parent->tgid;
+	child->brk = parent->brk;
+}
+
 /* A process in the table, not yet identified. */
 struct proc *trace_add_proc(struct tracer *t, pid_t tgid)
 {
 	struct proc *p = calloc(1, sizeof(*p));
 
-	if (!p || trace_room(&t->procs, &t->cprocs, t->nprocs, sizeof(p))) {
+	if (!p || !(p->space = space_new(NULL)) ||
+	    trace_room(&t->procs, &t->cprocs, t->nprocs, sizeof(p))) {
+		if (p)
+			space_leave(p->space);
 		free(p);
 		return NULL;
 	}
 	p->tgid = tgid;
 	p->sum.pid = tgid;
-	p->regions.max = TRACE_REGIONS;
+	p->born = trace_since(t);
 	t->procs[t->nprocs++] = p;
 	return p;
 }
 
+/*
+ * A process first seen: a child of fork has its parent's memory, and its
+ * history (its maker known for sure at the maker's event: trace_adopt).
+ */
 static struct proc *new_proc(struct tracer *t, pid_t tgid,
-			     const struct proc *parent)
+			     struct proc *parent)
 {
 	struct proc *p = trace_add_proc(t, tgid);
 
 	if (!p)
 		return NULL;
-	/* A child of fork has its parent's memory, and its history. */
-	if (parent && parent->regions.n) {
-		size_t n = parent->regions.n;
-
-		p->regions.r = malloc(n * sizeof(*p->regions.r));
-		if (p->regions.r) {
-			memcpy(p->regions.r, parent->regions.r,
-			       n * sizeof(*p->regions.r));
-			p->regions.n = p->regions.cap = n;
-		}
-	}
-	p->brk = parent ? parent->brk : 0;
+	if (parent)
+		trace_adopt(p, parent, 0);
 	trace_identify(p);
 	return p;
 }
@@ -381,7 +451,7 @@ static void end_proc(struct tracer *t, struct proc *p)
 		if (t->procs[i] == p)
 			t->procs[i] = t->procs[--t->nprocs];
 	free(p->threads);
-	ncb__wregions_free(&p->regions);
+	space_leave(p->space);
 	free(p);
 }
 

@@ -46,13 +46,28 @@ enum { INFO_ENTRY = 1, INFO_EXIT, INFO_SECCOMP };
 #define TRACE_REGIONS 65536
 #define TRACE_PRUNE (TRACE_REGIONS / 16)
 
+/*
+ * An address space's records, who made what: every placement's.  Shared
+ * by the processes in it (clone with CLONE_VM but not CLONE_THREAD: a
+ * vfork child until it execs, processes sharing memory on purpose), so
+ * that what one maps over or prunes is so for the others' judgements.
+ */
+struct space {
+	struct ncb__wregions regions;
+	size_t prune_wait;		/* placements before regions pruned */
+	int users;			/* processes in it */
+};
+
 struct proc {
 	pid_t tgid;
 	char program[64];
 	struct ncb__wproc w;
 	struct ncb__wthread *threads;
 	size_t nthreads, cthreads;
-	struct ncb__wregions regions;	/* who made what: every placement's */
+	struct space *space;		/* never NULL */
+	pid_t from;			/* the process whose memory it was
+					   made with (fork), or 0 */
+	double born;			/* when first seen, into the watch */
 	uint64_t brk;			/* the break, as brk last said; 0 */
 	struct watch_summary sum;
 	int tasks;
@@ -61,7 +76,6 @@ struct proc {
 	struct task *holder;		/* holding the others still */
 	int hold_waiting;		/* others not yet stopped for it */
 	unsigned long used;		/* when maps was last used */
-	size_t prune_wait;		/* placements before regions pruned */
 };
 
 struct task {
@@ -104,6 +118,9 @@ int trace_filter_load(scmp_filter_ctx f);
 /* trace-procs.c */
 void trace_resume(const struct tracer *t, pid_t tid, int sig);
 void trace_exec_in_place(struct tracer *t, struct task *k);
+double trace_since(const struct tracer *t);
+int trace_new_space(struct proc *p);
+void trace_adopt(struct proc *child, struct proc *parent, int share);
 void trace_free_event(struct watch_event *e);
 int trace_room(void *p, size_t *cap, size_t n, size_t size);
 struct task *trace_find_task(struct tracer *t, pid_t tid, size_t *at);
