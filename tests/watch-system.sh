@@ -157,7 +157,7 @@ merged spans-regions region 1 libc.so.6
 cache other-module region 1 libncbcache
 arena other-module region 1 libc.so.6
 prot-none other-module region 1 libc.so.6
-clone-parent other-module region 3 libc.so.6
+clone-parent other-module region 2 libc.so.6
 x32 kernel-memory heap 1 kernel
 EOF
 	start "$tmp/e" --comm "$comm" && "$p" exec heap >"$tmp/o" 2>&1
