@@ -511,7 +511,7 @@ real_programs() {
 			"all(balanced(s) for s in sums)" \
 			"all(s['clobbers'] == 0 for s in sums)" \
 			"sum(s['unjudged'] for s in sums) == len(ev)"
-		ok $? "$name: runs, watched${1:+ with $1}, nothing judged wrongly"
+		ok $? "$name: runs, watched${1:+ with $1}, none judged wrongly"
 		busy=$(grep -c '"event":"unjudged"' "$tmp/e")
 		[ "$busy" = 0 ] ||
 			echo "# $name: $busy calls unjudged, the mmap lock busy"
