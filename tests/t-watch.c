@@ -500,6 +500,41 @@ TEST(merged_makings)
 		       NCB__WC_UNKNOWN, 0);
 }
 
+/*
+ * A reservation of the program's next to one of the C library's (an
+ * arena's tail: both PROT_NONE, MAP_NORESERVE), which the kernel merged
+ * into one mapping: taking both is taking the C library's too.
+ */
+TEST(merged_reservations)
+{
+	static const char text[] =
+		"7f07fff00000-7f0800100000 ---p 00000000 00:00 0 \n";
+	static const struct ncb__wregion rg[] = {
+		REGION(0x7f07fff00000, 0x7f0800000000, PROG, NONE),
+		REGION(0x7f0800000000, 0x7f0800100000, LIBC, NONE),
+	};
+	struct ncb__wproc p = { PROG, LDSO, threads, 1, rg, 2, 1 };
+	struct ncb__wcall c = { 0x7f0800000000, 0x7f0800010000, 100,
+				0x7ffd00020000, PROG, NONE };
+	struct ncb__wvictim v = { .elf = 0 };
+	struct ncb_maps *maps;
+	size_t culprit;
+
+	ASSERT_EQ(ncb__maps_from_text(&maps, text, strlen(text)), 0);
+	v.m.size = sizeof(v.m);
+	ASSERT_EQ(ncb_maps_next(maps, &v.m), 1);
+	ASSERT_EQ(ncb__wjudge(&p, &c, &v, 1, &culprit),
+		  NCB__WC_OTHER_MODULE);
+	c.start = 0x7f07ffff0000;
+	c.end = 0x7f07ffff1000;
+	ASSERT_EQ(ncb__wjudge(&p, &c, &v, 1, &culprit),
+		  NCB__WC_RESERVATION);
+	c.end = 0x7f0800010000;
+	ASSERT_EQ(ncb__wjudge(&p, &c, &v, 1, &culprit), NCB__WC_SPANS);
+	ASSERT_EQ(v.kind, NCB__W_REGION);
+	ncb_maps_close(maps);
+}
+
 TEST(names)
 {
 	ASSERT_UEQ(makedev(8, 1), DEV);
@@ -515,4 +550,5 @@ TEST_MAIN(T(free_space_is_nothing), T(reservation_pages), T(loader_in_span),
 	  T(region_set),
 	  T(kernel_memory), T(region_at_the_break), T(reservation_named_heap),
 	  T(own_loader), T(thread_stack), T(another_library),
-	  T(spans_or_runs_past), T(merged_makings), T(names))
+	  T(spans_or_runs_past), T(merged_makings),
+	  T(merged_reservations), T(names))

@@ -350,7 +350,9 @@ static inline int wj_cover_step(const struct ncb__wproc *p,
  * module was seen making are that module's region: set aside for its
  * own use (glibc grows an arena into its reservation with mprotect, over
  * whatever another has mapped there), not free for the caller to take;
- * of no record, or made by code in no file, they are nobody's known.
+ * several known modules' that the kernel merged, their regions (taking
+ * them takes another's too); of no record, or made by code in no file,
+ * they are nobody's known.
  */
 static inline void wj_kind_of(const struct ncb__wproc *p,
 			      const struct ncb__wcall *c,
@@ -383,7 +385,7 @@ static inline void wj_kind_of(const struct ncb__wproc *p,
 	else if (mod.ino && v->file_end &&
 		 v->m.offset + (s - v->m.start) >= v->file_end)
 		v->kind = NCB__W_PAST_EOF;
-	else if (!v->m.prot && !v->m.shared && !v->has_data &&
+	else if (!v->m.prot && !v->m.shared && !v->has_data && !mixed &&
 		 !(own && w->by.ino && !wj_mod_eq(w->by, c->caller)))
 		v->kind = NCB__W_RESERVED;
 	else if (own || mixed)
