@@ -370,7 +370,11 @@ static void describe_creators(const struct proc *p, struct watch_event *e)
 		const struct ncb__wvictim *v = &e->victims[i];
 		char buf[512];
 
-		if (v->kind == NCB__W_REGION)
+		/*
+		 * At the call's exit, the records may have changed since
+		 * (another process in the address space, a thread not held).
+		 */
+		if (v->kind == NCB__W_REGION && v->region < rs->n)
 			e->made[i] = region_maker(p, &rs->r[v->region]);
 		if (e->made[i])
 			watch_made_text(e->made[i], buf, sizeof(buf));
