@@ -63,13 +63,6 @@ void pl_space_child(void)
 
 /* ---- /proc/self/maps, a line at a time (the lock held) ---- */
 
-struct line {
-	uint64_t start, end, offset, ino;
-	unsigned int major, minor;
-	int prot, shared;
-	char path[PL_PATH];
-};
-
 static struct {
 	int fd;
 	char buf[4096];
@@ -134,7 +127,7 @@ static int number(uint64_t *v, int base, int stop)
 }
 
 /* The rest of the line, as its path (spaces before it skipped). */
-static void path_of(struct line *l)
+static void path_of(struct pl_map *l)
 {
 	size_t n = 0;
 	int c;
@@ -148,7 +141,7 @@ static void path_of(struct line *l)
 }
 
 /* The next mapping: 1, 0 at the end, -1 for text that is no maps. */
-static int maps_next(struct line *l)
+static int maps_next(struct pl_map *l)
 {
 	uint64_t v;
 	char p[5];
@@ -190,9 +183,9 @@ static struct code {
 	char path[PL_PATH];
 } code[CODE_MAX];
 static size_t ncode;
-static struct line scratch;
+static struct pl_map scratch;
 
-static struct ncb__wmod mod_of(const struct line *l)
+static struct ncb__wmod mod_of(const struct pl_map *l)
 {
 	struct ncb__wmod m = { 0, 0 };
 
@@ -206,7 +199,7 @@ static struct ncb__wmod mod_of(const struct line *l)
 /* Every executable mapping, in address order, as the maps say now. */
 static void read_code(void)
 {
-	struct line *l = &scratch;
+	struct pl_map *l = &scratch;
 
 	ncode = 0;
 	if (maps_open())
@@ -309,8 +302,11 @@ struct ncb__wmod pl_file(int fd)
 struct ncb__wmod pl_file_at(uint64_t at)
 {
 	struct ncb__wmod m = { 0, 0 };
-	struct line *l = &scratch;
+	struct pl_map *l = &scratch;
+	int r = pl_query(at, 0, l);
 
+	if (r != -ENOTTY)
+		return r == 1 ? mod_of(l) : m;
 	if (maps_open())
 		return m;
 	while (maps_next(l) == 1 && l->start <= at)
@@ -446,7 +442,7 @@ static struct file_fact {
 	int elf;
 } facts[64];
 
-static void file_facts(const struct line *l, struct ncb__wvictim *v)
+static void file_facts(const struct pl_map *l, struct ncb__wvictim *v)
 {
 	struct ncb__wmod m = mod_of(l);
 	struct file_fact *f = &facts[(m.ino ^ m.dev) % 64];
@@ -492,7 +488,7 @@ static int holds_data(uint64_t s, uint64_t e)
 	return r;
 }
 
-static void victim(const struct line *l, uint64_t start, uint64_t end,
+static void victim(const struct pl_map *l, uint64_t start, uint64_t end,
 		   struct pl_victims *vs)
 {
 	struct ncb__wvictim *v = &vs->v[vs->n];
@@ -517,11 +513,38 @@ static void victim(const struct line *l, uint64_t start, uint64_t end,
 	vs->n++;
 }
 
+/* The victims one query each (PROCMAP_QUERY): 0, -1, or -ENOTTY. */
+static int victims_queried(uint64_t start, uint64_t end,
+			   struct pl_victims *vs)
+{
+	struct pl_map *l = &scratch;
+	uint64_t at = start;
+	int r = 0;
+
+	/* None asked past the range: the last may reach its end. */
+	while (at < end && (r = pl_query(at, 1, l)) == 1 && l->start < end) {
+		if (vs->n == PL_VICTIMS) {
+			vs->truncated = 1;
+			break;
+		}
+		victim(l, start, end, vs);
+		at = l->end;
+	}
+	if (at >= end)
+		return 0;
+	return r == -ENOTTY ? r : r < 0 ? -1 : 0;
+}
+
 int pl_victims(uint64_t start, uint64_t end, struct pl_victims *vs)
 {
-	struct line *l = &scratch;
+	struct pl_map *l = &scratch;
 	int r;
 
+	vs->n = 0;
+	vs->truncated = 0;
+	r = victims_queried(start, end, vs);
+	if (r != -ENOTTY)
+		return r;
 	vs->n = 0;
 	vs->truncated = 0;
 	if (maps_open())

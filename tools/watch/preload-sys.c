@@ -5,6 +5,7 @@
  * definitions hidden in this object).
  */
 #include <errno.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -127,6 +128,63 @@ uint64_t pl_page_at(uint64_t addr)
 		ncb__close(fd);
 	page = ncb__smaps_page((unsigned long)addr);
 	return page ? page : pl_page();
+}
+
+/*
+ * The mapping covering addr (next: or the first above it), asked of the
+ * PROCMAP_QUERY ioctl (Linux 6.11) on the core's kept descriptor: one
+ * call, where the maps' text is read from its start.  1 with *m, 0 if
+ * there is none, -ENOTTY where the ioctl does not answer it (an older
+ * kernel, an emulator's maps, a name longer than m->path), or -errno.
+ */
+int pl_query(uint64_t addr, int next, struct pl_map *m)
+{
+	struct ncb__pmq q;
+	int fd, fresh, again = 0;
+	long r;
+
+	if (!ncb_core_procmap_query())
+		return -ENOTTY;
+retry:
+	fd = ncb__maps_for_query(&fresh, again);
+	if (fd < 0)
+		return fd;
+	/* Field by field: an aggregate's zeroing may become a memset call. */
+	q.size = sizeof(q);
+	q.query_flags = next ? NCB__PMQ_COVERING_OR_NEXT : 0;
+	q.query_addr = addr;
+	q.vma_start = q.vma_end = q.vma_flags = q.vma_page_size = 0;
+	q.vma_offset = q.inode = 0;
+	q.dev_major = q.dev_minor = q.build_id_size = 0;
+	q.vma_name_size = sizeof(m->path);
+	q.vma_name_addr = (uintptr_t)m->path;
+	q.build_id_addr = 0;
+	m->path[0] = '\0';
+	r = NCB__SC3(__NR_ioctl, fd, NCB__PMQ, &q);
+	if (fresh)
+		ncb__close(fd);
+	/* The kept number taken over meanwhile: ask a fresh descriptor. */
+	else if (!again && !ncb__kept_still(fd)) {
+		again = 1;
+		goto retry;
+	}
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r == -EINVAL || r == -ENAMETOOLONG ? -ENOTTY : (int)r;
+	m->start = q.vma_start;
+	m->end = q.vma_end;
+	m->offset = q.vma_offset;
+	m->ino = q.inode;
+	m->major = q.dev_major;
+	m->minor = q.dev_minor;
+	/* PROCMAP_QUERY_VMA_READABLE, _WRITABLE, _EXECUTABLE, _SHARED. */
+	m->prot = (q.vma_flags & 1 ? PROT_READ : 0) |
+		  (q.vma_flags & 2 ? PROT_WRITE : 0) |
+		  (q.vma_flags & 4 ? PROT_EXEC : 0);
+	m->shared = !!(q.vma_flags & 8);
+	m->path[q.vma_name_size ? sizeof(m->path) - 1 : 0] = '\0';
+	return 1;
 }
 
 int pl_mapped(uint64_t addr)

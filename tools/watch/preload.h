@@ -61,6 +61,16 @@ double pl_now(void);
 #define PL_VICTIMS 32
 #define PL_PATH 256
 
+/* A mapping as the maps say it (the lock held while one is read). */
+struct pl_map {
+	uint64_t start, end, offset, ino;
+	unsigned int major, minor;
+	int prot, shared;
+	char path[PL_PATH];
+};
+
+int pl_query(uint64_t addr, int next, struct pl_map *m);
+
 struct pl_victims {
 	struct ncb__wvictim v[PL_VICTIMS];
 	char path[PL_VICTIMS][PL_PATH];

@@ -340,7 +340,8 @@ static void huge_range(struct task_struct *t, struct call *e,
 	struct where *w;
 	struct file *f;
 
-	if (call == WC_MMAP && !(a[3] & WC_MAP_HUGETLB)) {
+	if (call == WC_MMAP) {
+		/* A file's own (MAP_HUGETLB with any other file: EINVAL). */
 		f = mmap_file(t, a);
 		sb = f ? BPF_CORE_READ(f, f_inode, i_sb) : NULL;
 		if (sb && BPF_CORE_READ(sb, s_magic) == HUGETLBFS_MAGIC)
@@ -1375,9 +1376,12 @@ static int only_reserved(const struct ws_event *e)
  */
 __noinline int ws_images(struct ws_event *e)
 {
-	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(t);
+	struct mm_struct *mm = t->mm;
 	struct ws_site s;
 	unsigned long base;
+	int words32;
 
 	if (!e || !mm)
 		return -22;
@@ -1385,7 +1389,10 @@ __noinline int ws_images(struct ws_event *e)
 		return -EBUSY;
 	e->exe_dev = s.dev;
 	e->exe_ino = s.ino;
-	base = interp_base(mm, is_compat(bpf_get_current_task_btf()));
+	/* An x32 program's vector is of 32-bit words too: by its call. */
+	words32 = is_compat(t) ||
+		  (r && (BPF_CORE_READ(r, orig_ax) & WC_X32_BIT));
+	base = interp_base(mm, words32);
 	if (!base)
 		return 0;
 	if (ws_site(&s, base))
@@ -2031,23 +2038,31 @@ static int refused_class(int cls)
 /*
  * Judged again with what the kernel cannot know taken the caller's way:
  * every file an ELF object (the tool reads its header; the kernel knows
- * an object by its code mapped executable), and the call's file, if an
+ * an object by its code mapped executable), the call's file, if an
  * overlay's (whose mappings are of the file below it), the one it
- * replaces.  Refused only if still refused.
+ * replaces, and a PROT_NONE mapping's pages none (its anon_vma says pages
+ * were made in it or a mapping it merged with, not that they are there
+ * still: V8 drops its pages and keeps the mapping).  Refused only if
+ * still refused.
  */
 static int doubt(struct judge *j)
 {
-	unsigned int i, files = 0;
+	unsigned int i, changed = 0;
 
-	for (i = 0; i < WS_VICTIMS && i < j->nv; i++)
+	for (i = 0; i < WS_VICTIMS && i < j->nv; i++) {
 		if (j->v[i].mod.ino && !j->v[i].elf) {
 			j->v[i].elf = 1;
-			files = 1;
+			changed = 1;
 			if (j->overlay)
 				j->call.file = j->v[i].mod;
 			j->overlay = 0;
 		}
-	return !files || refused_class(ws_verdict(j));
+		if (j->v[i].has_data) {
+			j->v[i].has_data = 0;
+			changed = 1;
+		}
+	}
+	return !changed || refused_class(ws_verdict(j));
 }
 
 /*

@@ -113,9 +113,10 @@ static uint64_t granule(struct tracer *t, struct task *k,
 			 "-%" PRIx64, (int)k->tid, m.start, m.end);
 		return wfile_huge_page(path) ?: (uint64_t)t->page;
 	}
-	if (wcall_family(e->call) != WC_MMAP || g != (uint64_t)t->page ||
+	if (wcall_family(e->call) != WC_MMAP ||
 	    (e->args[3] & WC_MAP_ANONYMOUS))
 		return g;
+	/* A file's own, whatever the flags (MAP_HUGETLB: EINVAL else). */
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)k->tid,
 		 (int)e->args[4]);
 	return wfile_huge_page(path) ?: g;

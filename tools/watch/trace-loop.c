@@ -42,6 +42,9 @@ static int clone_of(pid_t tid, int ev, uint64_t *flags, uint64_t *top)
 	*top = 0;
 	if (warch_call(tid, &nr, a, &compat))
 		return -1;
+	/* x32's clone and clone3 are x86_64's (calls.h). */
+	if (!compat)
+		nr &= ~(uint64_t)WC_X32_BIT;
 	if (nr == WC_NR_CLONE3) {
 		remote.iov_base = (void *)(uintptr_t)a[0];
 		remote.iov_len = sizeof(args);
@@ -56,6 +59,8 @@ static int clone_of(pid_t tid, int ev, uint64_t *flags, uint64_t *top)
 	}
 	return 0;
 }
+
+static void release(struct tracer *t, struct task *k);
 
 static void on_new_child(struct tracer *t, struct task *k, int ev)
 {
@@ -77,6 +82,8 @@ static void on_new_child(struct tracer *t, struct task *k, int ev)
 	/* A process: its maker's memory, shared or copied. */
 	if (c->proc != k->proc)
 		trace_adopt(c->proc, k->proc, !!(flags & WC_CLONE_VM));
+	if (c->awaits)
+		release(t, c);
 }
 
 /*
@@ -96,11 +103,14 @@ static void on_exec(struct tracer *t, struct task *k)
 		else
 			i++;
 	p->before_exec = 0;
-	/* Its own, no longer one it shared (a vfork child's). */
+	/*
+	 * Its own memory, no longer one it shared (a vfork child's): where
+	 * none can be had, the shared records are kept, not emptied.
+	 */
 	if (p->space->users > 1)
 		trace_new_space(p);
-	p->from = 0;
 	trace_exec_in_place(t, k);
+	p->from = -1;
 }
 
 /*
@@ -115,7 +125,9 @@ void trace_exec_in_place(struct tracer *t, struct task *k)
 
 	(void)t;
 	p->nthreads = 0;
-	p->space->regions.n = 0;
+	/* A set still shared (no memory for one of its own): kept. */
+	if (p->space->users == 1)
+		p->space->regions.n = 0;
 	p->brk = 0;
 	watch_caller_forget(p->tgid);
 	trace_forget_maps(p);
@@ -171,6 +183,11 @@ void trace_on_stop(struct tracer *t, pid_t tid, int status)
 	if (!k->started) {
 		k->started = 1;
 		on_first_stop(t, k);
+		/* Seen before its maker's event: kept stopped until it. */
+		if (k->awaits) {
+			k->await_status = status;
+			return;
+		}
 	}
 	if (sig == (SIGTRAP | 0x80)) {
 		trace_syscall_stop(t, k, 0);
@@ -210,6 +227,38 @@ void trace_on_stop(struct tracer *t, pid_t tid, int status)
 		return;
 	}
 	trace_resume(t, tid, 0);
+}
+
+/* A new process kept at its first stop let go, the stop taken up. */
+static void release(struct tracer *t, struct task *k)
+{
+	k->awaits = 0;
+	trace_on_stop(t, k->tid, k->await_status);
+}
+
+/*
+ * A task seen before its maker's event (the kernel's wait may give a new
+ * process's first stop first): a new process waits, stopped, until the
+ * event says whose memory it has (on_new_child), so that no call of its
+ * is judged by its parent's records meanwhile (under CLONE_PARENT its
+ * parent by id is not its maker).  A maker killed before its event
+ * reports none: at any task's end the waiting go on, as they are.
+ */
+static void unseen_task(struct tracer *t, pid_t tid)
+{
+	struct task *k = trace_new_task(t, tid);
+
+	if (k && k->tid == k->proc->tgid && k->proc->tasks == 1)
+		k->awaits = 1;
+}
+
+static void release_waiting(struct tracer *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->ntasks; i++)
+		if (t->tasks[i]->awaits && t->tasks[i]->started)
+			release(t, t->tasks[i]);
 }
 
 static int detach_asked;
@@ -260,6 +309,15 @@ static void detach_all(struct tracer *t)
 	size_t i;
 	pid_t tid;
 
+	/* Kept at a first stop already: no other stop will come. */
+	for (i = 0; i < t->ntasks;)
+		if (t->tasks[i]->awaits && t->tasks[i]->started) {
+			tid = t->tasks[i]->tid;
+			ptrace(PTRACE_DETACH, tid, 0, 0);
+			trace_end_task(t, tid);
+		} else {
+			i++;
+		}
 	for (i = 0; i < t->ntasks; i++)
 		ptrace(PTRACE_INTERRUPT, t->tasks[i]->tid, 0, 0);
 	while (t->ntasks) {
@@ -332,6 +390,7 @@ static int loop(struct tracer *t, pid_t child)
 				main_child = 0;
 			}
 			trace_end_task(t, tid);
+			release_waiting(t);
 			/* Attached: the process watched is gone; so are we. */
 			if (t->attached && !trace_find_proc(t, child)) {
 				detach_all(t);
@@ -340,7 +399,7 @@ static int loop(struct tracer *t, pid_t child)
 			continue;
 		}
 		if (!trace_find_task(t, tid, NULL))
-			trace_new_task(t, tid);
+			unseen_task(t, tid);
 		trace_on_stop(t, tid, status);
 	}
 	return main_status;

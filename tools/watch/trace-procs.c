@@ -323,8 +323,8 @@ void trace_adopt(struct proc *child, struct proc *parent, int share)
 	struct space *s;
 	size_t i;
 
-	if (share ? child->space == parent->space :
-	    child->from == parent->tgid && child->space->users == 1)
+	if (child->from < 0 || (share ? child->space == parent->space :
+	    child->from == parent->tgid && child->space->users == 1))
 		return;
 	s = share ? parent->space : space_new(parent->space);
 	if (!s)

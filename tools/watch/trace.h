@@ -66,7 +66,8 @@ struct proc {
 	size_t nthreads, cthreads;
 	struct space *space;		/* never NULL */
 	pid_t from;			/* the process whose memory it was
-					   made with (fork), or 0 */
+					   made with (fork), 0, or -1 once it
+					   ran a program of its own */
 	double born;			/* when first seen, into the watch */
 	uint64_t brk;			/* the break, as brk last said; 0 */
 	struct watch_summary sum;
@@ -91,6 +92,9 @@ struct task {
 	int holding, hold_seccomp;	/* its call holds the process */
 	int hold_asked, held;		/* interrupted for a holder; stopped */
 	int held_status;		/* the stop kept meanwhile */
+	int awaits;			/* a new process's first stop, kept
+					   until its maker's event */
+	int await_status;
 };
 
 struct tracer {
