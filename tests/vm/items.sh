@@ -17,10 +17,11 @@ b=build/native
 set_env() {
 	vm_set=$1 vm_series=$2
 	export NCB_EXPECT_NOREPLACE=honoured NCB_TEST_SLOW=1 NCB_TEST_VM=1
+	export NCB_TEST_VM_SET="$1"
 	case $1 in
 	check)
 		export NCB_MODEL_SEEDS=1 NCB_MODEL_OPS=4000
-		item_timeout=900 ;;
+		item_timeout=1200 ;;
 	all)
 		export NCB_MODEL_SEEDS=8 NCB_MODEL_OPS=125000
 		item_timeout=7200 ;;
