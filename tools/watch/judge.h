@@ -346,6 +346,46 @@ static inline int wj_cover_step(const struct ncb__wproc *p,
 #endif
 
 /*
+ * Whether the seen regions holding [s, e) of v are one module's (the
+ * result), or several known modules' (*mixed): the pass over the records,
+ * made only for a victim whose kind needs it.
+ */
+static inline int wj_covered(const struct ncb__wproc *p,
+			     const struct ncb__wcall *c,
+			     const struct ncb__wvictim *v, wc_u64 s, wc_u64 e,
+			     struct wj_cover *w, int *mixed)
+{
+	wj_cover_begin(p, s, e, v->mod, w);
+	WJ_COVER(p, c, w);
+	*mixed = w->whole && w->known && !w->one;
+	return w->whole && w->one;
+}
+
+/*
+ * The kinds told without the records, into v->kind: the kernel's names,
+ * the program's and the interpreter's images, a thread's stack, a file's
+ * pages past its end.  0 if v is none of them.
+ */
+static inline int wj_kind_known(const struct ncb__wproc *p,
+				struct ncb__wvictim *v, wc_u64 s, wc_u64 e)
+{
+	if (v->named != NCB__W_ANON)
+		v->kind = v->named;
+	else if (wj_mod_eq(v->mod, p->exe))
+		v->kind = NCB__W_EXE;
+	else if (wj_mod_eq(v->mod, p->interp))
+		v->kind = NCB__W_INTERP;
+	else if (wj_thread_of(p, &v->m, s, e, &v->tid))
+		v->kind = NCB__W_THREAD_STACK;
+	else if (v->mod.ino && v->file_end &&
+		 v->m.offset + (s - v->m.start) >= v->file_end)
+		v->kind = NCB__W_PAST_EOF;
+	else
+		return 0;
+	return 1;
+}
+
+/*
  * What one victim is, most telling first.  Reservation pages another
  * module was seen making are that module's region: set aside for its
  * own use (glibc grows an arena into its reservation with mprotect, over
@@ -360,39 +400,26 @@ static inline void wj_kind_of(const struct ncb__wproc *p,
 {
 	wc_u64 s = v->m.start > c->start ? v->m.start : c->start;
 	wc_u64 e = v->m.end < c->end ? v->m.end : c->end;
-	struct ncb__wmod mod = v->mod;
-	enum ncb__wkind k = v->named;
-	int own, mixed;
+	int own = 0, mixed = 0;
 
 	v->tid = 0;
 	v->region = 0;
 	v->by.dev = v->by.ino = 0;
 	v->mixed = 0;
-	wj_cover_begin(p, s, e, mod, w);
-	WJ_COVER(p, c, w);
-	own = w->whole && w->one;
-	mixed = w->whole && w->known && !own;
-	if (k == NCB__W_HEAP && p->sees_brk && own)
-		v->kind = NCB__W_REGION;
-	else if (k != NCB__W_ANON)
-		v->kind = k;
-	else if (wj_mod_eq(mod, p->exe))
-		v->kind = NCB__W_EXE;
-	else if (wj_mod_eq(mod, p->interp))
-		v->kind = NCB__W_INTERP;
-	else if (wj_thread_of(p, &v->m, s, e, &v->tid))
-		v->kind = NCB__W_THREAD_STACK;
-	else if (mod.ino && v->file_end &&
-		 v->m.offset + (s - v->m.start) >= v->file_end)
-		v->kind = NCB__W_PAST_EOF;
-	else if (!v->m.prot && !v->m.shared && !v->has_data && !mixed &&
-		 !(own && w->by.ino && !wj_mod_eq(w->by, c->caller)))
+	if (v->named == NCB__W_HEAP && p->sees_brk)
+		own = wj_covered(p, c, v, s, e, w, &mixed);
+	if (!own && wj_kind_known(p, v, s, e))
+		return;
+	if (!own)
+		own = wj_covered(p, c, v, s, e, w, &mixed);
+	if (!v->m.prot && !v->m.shared && !v->has_data && !mixed &&
+	    !(own && w->by.ino && !wj_mod_eq(w->by, c->caller)))
 		v->kind = NCB__W_RESERVED;
 	else if (own || mixed)
 		v->kind = NCB__W_REGION;
-	else if (mod.ino && v->elf)
+	else if (v->mod.ino && v->elf)
 		v->kind = NCB__W_LIBRARY;
-	else if (mod.ino)
+	else if (v->mod.ino)
 		v->kind = NCB__W_FILE;
 	else
 		v->kind = NCB__W_ANON;

@@ -186,6 +186,7 @@ void trace_on_stop(struct tracer *t, pid_t tid, int status)
 		/* Seen before its maker's event: kept stopped until it. */
 		if (k->awaits) {
 			k->await_status = status;
+			t->awaiting++;
 			return;
 		}
 	}
@@ -233,6 +234,7 @@ void trace_on_stop(struct tracer *t, pid_t tid, int status)
 static void release(struct tracer *t, struct task *k)
 {
 	k->awaits = 0;
+	t->awaiting--;
 	trace_on_stop(t, k->tid, k->await_status);
 }
 
@@ -256,7 +258,8 @@ static void release_waiting(struct tracer *t)
 {
 	size_t i;
 
-	for (i = 0; i < t->ntasks; i++)
+	/* Looked for only while there are some: an exit is frequent. */
+	for (i = 0; t->awaiting && i < t->ntasks; i++)
 		if (t->tasks[i]->awaits && t->tasks[i]->started)
 			release(t, t->tasks[i]);
 }

@@ -464,6 +464,8 @@ void trace_end_task(struct tracer *t, pid_t tid)
 	if (!k)
 		return;
 	p = k->proc;
+	if (k->awaits && k->started)
+		t->awaiting--;
 	trace_hold_gone(t, k);
 	t->tasks[at] = t->tasks[--t->ntasks];
 	trace_drop_thread(p, tid);

@@ -103,6 +103,7 @@ struct tracer {
 	size_t ntasks, ctasks;
 	struct proc **procs;
 	size_t nprocs, cprocs;
+	size_t awaiting;		/* tasks kept at a first stop */
 	struct timespec t0;
 	long page;
 	uint64_t huge;			/* the default huge page size */
