@@ -279,8 +279,13 @@ $(O)/bench/bare-trace: bench/bare-trace.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NCB_CFLAGS) $(LDFLAGS) -o $@ $< -lseccomp
 
+# b-watch's floor under --preload: an empty object, preloaded.
+$(O)/bench/libempty-preload.so: bench/empty-preload.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -fPIC -o $@ $<
+
 benches: $(BENCH_BIN) $(O)/bench/exit0 $(O)/bench/mmap-churn \
-	$(O)/bench/bare-trace
+	$(O)/bench/bare-trace $(O)/bench/libempty-preload.so
 
 check:
 	tests/matrix.sh

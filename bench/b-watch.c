@@ -18,7 +18,10 @@
  * `noclobber watch --preload` runs it once the tool has started (whose
  * own start, a few milliseconds, is the tool's, not the watching's);
  * its goals are at most 2% on the real programs and at least 20x less
- * overhead than watch's on mmap-churn.
+ * overhead than watch's on mmap-churn.  A seventh, "floor", preloads an
+ * empty object instead (libempty-preload.so): what LD_PRELOAD costs by
+ * itself, under which no watcher inside the process can go; the preload
+ * watcher's own cost is its time over the floor's.
  *
  * NCB_BENCH_BASELINE=PATH adds a fifth way: another build's watcher
  * (its noclobber-watch, or noclobber) run as watch is, so that a change
@@ -50,7 +53,7 @@
 #define CHURN_FIXED "500"
 
 /* The ways a program is run, in the order of the tables' columns. */
-enum { DIRECT, BARE, BASE, WATCH, PRELOAD, STRACE, WAYS };
+enum { DIRECT, BARE, BASE, WATCH, FLOOR, PRELOAD, STRACE, WAYS };
 
 static const struct way {
 	const char *name;	/* its columns' */
@@ -61,6 +64,7 @@ static const struct way {
 	[BARE] = { "bare", "bare-trace", 3 },
 	[BASE] = { "base", "the baseline watcher", 3 },
 	[WATCH] = { "watch", "noclobber watch", 3 },
+	[FLOOR] = { "floor", "an empty preloaded object", 3 },
 	[PRELOAD] = { "preload", "libnoclobber-preload.so", 3 },
 	[STRACE] = { "strace", "strace", 2 },
 };
@@ -87,12 +91,14 @@ struct row {
 	double ms[WAYS], ratio[WAYS];	/* by way; ratios to direct */
 	double plus, judge;		/* watch's ms over direct, over bare */
 	double over_base;		/* watch's time over the baseline's */
+	double over_floor;		/* preload's over the empty object's */
 };
 
 /* Paths: a directory's, and a name in it. */
 static char tmpdir[PATH_MAX], small_c[PATH_MAX + 16], small_o[PATH_MAX + 16];
 static char tool[PATH_MAX + 32], churn[PATH_MAX + 16], report[PATH_MAX + 16];
 static char bare[PATH_MAX + 16], preload[PATH_MAX + 48];
+static char floor_so[PATH_MAX + 32];
 static const char *baseline;
 
 static const char *const strace_argv[] = {
@@ -145,8 +151,12 @@ static void command(const struct prog *p, int way, int keep,
 }
 
 /* The preload watcher's environment, as watch --preload sets it. */
-static void preload_env(int keep)
+static void preload_env(int way, int keep)
 {
+	if (way == FLOOR) {
+		setenv("LD_PRELOAD", floor_so, 1);
+		return;
+	}
 	setenv("LD_PRELOAD", preload, 1);
 	setenv("NCB_PRELOAD", "report", 1);
 	setenv("NCB_PRELOAD_JSON", "1", 1);
@@ -176,8 +186,8 @@ static int run(const struct prog *p, int way, int keep, struct run *r)
 		dup2(null, 0);
 		dup2(fd[1] >= 0 ? fd[1] : null, 1);
 		dup2(null, 2);
-		if (way == PRELOAD)
-			preload_env(keep);
+		if (way == PRELOAD || way == FLOOR)
+			preload_env(way, keep);
 		execvp(argv[0], (char **)argv);
 		_exit(127);
 	}
@@ -287,6 +297,8 @@ static void figures(struct run (*r)[MAX_REPS], int reps, struct row *x)
 	x->judge = med_less(r[WATCH], r[BARE], reps) / 1e6;
 	if (has[BASE])
 		x->over_base = med_over(r[WATCH], r[BASE], reps);
+	if (has[FLOOR] && has[PRELOAD])
+		x->over_floor = med_over(r[PRELOAD], r[FLOOR], reps);
 }
 
 /* The names of the ways measured, the first'th on, each as fmt says. */
@@ -330,6 +342,8 @@ static void table_head(FILE *csv)
 	names(stdout, " %6s", 1);
 	if (has[BASE])
 		printf(" %6s", "w/base");
+	if (has[FLOOR])
+		printf(" %7s", "p/floor");
 	printf(" %5s\n", "less");
 	if (!csv)
 		return;
@@ -339,6 +353,8 @@ static void table_head(FILE *csv)
 	names(csv, ",%s_ratio", 1);
 	if (has[BASE])
 		fputs(",watch_base_ratio", csv);
+	if (has[FLOOR])
+		fputs(",preload_floor_ratio", csv);
 	fputs(",less\n", csv);
 }
 
@@ -353,6 +369,8 @@ static void table_row(FILE *csv, const struct prog *p, const struct row *x)
 	cells(stdout, " %5.*fx", -1, x->ratio, 1);
 	if (has[BASE])
 		printf(" %5.3fx", x->over_base);
+	if (has[FLOOR])
+		printf(" %6.3fx", x->over_floor);
 	printf(" %5s\n", less);
 	if (!csv)
 		return;
@@ -362,6 +380,8 @@ static void table_row(FILE *csv, const struct prog *p, const struct row *x)
 	cells(csv, ",%.*f", 4, x->ratio, 1);
 	if (has[BASE])
 		fprintf(csv, ",%.4f", x->over_base);
+	if (has[FLOOR])
+		fprintf(csv, ",%.4f", x->over_floor);
 	fprintf(csv, ",%s\n", less);
 }
 
@@ -389,6 +409,8 @@ static void churn_row(FILE *csv, const char *label, const char *csv_label,
 	cells(csv, ",%.*f", 4, r, 1);
 	if (has[BASE])
 		fprintf(csv, ",%.4f", x[WATCH] / x[BASE]);
+	if (has[FLOOR])
+		fprintf(csv, ",%.4f", x[PRELOAD] / x[FLOOR]);
 	fputs(",\n", csv);
 }
 
@@ -448,6 +470,7 @@ static int find_helpers(void)
 	snprintf(bare, sizeof(bare), "%s/bare-trace", self);
 	snprintf(preload, sizeof(preload), "%s/../libnoclobber-preload.so",
 		 self);
+	snprintf(floor_so, sizeof(floor_so), "%s/libempty-preload.so", self);
 	return access(tool, X_OK) || access(bare, X_OK) ? -1 : 0;
 }
 
@@ -477,6 +500,9 @@ static int choose_ways(void)
 	has[PRELOAD] = !access(preload, R_OK);
 	if (!has[PRELOAD])
 		printf("SKIP preload column: no %s\n", preload);
+	has[FLOOR] = has[PRELOAD] && !access(floor_so, R_OK);
+	if (has[PRELOAD] && !has[FLOOR])
+		printf("SKIP floor column: no %s\n", floor_so);
 	if (b && *b) {
 		if (stat(b, &sb) || access(b, X_OK))
 			why = strerror(errno);
@@ -616,12 +642,13 @@ int main(int argc, char **argv)
 	const int nprogs = (int)(sizeof(progs) / sizeof(progs[0]));
 	static struct run res[sizeof(progs) / sizeof(progs[0])][WAYS][MAX_REPS];
 	struct row x;
-	double worst = 0, worst_p = 0;
+	double worst = 0, worst_p = 0, worst_pf = 0;
 	FILE *csv;
 	int skip[sizeof(progs) / sizeof(progs[0])] = { 0 };
 	int reps = repeats(), i, k, w, j, st, bad = 0, churn_k = -1;
-	int real = 0, met[WAYS] = { 0 }, met_p = 0;
+	int real = 0, met[WAYS] = { 0 }, met_p = 0, met_f = 0, met_pf = 0;
 	const char *worst_label = NULL, *worst_p_label = NULL, *why;
+	const char *worst_pf_label = NULL;
 	char buf[64], fails[64];
 	struct run scratch;
 
@@ -720,6 +747,12 @@ int main(int argc, char **argv)
 			worst_p = x.ratio[PRELOAD];
 			worst_p_label = progs[k].label;
 		}
+		met_f += has[FLOOR] && x.ratio[FLOOR] <= 1.02;
+		met_pf += has[FLOOR] && x.over_floor <= 1.02;
+		if (has[FLOOR] && x.over_floor > worst_pf) {
+			worst_pf = x.over_floor;
+			worst_pf_label = progs[k].label;
+		}
 	}
 	if (real) {
 		printf("\nreal programs within 5%% under watch (the goal): "
@@ -736,6 +769,13 @@ int main(int argc, char **argv)
 			       "%d; most overhead %.1f%% (%s): goal %s\n",
 			       met_p, real, (worst_p - 1) * 100, worst_p_label,
 			       met_p == real ? "met" : "not met");
+		if (has[FLOOR])
+			printf("within 2%% under the floor (an empty "
+			       "preloaded object): %d of %d\n--preload over "
+			       "the floor (the watcher's own cost) within "
+			       "2%%: %d of %d;\nmost %.1f%% (%s)\n", met_f,
+			       real, met_pf, real,
+			       (worst_pf - 1) * 100, worst_pf_label);
 	}
 	if (churn_k >= 0)
 		churn_report(res[churn_k], reps, csv);

@@ -62,6 +62,7 @@ done <<EOF
 heap clobber kernel-memory heap kernel
 stack clobber kernel-memory stack kernel
 image clobber kernel-memory program kernel
+interp clobber kernel-memory interpreter kernel
 thread-stack clobber thread-stack thread-stack pthread_create
 many-threads clobber thread-stack thread-stack pthread_create
 library clobber other-module library loader
@@ -104,6 +105,18 @@ at-break own-region
 arena reservation
 churn own-region
 EOF
+
+# A process that ends without exit's handlers (_exit, _Exit, exit_group,
+# as qemu-user ends) still says its summary, once.
+for e in _exit _Exit exit_group; do
+	"$nc" watch --preload --json -O "$tmp/e" "$p" end-by $e own-region \
+		>"$tmp/o" 2>&1
+	grep -q "^own-region: ok$" "$tmp/o" &&
+		events "$tmp/e" "len(ev) == 0" "len(sums) == 1" \
+			"sums[0]['fixed'] == 2" \
+			"sums[0]['benign']['own-region'] == 1"
+	ok $? "ended by $e: its summary, once"
+done
 
 # The human report: the other watchers' lines.
 "$nc" watch --preload "$p" heap >"$tmp/o" 2>&1

@@ -66,6 +66,7 @@ corpus() {
 heap kernel-memory heap kernel
 stack kernel-memory stack kernel
 image kernel-memory program kernel
+interp kernel-memory interpreter kernel
 thread-stack thread-stack thread-stack clone
 many-threads thread-stack thread-stack clone
 library other-module library loader

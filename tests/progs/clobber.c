@@ -6,7 +6,8 @@
  * succeeded or "CASE: EEXIST" (the errno's name) when it failed, then
  * "intact" or "replaced": whether the victim's bytes are still there.
  *
- *   clobbers: heap stack image thread-stack many-threads (the stack of
+ *   clobbers: heap stack image interp (the interpreter's first page)
+ *             thread-stack many-threads (the stack of
  *             the last of twenty threads) library mremap shmat fork
  *             exec thread vfork after-leader (a thread, once the main
  *             thread has exited) huge (a page asked with MAP_HUGETLB at
@@ -39,6 +40,8 @@
  * "clobber wait CASE" first reads a line from its input, so that a watcher
  * can attach to it before the call; "clobber linger CASE" reads one
  * after it, so that a watcher that reads late finds it still there.
+ * "clobber end-by HOW CASE" ends by HOW: _exit, _Exit or exit_group (by
+ * syscall(2)), none of which runs exit's handlers.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -49,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
@@ -201,6 +205,18 @@ static int library(void)
 	void *p;
 
 	if (!find_mapping("libc.so", &s, &e))
+		return 2;
+	p = mmap((void *)s, pg, PROT_READ, ANON | MAP_FIXED, -1, 0);
+	return outcome(p, s, 0x7f);
+}
+
+/* The interpreter's first page (its ELF header, at AT_BASE). */
+static int interp(void)
+{
+	uintptr_t s = getauxval(AT_BASE);
+	void *p;
+
+	if (!s)
 		return 2;
 	p = mmap((void *)s, pg, PROT_READ, ANON | MAP_FIXED, -1, 0);
 	return outcome(p, s, 0x7f);
@@ -717,6 +733,8 @@ static int run(int argc, char **argv)
 		return thread_stack(MANY);
 	if (!strcmp(name, "thread-stack"))
 		return thread_stack(1);
+	if (!strcmp(name, "interp"))
+		return interp();
 	if (!strcmp(name, "library"))
 		return library();
 	if (!strcmp(name, "mremap"))
@@ -798,6 +816,7 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	const char *ending = NULL;
 	char line[16];
 	int linger, ret;
 
@@ -810,6 +829,12 @@ int main(int argc, char **argv)
 		argc--;
 		name = argv[1];
 	}
+	if (!strcmp(name, "end-by") && argc > 3) {
+		ending = argv[2];
+		argv += 2;
+		argc -= 2;
+		name = argv[1];
+	}
 	linger = !strcmp(name, "linger") && argc > 2;
 	if (linger) {
 		argv++;
@@ -820,5 +845,11 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (linger && !fgets(line, sizeof(line), stdin))
 		return 2;
-	return ret;
+	if (ending && !strcmp(ending, "_exit"))
+		_exit(ret);
+	if (ending && !strcmp(ending, "_Exit"))
+		_Exit(ret);
+	if (ending && !strcmp(ending, "exit_group"))
+		syscall(SYS_exit_group, ret);
+	return ending ? 2 : ret;
 }

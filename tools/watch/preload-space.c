@@ -217,7 +217,8 @@ static void read_code(void)
 	close(maps.fd);
 }
 
-static const struct code *code_at(uint64_t a)
+/* The first entry ending above a: where a lies, or would go. */
+static size_t code_index(uint64_t a)
 {
 	size_t lo = 0, hi = ncode;
 
@@ -229,17 +230,73 @@ static const struct code *code_at(uint64_t a)
 		else
 			hi = mid;
 	}
-	return lo < ncode && code[lo].start <= a ? &code[lo] : NULL;
+	return lo;
+}
+
+static const struct code *code_at(uint64_t a)
+{
+	size_t i = code_index(a);
+
+	return i < ncode && code[i].start <= a ? &code[i] : NULL;
+}
+
+/* The entries meeting [start, end) dropped: what is there has changed. */
+static void code_cut(uint64_t start, uint64_t end)
+{
+	size_t i = code_index(start), j = i;
+
+	while (j < ncode && code[j].start < end)
+		j++;
+	if (j == i)
+		return;
+	memmove(&code[i], &code[j], (ncode - j) * sizeof(code[0]));
+	ncode -= j - i;
+}
+
+/*
+ * The mapping holding a, asked of the kernel alone (PROCMAP_QUERY: one
+ * call, where the text would be read whole) and kept in its place; the
+ * whole text read again where the ioctl does not answer.
+ */
+static const struct code *code_learn(uint64_t a)
+{
+	struct pl_map *l = &scratch;
+	struct code *c;
+	int r = pl_query(a, 0, l);
+	size_t i;
+
+	if (r == -ENOTTY) {
+		read_code();
+		return code_at(a);
+	}
+	if (r != 1)
+		return NULL;
+	code_cut(l->start, l->end);
+	if (ncode == CODE_MAX)
+		ncode = 0;
+	i = code_index(l->start);
+	memmove(&code[i + 1], &code[i], (ncode - i) * sizeof(code[0]));
+	ncode++;
+	c = &code[i];
+	c->start = l->start;
+	c->end = l->end;
+	c->offset = l->offset;
+	c->mod = mod_of(l);
+	memcpy(c->path, l->path, PL_PATH);
+	return c;
+}
+
+void pl_code_changed(void)
+{
+	ncode = 0;
 }
 
 void pl_site_of(uint64_t addr, struct pl_site *s)
 {
 	const struct code *c = code_at(addr);
 
-	if (!c) {
-		read_code();
-		c = code_at(addr);
-	}
+	if (!c)
+		c = code_learn(addr);
 	memset(s, 0, sizeof(*s));
 	s->offset = addr;
 	if (!c)
@@ -329,6 +386,7 @@ void pl_record(uint64_t start, uint64_t end, uint64_t by,
 	r.by_off = s.offset;
 	r.file = file;
 	r.when = pl_since();
+	code_cut(start, end);
 	/*
 	 * A full set keeps none of it, and no older record of it either:
 	 * memory of no record is of no known maker, never benign.
@@ -338,6 +396,7 @@ void pl_record(uint64_t start, uint64_t end, uint64_t by,
 
 void pl_forget(uint64_t start, uint64_t end)
 {
+	code_cut(start, end);
 	ncb__wregions_cut(&regions, start, end);
 }
 
@@ -349,34 +408,39 @@ const struct ncb__wregion *pl_region(size_t i)
 /* ---- The process ---- */
 
 static struct ncb__wmod exe, interp;
-
-static struct ncb__wmod mod_at(uint64_t a)
-{
-	struct pl_site s;
-
-	pl_site_of(a, &s);
-	return s.mod;
-}
+static uint64_t interp_base;
+static int process_known;
 
 double pl_since(void)
 {
 	return pl_now() - t0;
 }
 
-void pl_space_init(void)
+void pl_space_init(uint64_t base)
+{
+	t0 = pl_now();
+	interp_base = base;
+}
+
+/*
+ * The program's and the interpreter's files, asked at the first
+ * judgment, not as the process starts: most processes never make one,
+ * and a short one would pay for them in its start-up.  The interpreter
+ * is the file mapped at its base (AT_BASE; none: the program runs
+ * itself).
+ */
+static void know_process(void)
 {
 	struct stat st;
 
-	t0 = pl_now();
+	if (process_known)
+		return;
+	process_known = 1;
 	if (!stat("/proc/self/exe", &st)) {
 		exe.dev = st.st_dev;
 		exe.ino = st.st_ino;
 	}
-}
-
-void pl_set_interp(uint64_t base)
-{
-	interp = base ? mod_at(base) : exe;
+	interp = interp_base ? pl_file_at(interp_base) : exe;
 }
 
 /*
@@ -424,6 +488,7 @@ void pl_thread_end(pid_t tid)
 
 void pl_proc(struct ncb__wproc *p, const struct ncb__wthread *self)
 {
+	know_process();
 	memset(p, 0, sizeof(*p));
 	p->exe = exe;
 	p->interp = interp;

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@ static struct {
 	int mode;
 	pid_t pid;		/* whose the counts are */
 	struct pl_counts counts;
+	int summarised;
 	char program[64];
 	struct pl_victims vs;
 } pl;
@@ -87,16 +89,11 @@ static int parse_mode(const char *s)
 	return (mode & M_DENY) && (mode & M_UPGRADE) ? -1 : mode;
 }
 
+/* The program's name as the kernel has it (comm), as the reports say. */
 static void program_name(void)
 {
-	ssize_t n;
-	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
-
-	n = fd < 0 ? -1 : read(fd, pl.program, sizeof(pl.program) - 1);
-	if (fd >= 0)
-		close(fd);
-	pl.program[n > 0 ? n : 0] = '\0';
-	pl.program[strcspn(pl.program, "\n")] = '\0';
+	if (prctl(PR_GET_NAME, pl.program, 0, 0, 0))
+		pl.program[0] = '\0';
 }
 
 /* The reports' file: NCB_PRELOAD_OUTPUT, appended to, or stderr. */
@@ -127,6 +124,7 @@ static void fork_child(void)
 	pl_space_child();
 	pl.pid = getpid();
 	memset(&pl.counts, 0, sizeof(pl.counts));
+	pl.summarised = 0;
 }
 
 static void set_up(void)
@@ -138,8 +136,7 @@ static void set_up(void)
 	program_name();
 	pl.pid = getpid();
 	pl_out_init(output(), j && *j && strcmp(j, "0"), pl.program);
-	pl_space_init();
-	pl_set_interp(getauxval(AT_BASE));
+	pl_space_init(getauxval(AT_BASE));
 	if (mode < 0) {
 		/* Watching less than asked would be worse than not at all. */
 		pl_warn("NCB_PRELOAD: not a mode (report, deny, upgrade, "
@@ -176,12 +173,25 @@ __attribute__((constructor)) static void start(void)
 	ensure();
 }
 
+/*
+ * The process's summary, once, as it ends: by exit's destructors, or by
+ * _exit and exit_group, which run none (qemu-user ends so).  Not for a
+ * vfork child, whose memory and counts are its parent's.
+ */
+static void summarise(void)
+{
+	if (pl.state != 2 || !(pl.mode & M_JUDGE) || pl.pid != getpid() ||
+	    pl_lock())
+		return;
+	if (!pl.summarised)
+		pl_summary(pl.pid, &pl.counts);
+	pl.summarised = 1;
+	pl_unlock();
+}
+
 __attribute__((destructor)) static void end(void)
 {
-	if (pl.state != 2 || !(pl.mode & M_JUDGE) || pl_lock())
-		return;
-	pl_summary(pl.pid, &pl.counts);
-	pl_unlock();
+	summarise();
 }
 
 /* ---- A placement ---- */
@@ -565,6 +575,30 @@ PL_API int munmap(void *addr, size_t len)
 }
 
 /*
+ * The process ends without exit's destructors: its summary first.  The
+ * end itself as the C library makes it (exit_group; exit, were it
+ * refused).
+ */
+static __attribute__((noreturn)) void ends(int status)
+{
+	summarise();
+	for (;;) {
+		pl_sys(SYS_exit_group, status, 0, 0, 0, 0, 0);
+		pl_sys(SYS_exit, status, 0, 0, 0, 0, 0);
+	}
+}
+
+PL_API void _exit(int status)
+{
+	ends(status);
+}
+
+PL_API void _Exit(int status)
+{
+	ends(status);
+}
+
+/*
  * The call a system call number names, its arguments as mmap, mremap and
  * shmat take them (mmap2's offset in 4096-byte units made bytes; the old
  * mmap's six read from the block its one argument points at); WC_NONE
@@ -633,6 +667,8 @@ PL_API long syscall(long n, ...)
 		r = placement(&k);
 	else if (n == SYS_munmap)
 		r = unmap(k.a[0], k.a[1]);
+	else if (n == SYS_exit_group)
+		ends((int)a[0]);
 	else
 		r = pl_sys(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (r < 0 && r >= -4095) {
@@ -640,6 +676,30 @@ PL_API long syscall(long n, ...)
 		return -1;
 	}
 	errno = saved;
+	return r;
+}
+
+/*
+ * dlclose: code may be unmapped by the loader, whose calls are not ours
+ * to see, and another module loaded where it was; a caller's module is
+ * then asked afresh.
+ */
+typedef int close_fn(void *);
+
+PL_API int dlclose(void *handle)
+{
+	static close_fn *real;
+	int r;
+
+	if (!real)
+		real = (close_fn *)dlsym(RTLD_NEXT, "dlclose");
+	if (!real)
+		return -1;
+	r = real(handle);
+	if (!pl_lock()) {
+		pl_code_changed();
+		pl_unlock();
+	}
 	return r;
 }
 

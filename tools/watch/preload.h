@@ -121,11 +121,12 @@ void pl_thread_end(pid_t tid);
 /* The file an fd names, as a module (0, 0 for none). */
 struct ncb__wmod pl_file(int fd);
 const struct ncb__wregion *pl_region(size_t i);
-void pl_space_init(void);
+/* The watch begun, the interpreter's base told (AT_BASE; 0: none). */
+void pl_space_init(uint64_t interp_base);
 /* Seconds since the watch began in this process. */
 double pl_since(void);
-/* The interpreter: the module at its base (AT_BASE; 0: the program). */
-void pl_set_interp(uint64_t base);
+/* Code may have gone without a call of ours (dlclose): known afresh. */
+void pl_code_changed(void);
 /* After fork: the child's lock free, whatever the parent's threads did. */
 void pl_space_child(void);
 
