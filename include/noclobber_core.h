@@ -1056,10 +1056,8 @@ NCB__FN int ncb_core_procmap_query(void)
 	if (fd < 0)
 		return 0;
 	r = ncb__query_at(fd, 0, 1, &s, &e, 0);
+	ncb__close(fd);
 	NCB__SET(ncb__query, r >= 0 ? 1 : 2);
-	/* The descriptor the first look-up would open next: kept now. */
-	if (r < 0 || !ncb__keep_maps(fd))
-		ncb__close(fd);
 	return r >= 0;
 }
 

@@ -66,7 +66,7 @@ int ncb__emulated(void);
  * range at the start, the top drawn as execve draws it (start 0 and end
  * its size where mmap would place it), and the limit it grows to
  * (UINT64_MAX: none).  0, -EINVAL for a size below a page, -E2BIG for
- * strings beyond execve's limits (src/loader/stack.c).
+ * strings beyond execve's limits (src/loader/exec.c).
  */
 int ncb__stack_plan(char *const argv[], char *const envp[],
 		    const char *execfn, const struct ncb_exec_opts *o,

@@ -403,6 +403,24 @@ int ncb__exec_resolve(const char **path, char *const **av, char **lines,
 			"deep", first, NCB__SCRIPT_DEPTH);
 }
 
+int ncb__stack_plan(char *const argv[], char *const envp[],
+		    const char *execfn, const struct ncb_exec_opts *o,
+		    uint64_t *start, uint64_t *end, uint64_t *limit)
+{
+	char *lines[NCB__SCRIPT_DEPTH + 1] = { NULL }, *const *av = argv;
+	const char *path = execfn;
+	int err, i;
+
+	/* The arguments the program gets: a script's interpreter's. */
+	err = ncb__exec_resolve(&path, &av, lines, o, NULL, NULL, 0);
+	if (!err)
+		err = ncb__stack_layout(av, envp, execfn, ncb__strv_len(argv),
+					o, start, end, limit);
+	for (i = 0; i <= NCB__SCRIPT_DEPTH; i++)
+		free(lines[i]);
+	return err;
+}
+
 int ncb_exec(const char *path, char *const argv[], char *const envp[],
 	     const struct ncb_exec_opts *opts, char *why, size_t wl)
 {

@@ -354,6 +354,15 @@ NCB_HIDDEN int ncb__stack_map(struct ncb__stack *s, const struct ncb__sys *sys,
 			      const struct ncb__range *keep,
 			      unsigned int nkeep);
 NCB_HIDDEN void ncb__stack_unmap(struct ncb__stack *s);
+/*
+ * ncb__stack_plan's stack for a program's own arguments av (argc: as
+ * the caller gave them, before a script's interpreter was put first).
+ */
+NCB_HIDDEN int ncb__stack_layout(char *const av[], char *const envp[],
+				 const char *execfn, size_t argc,
+				 const struct ncb_exec_opts *o,
+				 uint64_t *start, uint64_t *end,
+				 uint64_t *limit);
 /* Its contents, *sp the program's entry stack pointer: 0, or -errno. */
 NCB_HIDDEN int ncb__stack_build(struct ncb__stack *s, char *const argv[],
 				char *const envp[], const char *execfn,

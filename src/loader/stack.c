@@ -727,30 +727,24 @@ int ncb__stack_map(struct ncb__stack *s, const struct ncb__sys *sys,
 	return map_stack(s, NULL, size, prot, MAP_GROWSDOWN);
 }
 
-int ncb__stack_plan(char *const argv[], char *const envp[],
-		    const char *execfn, const struct ncb_exec_opts *o,
-		    uint64_t *start, uint64_t *end, uint64_t *limit)
+int ncb__stack_layout(char *const av[], char *const envp[],
+		      const char *execfn, size_t argc,
+		      const struct ncb_exec_opts *o, uint64_t *start,
+		      uint64_t *end, uint64_t *limit)
 {
-	char *lines[NCB__SCRIPT_DEPTH + 1] = { NULL }, *const *av = argv;
 	uintptr_t page = ncb__probe()->page_size;
-	const char *path = execfn;
 	struct top_rules r;
 	struct ncb__stack s;
 	struct ncb__sys sys;
 	size_t size;
-	int err, i;
+	int err;
 
 	ncb__sys_read(&sys);
 	ncb__stack_init(&s, 0);
-	s.misc.argc = ncb__strv_len(argv);
-	/* The arguments the program gets: a script's interpreter's. */
-	err = ncb__exec_resolve(&path, &av, lines, o, NULL, NULL, 0);
-	if (!err)
-		err = ncb__stack_limit(o, &s.limit);
+	s.misc.argc = argc;
+	err = ncb__stack_limit(o, &s.limit);
 	if (!err)
 		err = stack_size(&s, &sys, av, envp, execfn, &size);
-	for (i = 0; i <= NCB__SCRIPT_DEPTH; i++)
-		free(lines[i]);
 	if (err)
 		return err;
 	*start = *end = 0;
