@@ -119,7 +119,7 @@ static void tool_rows(FILE *csv, const char *prog, int *bad)
 	       "%10s %8s\n", REPS, "command", "base", "command", "ratio");
 	versus(csv, "noclobber exec /bin/true", direct, exec, bad);
 	if (!access(helper, X_OK))
-		versus(csv, "-V: noclobber-watch, noclobber", hv, v, bad);
+		versus(csv, "-V: noclobber-watch over noclobber", hv, v, bad);
 }
 
 int main(int argc, char **argv)

@@ -162,6 +162,62 @@ if $cc -static -O1 -o "$tmp/static" "$top/tests/progs/hello.c" \
 else
 	skip "no static C library to build a static program"
 fi
+# The same of the programs a watched one runs (execve, execvp, posix_spawn),
+# and of one run without the library in its LD_PRELOAD.
+if [ -x "$tmp/static" ]; then
+	"$nc" watch --preload --json -O "$tmp/e" sh -c "$tmp/static" \
+		>"$tmp/o" 2>&1
+	events "$tmp/e" "len(warns) == 1" \
+		"warns[0]['program'] == '$tmp/static'" \
+		"'a static program' in warns[0]['message']"
+	ok $? "a static program a shell runs: said, naming it"
+	"$nc" watch --preload --json -O "$tmp/e" python3 -c "import os
+os.waitpid(os.posix_spawn('$tmp/static', ['s'], dict(os.environ)), 0)" \
+		>"$tmp/o" 2>&1
+	events "$tmp/e" "len(warns) == 1" \
+		"warns[0]['program'] == '$tmp/static'"
+	ok $? "posix_spawn of a static program: said"
+	"$nc" watch --preload --json -O "$tmp/e" python3 -c "import os
+os.waitpid(os.posix_spawn('$tmp/static', ['s'], {}), 0)" \
+		>"$tmp/o" 2>&1
+	events "$tmp/e" "len(warns) == 1" \
+		"'without libnoclobber-preload.so' in warns[0]['message']"
+	ok $? "posix_spawn with an empty environment: run unwatched, said"
+fi
+# Every way a program starts another, its argument passed on unchanged.
+if [ -x "$tmp/static" ] && $cc -O1 -o "$tmp/run-by" \
+	"$top/tests/progs/run-by.c"; then
+	for how in execl execle execlp execv execve execvp execvpe fexecve \
+		posix_spawn posix_spawnp; do
+		"$nc" watch --preload --json -O "$tmp/e" "$tmp/run-by" $how \
+			"$tmp/static" marker >"$tmp/o" 2>&1 &&
+			grep -q '^argv\[1\] = marker$' "$tmp/o" &&
+			events "$tmp/e" "len(warns) == 1" \
+				"warns[0]['program'] == '$tmp/static'" \
+				"'a static program' in warns[0]['message']"
+		ok $? "$how: the static program it runs said, its argument kept"
+	done
+	for how in execle-env execve-env posix_spawn-env; do
+		"$nc" watch --preload --json -O "$tmp/e" "$tmp/run-by" $how \
+			"$tmp/static" marker >"$tmp/o" 2>&1 &&
+			grep -q '^argv\[1\] = marker$' "$tmp/o" &&
+			events "$tmp/e" "len(warns) == 1" \
+				"'without libnoclobber' in warns[0]['message']"
+		ok $? "$how: an empty environment, run unwatched, said"
+	done
+else
+	skip "run-by: no static program or no compiler"
+fi
+"$nc" watch --preload --json -O "$tmp/e" env -u LD_PRELOAD true \
+	>"$tmp/o" 2>&1
+events "$tmp/e" "len(warns) == 1" \
+	"warns[0]['program'].endswith('/true')" \
+	"'without libnoclobber-preload.so' in warns[0]['message']"
+ok $? "env -u LD_PRELOAD: the program it runs unwatched, said"
+"$nc" watch --preload --json -O "$tmp/e" sh -c 'exec env true' \
+	>"$tmp/o" 2>&1
+events "$tmp/e" "len(warns) == 0" "len(sums) == 1"
+ok $? "programs run with the library (exec in place): nothing said"
 status 125 "--preload with -p: a usage error" "$nc" watch --preload -p 1
 status 125 "--preload with --system: a usage error" \
 	"$nc" watch --preload --system

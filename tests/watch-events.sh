@@ -12,7 +12,8 @@ schema() {
 }
 
 # events FILE CHECK...: python3 over the NDJSON report, the checks as
-# expressions over ev (the clobber events) and sums (the summaries).
+# expressions over ev (the clobber events), sums (the summaries) and warns
+# (the warnings).
 events() {
 	f=$1
 	shift
@@ -20,8 +21,9 @@ events() {
 	python3 - "$f" "$@" <<'EOF'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-ev = [l for l in lines if l["event"] != "summary"]
+ev = [l for l in lines if l["event"] not in ("summary", "warning")]
 sums = [l for l in lines if l["event"] == "summary"]
+warns = [l for l in lines if l["event"] == "warning"]
 for c in sys.argv[2:]:
     if not eval(c):
         print("# failed: %s\n# events: %s" % (c, json.dumps(lines)[:600]))

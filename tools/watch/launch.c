@@ -7,43 +7,15 @@
  * program's children; what it cannot see in the program is said before
  * it runs.
  */
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
-#include "noclobber.h"
+#include "unseen.h"
 #include "watch.h"
-
-/* Whether the ELF file has a section of that name (Go's build info). */
-static int has_section(int fd, const char *name)
-{
-	Elf64_Ehdr eh;
-	Elf64_Shdr sh, names;
-	char buf[32];
-	unsigned int i;
-
-	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_shentsize != sizeof(sh) || eh.e_shstrndx >= eh.e_shnum ||
-	    pread(fd, &names, sizeof(names), (off_t)(eh.e_shoff +
-		  (uint64_t)eh.e_shstrndx * sizeof(sh))) != sizeof(names))
-		return 0;
-	for (i = 0; i < eh.e_shnum; i++) {
-		if (pread(fd, &sh, sizeof(sh), (off_t)(eh.e_shoff +
-			  (uint64_t)i * sizeof(sh))) != sizeof(sh) ||
-		    sh.sh_name >= names.sh_size)
-			continue;
-		if (pread(fd, buf, sizeof(buf), (off_t)(names.sh_offset +
-			  sh.sh_name)) > 0 && !strncmp(buf, name, sizeof(buf)))
-			return 1;
-	}
-	return 0;
-}
 
 /*
  * What the library cannot see in the program, said: a static program
@@ -53,30 +25,16 @@ static int has_section(int fd, const char *name)
 static void what_it_cannot_see(const char *path,
 			       const struct watch_preload_opts *o)
 {
-	struct ncb_elf_info info = NCB_INIT(ncb_elf_info);
-	struct ncb_elf *elf;
-	struct stat st;
-	char why[256];
-	int fd;
+	unsigned int u, bit;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (!stat(path, &st) && (st.st_mode & (S_ISUID | S_ISGID)))
-		o->warn(path, "set-user-ID or set-group-ID: the loader "
-			"ignores LD_PRELOAD, nothing is watched (watch "
-			"without --preload covers it)", o->arg);
-	if (!ncb_elf_open(&elf, path, why, sizeof(why))) {
-		if (!ncb_elf_info(elf, &info) && !info.interp)
-			o->warn(path, "a static program: no loader reads "
-				"LD_PRELOAD, nothing is watched (watch "
-				"without --preload covers it)", o->arg);
-		ncb_elf_close(elf);
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && has_section(fd, ".go.buildinfo"))
-		o->warn(path, "a Go program: its runtime maps memory with "
-			"system calls of its own, which are not watched "
-			"(watch without --preload covers them)", o->arg);
-	if (fd >= 0)
-		close(fd);
+	if (fd < 0)
+		return;
+	u = wunseen(fd);
+	close(fd);
+	for (bit = WU_SETID; bit <= WU_GO; bit <<= 1)
+		if (u & bit)
+			o->warn(path, wunseen_text(bit), o->arg);
 }
 
 /* name=value put first in a list variable (LD_PRELOAD's spaces). */

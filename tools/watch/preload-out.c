@@ -630,21 +630,26 @@ void pl_summary(pid_t pid, const struct pl_counts *c)
 	flush();
 }
 
-void pl_warn(const char *what)
+void pl_warn_for(const char *prog, const char *what)
 {
 	if (json) {
 		open_('{');
 		key("version");
 		ch('1');
 		jkstr("event", "warning");
-		jkstr("program", program);
+		jkstr("program", prog);
 		jkstr("message", what);
 		ch('}');
 	} else {
 		str("noclobber watch: ");
-		str(program);
+		str(prog);
 		str(": ");
 		str(what);
 	}
 	flush();
+}
+
+void pl_warn(const char *what)
+{
+	pl_warn_for(program, what);
 }

@@ -110,6 +110,7 @@ static int output(void)
 
 static void fork_prepare(void)
 {
+	pl_exec_prepare();
 	pl_lock();
 }
 
@@ -152,7 +153,7 @@ static void set_up(void)
  * Once, by whichever call comes first (a library's constructor may map
  * before ours runs); a call racing it waits.
  */
-static void ensure(void)
+void pl_ensure(void)
 {
 	int none = 0;
 
@@ -170,7 +171,7 @@ static void ensure(void)
 
 __attribute__((constructor)) static void start(void)
 {
-	ensure();
+	pl_ensure();
 }
 
 /*
@@ -457,7 +458,7 @@ static long placement(const struct call *k)
 	int exact = (pl.mode & M_EMULATE) && noreplace(k);
 	long r;
 
-	ensure();
+	pl_ensure();
 	if (pl_lock()) {
 		if (wcall_fixed(k->c, k->a) &&
 		    (pl.mode & (M_DENY | M_UPGRADE)))
@@ -479,7 +480,7 @@ static long unmap(uint64_t addr, uint64_t len)
 {
 	long r;
 
-	ensure();
+	pl_ensure();
 	r = pl_munmap(addr, len);
 	if (!r && !pl_lock()) {
 		pl_forget(addr, addr + wc_page_up(len, pl_page()));

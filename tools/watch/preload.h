@@ -11,6 +11,7 @@
  *   preload-sys.c   system calls, the core's exact placement, the clock
  *   preload-space.c what the process maps: makers recorded, victims read
  *   preload-out.c   the reports, as the other watchers word them
+ *   preload-exec.c  the programs it runs: what will not be seen, said
  */
 #ifndef NCB_WATCH_PRELOAD_H
 #define NCB_WATCH_PRELOAD_H
@@ -159,5 +160,18 @@ void pl_report(const struct pl_event *e);
 void pl_summary(pid_t pid, const struct pl_counts *c);
 /* A warning, once, on the report stream: what the watcher cannot see. */
 void pl_warn(const char *what);
+/* The same of another program (one this process runs), as the tool's. */
+void pl_warn_for(const char *prog, const char *what);
+
+/* ---- preload.c ---- */
+
+/* Set up from the environment, once, by whichever call comes first. */
+void pl_ensure(void);
+
+/* ---- preload-exec.c ---- */
+
+/* The C library's exec calls found, before a fork (no loader call after
+   it in the child). */
+void pl_exec_prepare(void);
 
 #endif
