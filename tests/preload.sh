@@ -26,7 +26,8 @@ cc=${CC:-cc}
 $cc -O1 -o "$tmp/clobber" "$top/tests/progs/clobber.c" -pthread &&
 	$cc -O1 -shared -fPIC -o "$tmp/libncbcache.so" \
 		"$top/tests/progs/cache.c" &&
-	$cc -O1 -o "$tmp/noreplace" "$top/tests/progs/noreplace.c" -pthread ||
+	$cc -O1 -o "$tmp/noreplace" "$top/tests/progs/noreplace.c" -pthread &&
+	$cc -O1 -o "$tmp/run-by" "$top/tests/progs/run-by.c" ||
 	skip_all "the test programs do not build"
 p=$tmp/clobber
 
@@ -185,8 +186,7 @@ os.waitpid(os.posix_spawn('$tmp/static', ['s'], {}), 0)" \
 	ok $? "posix_spawn with an empty environment: run unwatched, said"
 fi
 # Every way a program starts another, its argument passed on unchanged.
-if [ -x "$tmp/static" ] && $cc -O1 -o "$tmp/run-by" \
-	"$top/tests/progs/run-by.c"; then
+if [ -x "$tmp/static" ]; then
 	for how in execl execle execlp execv execve execvp execvpe fexecve \
 		posix_spawn posix_spawnp; do
 		"$nc" watch --preload --json -O "$tmp/e" "$tmp/run-by" $how \
@@ -206,7 +206,7 @@ if [ -x "$tmp/static" ] && $cc -O1 -o "$tmp/run-by" \
 		ok $? "$how: an empty environment, run unwatched, said"
 	done
 else
-	skip "run-by: no static program or no compiler"
+	skip "no static C library to build a static program"
 fi
 "$nc" watch --preload --json -O "$tmp/e" env -u LD_PRELOAD true \
 	>"$tmp/o" 2>&1
@@ -218,6 +218,29 @@ ok $? "env -u LD_PRELOAD: the program it runs unwatched, said"
 	>"$tmp/o" 2>&1
 events "$tmp/e" "len(warns) == 0" "len(sums) == 1"
 ok $? "programs run with the library (exec in place): nothing said"
+# A Go program, as its file tells one (a section .go.buildinfo).
+printf 'go' >"$tmp/buildinfo"
+if have objcopy && $cc -O1 -o "$tmp/hello" "$top/tests/progs/hello.c" \
+	-pthread && objcopy --add-section .go.buildinfo="$tmp/buildinfo" \
+	"$tmp/hello" "$tmp/gohello" 2>/dev/null; then
+	"$nc" watch --preload --json -O "$tmp/e" "$tmp/gohello" >"$tmp/o" 2>&1
+	events "$tmp/e" "len(warns) == 1" \
+		"warns[0]['program'] == '$tmp/gohello'" \
+		"'a Go program' in warns[0]['message']"
+	ok $? "a Go program: said, run all the same"
+	"$nc" watch --preload --json -O "$tmp/e" "$tmp/run-by" execv \
+		"$tmp/gohello" x >"$tmp/o" 2>&1
+	events "$tmp/e" "len(warns) == 1" \
+		"warns[0]['program'] == '$tmp/gohello'" \
+		"'a Go program' in warns[0]['message']"
+	ok $? "a Go program a watched one runs: said"
+	"$nc" watch --preload --json -O "$tmp/e" "$tmp/run-by" execv \
+		"$tmp/hello" x >"$tmp/o" 2>&1
+	events "$tmp/e" "len(warns) == 0"
+	ok $? "a program it sees, run by a watched one: nothing said"
+else
+	skip "no objcopy to make a Go-like program"
+fi
 status 125 "--preload with -p: a usage error" "$nc" watch --preload -p 1
 status 125 "--preload with --system: a usage error" \
 	"$nc" watch --preload --system

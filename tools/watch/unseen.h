@@ -78,60 +78,91 @@ static inline int wu_header(int fd, struct wu_elf *h)
 				sizeof(Elf32_Phdr)) ? 0 : -1;
 }
 
+/*
+ * The headers are read a batch at a time (one pread for up to WU_BATCH),
+ * since this runs before every exec of a watched process.
+ */
+#define WU_BATCH 64
+
 /* Whether a program header says PT_INTERP. */
 static inline int wu_interp(int fd, const struct wu_elf *h)
 {
-	uint32_t type;
-	unsigned int i;
+	union {
+		Elf64_Phdr p64[WU_BATCH];
+		Elf32_Phdr p32[WU_BATCH];
+	} u;
+	unsigned int i, n, k;
+	ssize_t got;
 
-	/* p_type is the first word of both classes' headers. */
-	for (i = 0; i < h->phnum; i++)
-		if (pread(fd, &type, sizeof(type), (off_t)(h->phoff +
-			  (uint64_t)i * h->phentsize)) == sizeof(type) &&
-		    type == PT_INTERP)
-			return 1;
+	for (i = 0; i < h->phnum; i += n) {
+		n = h->phnum - i < WU_BATCH ? h->phnum - i : WU_BATCH;
+		got = pread(fd, &u, (size_t)n * h->phentsize,
+			    (off_t)(h->phoff + (uint64_t)i * h->phentsize));
+		if (got < (ssize_t)((size_t)n * h->phentsize))
+			return 0;
+		for (k = 0; k < n; k++)
+			if ((h->is64 ? u.p64[k].p_type : u.p32[k].p_type) ==
+			    PT_INTERP)
+				return 1;
+	}
 	return 0;
 }
 
-/* A section header's name and file offset, in either class. */
-static inline int wu_section(int fd, const struct wu_elf *h, unsigned int i,
-			     uint32_t *name, uint64_t *off, uint64_t *size)
-{
-	union {
-		Elf64_Shdr s64;
-		Elf32_Shdr s32;
-	} u;
-	size_t len = h->is64 ? sizeof(u.s64) : sizeof(u.s32);
+/* The section names' table, its start read (a name past it: pread). */
+struct wu_names {
+	uint64_t off, size;
+	char head[1024];
+	size_t have;
+};
 
-	if (h->shentsize != len || pread(fd, &u, len, (off_t)(h->shoff +
-					 (uint64_t)i * len)) != (ssize_t)len)
-		return -1;
-	*name = h->is64 ? u.s64.sh_name : u.s32.sh_name;
-	*off = h->is64 ? u.s64.sh_offset : u.s32.sh_offset;
-	*size = h->is64 ? u.s64.sh_size : u.s32.sh_size;
-	return 0;
+static inline int wu_name_is(int fd, const struct wu_names *t,
+			     uint32_t name, const char *want)
+{
+	size_t len = strlen(want) + 1;
+	char buf[32];
+
+	if (name >= t->size || len > sizeof(buf))
+		return 0;
+	if (name + len <= t->have)
+		return !memcmp(t->head + name, want, len);
+	return pread(fd, buf, len, (off_t)(t->off + name)) == (ssize_t)len &&
+	       !memcmp(buf, want, len);
 }
 
 /* Whether the file has a section of that name (under 32 bytes). */
 static inline int wu_has_section(int fd, const struct wu_elf *h,
 				 const char *want)
 {
-	uint64_t names, names_size, off, size;
+	union {
+		Elf64_Shdr s64[WU_BATCH];
+		Elf32_Shdr s32[WU_BATCH];
+	} u;
+	size_t len = h->is64 ? sizeof(u.s64[0]) : sizeof(u.s32[0]);
+	struct wu_names t;
+	unsigned int i, n, k;
 	uint32_t name;
-	char buf[32];
-	unsigned int i;
+	ssize_t got;
 
-	if (h->shstrndx >= h->shnum ||
-	    wu_section(fd, h, h->shstrndx, &name, &names, &names_size))
+	if (h->shentsize != len || h->shstrndx >= h->shnum ||
+	    pread(fd, &u, len, (off_t)(h->shoff + (uint64_t)h->shstrndx *
+				      len)) != (ssize_t)len)
 		return 0;
-	for (i = 0; i < h->shnum; i++) {
-		if (wu_section(fd, h, i, &name, &off, &size) ||
-		    name >= names_size)
-			continue;
-		memset(buf, 0, sizeof(buf));
-		if (pread(fd, buf, sizeof(buf) - 1, (off_t)(names + name)) >
-		    0 && !strcmp(buf, want))
-			return 1;
+	t.off = h->is64 ? u.s64[0].sh_offset : u.s32[0].sh_offset;
+	t.size = h->is64 ? u.s64[0].sh_size : u.s32[0].sh_size;
+	got = pread(fd, t.head, t.size < sizeof(t.head) ? t.size :
+		    sizeof(t.head), (off_t)t.off);
+	t.have = got > 0 ? (size_t)got : 0;
+	for (i = 0; i < h->shnum; i += n) {
+		n = h->shnum - i < WU_BATCH ? h->shnum - i : WU_BATCH;
+		got = pread(fd, &u, n * len, (off_t)(h->shoff +
+						     (uint64_t)i * len));
+		if (got < (ssize_t)(n * len))
+			return 0;
+		for (k = 0; k < n; k++) {
+			name = h->is64 ? u.s64[k].sh_name : u.s32[k].sh_name;
+			if (wu_name_is(fd, &t, name, want))
+				return 1;
+		}
 	}
 	return 0;
 }
