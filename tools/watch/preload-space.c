@@ -541,15 +541,60 @@ static void file_facts(const struct pl_map *l, struct ncb__wvictim *v)
  * present or swapped out, from pagemap (bits 63 and 62).  A reservation
  * never touched has none; not readable: none known.
  */
+/*
+ * This process's pagemap, kept open from one judgment to the next (a
+ * fixed placement over a collector's or JIT's reservations asks it each
+ * time).  The file holds the memory it was opened for, whichever thread
+ * opened it and whether or not that thread still runs; a child of
+ * fork's copy holds its parent's, so the child opens its own.  Where the
+ * number no longer names it (the program closed it and opened another
+ * file there) it is left to the program.
+ */
+static struct {
+	int fd;
+	pid_t pid;
+	dev_t dev;
+	ino_t ino;
+} pm = { -1, 0, 0, 0 };
+
+static int pagemap_fd(void)
+{
+	pid_t pid = getpid();
+	struct stat st;
+	int same;
+
+	if (pm.fd >= 0) {
+		same = !fstat(pm.fd, &st) && st.st_dev == pm.dev &&
+		       st.st_ino == pm.ino;
+		if (same && pm.pid == pid)
+			return pm.fd;
+		if (same)
+			close(pm.fd);
+		pm.fd = -1;
+	}
+	pm.fd = proc_open("pagemap");
+	if (pm.fd >= 0 && fstat(pm.fd, &st)) {
+		close(pm.fd);
+		pm.fd = -1;
+	}
+	if (pm.fd < 0)
+		return -1;
+	pm.pid = pid;
+	pm.dev = st.st_dev;
+	pm.ino = st.st_ino;
+	return pm.fd;
+}
+
 static int holds_data(uint64_t s, uint64_t e)
 {
 	static uint64_t ent[512];
-	int fd = proc_open("pagemap"), r;
+	int fd = pagemap_fd(), r;
 
 	if (fd < 0)
 		return 0;
-	r = wpagemap_data(fd, s, e, pl_page(), ent, 512);
-	close(fd);
+	r = wpagemap_scan(fd, s, e);
+	if (r < 0)
+		r = wpagemap_data(fd, s, e, pl_page(), ent, 512);
 	return r;
 }
 
