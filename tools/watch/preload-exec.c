@@ -4,22 +4,25 @@
  * them is said before they run, as `watch --preload` says it of the
  * program it starts (unseen.h), and one run without the library in its
  * LD_PRELOAD (a program that cleared it, or gave its child an
- * environment of its own) is said to run unwatched.  The exec family
- * and posix_spawn are taken for that alone and passed on unchanged: to
- * the C library's execve, execvpe, fexecve and posix_spawn(p), which the
- * others are made of (execv, execl and execle are execve with the
- * caller's environment or a list; execvp and execlp execvpe with it).
- * system(3) and popen(3) run /bin/sh, which loads the library and says
- * so of what it runs.
+ * environment of its own) is said to run unwatched.  The exec family is
+ * taken for that alone and passed on unchanged: execve is the system
+ * call, as the C library makes it; execvpe and fexecve the C library's
+ * (their search and fallbacks are its own); execv, execl and execle are
+ * execve with the caller's environment or a list, execvp and execlp
+ * execvpe.  posix_spawn is not taken: the C library has two of it (an
+ * older program's runs a script without "#!" through /bin/sh), which
+ * one interposer cannot both be.  system(3) and popen(3) run /bin/sh,
+ * which loads the library and says so of what it runs.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "preload.h"
 #include "unseen.h"
@@ -30,32 +33,32 @@ extern char **environ;
 
 typedef int execve_fn(const char *, char *const[], char *const[]);
 typedef int fexecve_fn(int, char *const[], char *const[]);
-typedef int spawn_fn(pid_t *, const char *,
-		     const posix_spawn_file_actions_t *,
-		     const posix_spawnattr_t *, char *const[], char *const[]);
 
 /*
- * The C library's, found at the first call or before a fork: dlsym may
- * take the loader's lock, which a fork child of a threaded process may
- * find held for good.
+ * The C library's, found as the library sets up: dlsym takes the
+ * loader's lock, which a child of a fork the C library did not make may
+ * find held for good, and may not be called from a signal handler.
  */
 static struct {
-	execve_fn *execve, *execvpe;
+	execve_fn *execvpe;
 	fexecve_fn *fexecve;
-	spawn_fn *spawn, *spawnp;
-	int found;
 } libc;
 
-void pl_exec_prepare(void)
+void pl_exec_init(void)
 {
-	if (__atomic_load_n(&libc.found, __ATOMIC_ACQUIRE))
-		return;
-	libc.execve = (execve_fn *)dlsym(RTLD_NEXT, "execve");
 	libc.execvpe = (execve_fn *)dlsym(RTLD_NEXT, "execvpe");
 	libc.fexecve = (fexecve_fn *)dlsym(RTLD_NEXT, "fexecve");
-	libc.spawn = (spawn_fn *)dlsym(RTLD_NEXT, "posix_spawn");
-	libc.spawnp = (spawn_fn *)dlsym(RTLD_NEXT, "posix_spawnp");
-	__atomic_store_n(&libc.found, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * A pointer the headers promise is not NULL, which a program may pass
+ * all the same (the kernel's EFAULT): looked at without the compiler
+ * taking the promise for a fact.
+ */
+static int given(const void *p)
+{
+	__asm__("" : "+r"(p));
+	return p != NULL;
 }
 
 /* Whether the environment loads the library (by its installed name). */
@@ -63,32 +66,75 @@ static int preloaded(char *const envp[])
 {
 	size_t i;
 
-	for (i = 0; envp && envp[i]; i++)
+	for (i = 0; given(envp) && envp[i]; i++)
 		if (!strncmp(envp[i], "LD_PRELOAD=", 11) &&
 		    strstr(envp[i] + 11, "libnoclobber-preload"))
 			return 1;
 	return 0;
 }
 
+/* The room of the look at a program: static, under the lock. */
+static struct wu_scratch scratch;
+static char found[PATH_MAX];
+
+/*
+ * The file a search of PATH would run, as execvp(3) searches: each entry
+ * in turn (an empty one the current directory; PATH unset, the C
+ * library's default), the first executable regular file; NULL if none,
+ * a name with a slash itself.
+ */
+static const char *search(const char *file)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	size_t n, len = strlen(file);
+	struct stat st;
+
+	if (strchr(file, '/'))
+		return file;
+	if (!*file)
+		return NULL;
+	for (p = path ? path : "/bin:/usr/bin";; p = end + 1) {
+		end = strchrnul(p, ':');
+		n = (size_t)(end - p);
+		if (n + 2 + len < sizeof(found)) {
+			memcpy(found, p, n);
+			if (!n)
+				found[n++] = '.';
+			found[n++] = '/';
+			memcpy(found + n, file, len + 1);
+			if (!stat(found, &st) && S_ISREG(st.st_mode) &&
+			    !access(found, X_OK))
+				return found;
+		}
+		if (!*end)
+			return NULL;
+	}
+}
+
 /*
  * What will not be seen in the program at path (or open at fd), said;
- * nothing for a file that is not there (the call fails).  A call from a
- * signal handler that interrupted this library's own work says nothing.
+ * nothing for what is no regular file (the call fails), nor for a call
+ * the lock refuses (from a signal handler that interrupted this
+ * library's own work).  A device or a FIFO is never opened.
  */
-static void check(const char *path, int fd, char *const envp[])
+static void look(const char *path, int fd, char *const envp[])
 {
-	int f = fd >= 0 ? fd : open(path, O_RDONLY | O_CLOEXEC);
-	unsigned int u = 0, bit;
+	unsigned int u, bit;
+	struct stat st, fst;
+	int f;
 
-	if (f < 0 && errno == ENOENT)
+	if (fd >= 0 ? fstat(fd, &st) : stat(path, &st))
 		return;
-	if (f >= 0)
-		u = wunseen(f);
+	if (!S_ISREG(st.st_mode))
+		return;
+	u = wunseen_mode(st.st_mode);
+	f = fd >= 0 ? fd : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+				O_NOCTTY);
+	if (f >= 0 && !fstat(f, &fst) && fst.st_ino == st.st_ino &&
+	    fst.st_dev == st.st_dev)
+		u |= wunseen_file(f, &scratch);
 	if (f >= 0 && fd < 0)
 		close(f);
-	pl_ensure();
-	if (pl_lock())
-		return;
 	if (!preloaded(envp))
 		pl_warn_for(path, "run without libnoclobber-preload.so in "
 			    "its LD_PRELOAD: nothing is watched "
@@ -97,77 +143,10 @@ static void check(const char *path, int fd, char *const envp[])
 		for (bit = WU_SETID; bit <= WU_GO; bit <<= 1)
 			if (u & bit)
 				pl_warn_for(path, wunseen_text(bit));
-	pl_unlock();
 }
 
-/*
- * The file a search of PATH would run, as execvp(3) searches (unset:
- * the C library's default); "" if none is found, a name with a slash
- * itself.
- */
-static const char *search(const char *file, char buf[PATH_MAX])
-{
-	const char *path = getenv("PATH"), *p, *end;
-	size_t n, len = strlen(file);
-
-	if (strchr(file, '/') || !*file)
-		return file;
-	for (p = path ? path : "/bin:/usr/bin"; *p; p = end + !!*end) {
-		end = strchrnul(p, ':');
-		n = (size_t)(end - p);
-		if (n + 1 + len >= PATH_MAX)
-			continue;
-		memcpy(buf, p, n);
-		/* An empty entry is the current directory. */
-		if (!n)
-			buf[n++] = '.';
-		buf[n++] = '/';
-		memcpy(buf + n, file, len + 1);
-		if (!access(buf, X_OK))
-			return buf;
-	}
-	return "";
-}
-
-PL_API int execve(const char *path, char *const argv[], char *const envp[])
-{
-	pl_exec_prepare();
-	if (!libc.execve) {
-		errno = ENOSYS;
-		return -1;
-	}
-	check(path, -1, envp);
-	return libc.execve(path, argv, envp);
-}
-
-PL_API int execv(const char *path, char *const argv[])
-{
-	return execve(path, argv, environ);
-}
-
-PL_API int execvpe(const char *file, char *const argv[], char *const envp[])
-{
-	char buf[PATH_MAX];
-	const char *path;
-
-	pl_exec_prepare();
-	if (!libc.execvpe) {
-		errno = ENOSYS;
-		return -1;
-	}
-	path = search(file, buf);
-	if (*path)
-		check(path, -1, envp);
-	return libc.execvpe(file, argv, envp);
-}
-
-PL_API int execvp(const char *file, char *const argv[])
-{
-	return execvpe(file, argv, environ);
-}
-
-/* The file an fd names, as its /proc link says (its number if none). */
-static const char *fd_path(int fd, char buf[PATH_MAX])
+/* The file an fd names, as its /proc link says (its link if none). */
+static const char *fd_path(int fd, char *buf, size_t size)
 {
 	char link[32] = "/proc/self/fd/", digits[12];
 	size_t n = 0, at = strlen(link);
@@ -179,7 +158,7 @@ static const char *fd_path(int fd, char buf[PATH_MAX])
 	while (n)
 		link[at++] = digits[--n];
 	link[at] = '\0';
-	len = readlink(link, buf, PATH_MAX - 1);
+	len = readlink(link, buf, size - 1);
 	if (len <= 0) {
 		memcpy(buf, link, at + 1);
 		return buf;
@@ -188,17 +167,72 @@ static const char *fd_path(int fd, char buf[PATH_MAX])
 	return buf;
 }
 
+/*
+ * Before a program is run: the file (searched for in PATH with
+ * search_path; the one open at fd if fd >= 0) looked at, errno as the
+ * caller left it.
+ */
+static void about_to_run(const char *file, int search_path, int fd,
+			 char *const envp[])
+{
+	int saved = errno;
+	const char *path = file;
+
+	pl_ensure();
+	/* A look not worth holding an exec up for long (a raw fork's
+	   child may find the lock held for good). */
+	if (pl_lock_within(0.05))
+		return;
+	if (fd >= 0)
+		path = fd_path(fd, found, sizeof(found));
+	else if (search_path && given(file))
+		path = search(file);
+	if (given(path) && *path)
+		look(path, fd, envp);
+	pl_unlock();
+	errno = saved;
+}
+
+PL_API int execve(const char *path, char *const argv[], char *const envp[])
+{
+	long r;
+
+	about_to_run(path, 0, -1, envp);
+	r = pl_sys(SYS_execve, (long)path, (long)argv, (long)envp, 0, 0, 0);
+	errno = (int)-r;
+	return -1;
+}
+
+PL_API int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+PL_API int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	pl_ensure();
+	if (!libc.execvpe) {
+		errno = ENOSYS;
+		return -1;
+	}
+	about_to_run(file, 1, -1, envp);
+	return libc.execvpe(file, argv, envp);
+}
+
+PL_API int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
+}
+
 PL_API int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	char buf[PATH_MAX];
-
-	pl_exec_prepare();
+	pl_ensure();
 	if (!libc.fexecve) {
 		errno = ENOSYS;
 		return -1;
 	}
 	if (fd >= 0)
-		check(fd_path(fd, buf), fd, envp);
+		about_to_run(NULL, 0, fd, envp);
 	return libc.fexecve(fd, argv, envp);
 }
 
@@ -265,33 +299,4 @@ PL_API int execlp(const char *file, const char *arg, ...)
 
 	TAKE_LIST(argv, envp, arg, 0);
 	return execvpe(file, argv, envp);
-}
-
-PL_API int posix_spawn(pid_t *pid, const char *path,
-		       const posix_spawn_file_actions_t *fa,
-		       const posix_spawnattr_t *at, char *const argv[],
-		       char *const envp[])
-{
-	pl_exec_prepare();
-	if (!libc.spawn)
-		return ENOSYS;
-	check(path, -1, envp);
-	return libc.spawn(pid, path, fa, at, argv, envp);
-}
-
-PL_API int posix_spawnp(pid_t *pid, const char *file,
-			const posix_spawn_file_actions_t *fa,
-			const posix_spawnattr_t *at, char *const argv[],
-			char *const envp[])
-{
-	char buf[PATH_MAX];
-	const char *path;
-
-	pl_exec_prepare();
-	if (!libc.spawnp)
-		return ENOSYS;
-	path = search(file, buf);
-	if (*path)
-		check(path, -1, envp);
-	return libc.spawnp(pid, file, fa, at, argv, envp);
 }

@@ -27,11 +27,21 @@ static __thread int held __attribute__((tls_model("initial-exec")));
  * Spun for, yielding: held for a record's few hundred nanoseconds, or a
  * judgment's read of the maps.  A thread that holds it and calls again
  * (from a signal handler) is refused, not deadlocked: its call goes
- * unrecorded, and unjudged.
+ * unrecorded, and unjudged.  So is one that finds it held for a second
+ * (give_up): a fork the C library did not make (clone(2),
+ * syscall(SYS_fork)) runs no handler of ours, and copies it held by a
+ * thread the child does not have.
  */
 int pl_lock(void)
 {
+	return pl_lock_within(1.0);
+}
+
+int pl_lock_within(double give_up)
+{
 	int free_ = 0;
+	unsigned int spins = 0;
+	double since = 0;
 
 	if (held)
 		return -1;
@@ -39,6 +49,12 @@ int pl_lock(void)
 					    __ATOMIC_ACQUIRE,
 					    __ATOMIC_RELAXED)) {
 		free_ = 0;
+		if (!(++spins & 63)) {
+			if (!since)
+				since = pl_now();
+			else if (pl_now() - since > give_up)
+				return -1;
+		}
 		sched_yield();
 	}
 	held = 1;
@@ -436,7 +452,10 @@ static void know_process(void)
 	if (process_known)
 		return;
 	process_known = 1;
-	if (!stat("/proc/self/exe", &st)) {
+	/* The calling thread's link: once the main thread has exited,
+	   /proc/self's is a zombie's, and has none. */
+	if (!stat("/proc/thread-self/exe", &st) ||
+	    !stat("/proc/self/exe", &st)) {
 		exe.dev = st.st_dev;
 		exe.ino = st.st_ino;
 	}

@@ -108,15 +108,18 @@ static int output(void)
 	return fd < 0 ? 2 : fd;
 }
 
+/* Whether this thread's fork took the lock (a handler's may not). */
+static __thread int fork_locked __attribute__((tls_model("initial-exec")));
+
 static void fork_prepare(void)
 {
-	pl_exec_prepare();
-	pl_lock();
+	fork_locked = !pl_lock();
 }
 
 static void fork_parent(void)
 {
-	pl_unlock();
+	if (fork_locked)
+		pl_unlock();
 }
 
 /* The child's own counts: its summary is of its own calls. */
@@ -146,6 +149,7 @@ static void set_up(void)
 		_exit(125);
 	}
 	pl.mode = mode;
+	pl_exec_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 

@@ -91,6 +91,8 @@ struct pl_site {
 /* The space's lock: taken by every record and judgment, not waited for
    by the thread that holds it (a signal handler's call). 0, or -1. */
 int pl_lock(void);
+/* The same, given up after give_up seconds (pl_lock: one). */
+int pl_lock_within(double give_up);
 void pl_unlock(void);
 /* The module the code at addr is in (read again once if not known). */
 void pl_site_of(uint64_t addr, struct pl_site *s);
@@ -170,8 +172,8 @@ void pl_ensure(void);
 
 /* ---- preload-exec.c ---- */
 
-/* The C library's exec calls found, before a fork (no loader call after
-   it in the child). */
-void pl_exec_prepare(void);
+/* The C library's exec calls found, as the library sets up (no loader
+   call later: a child of a raw fork may find the loader's lock held). */
+void pl_exec_init(void);
 
 #endif

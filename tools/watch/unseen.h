@@ -65,11 +65,15 @@ static inline int wu_header(int fd, struct wu_elf *h)
 		Elf32_Ehdr e32;
 	} u;
 
-	if (pread(fd, &u, sizeof(u), 0) < (ssize_t)sizeof(u.e32) ||
+	ssize_t got = pread(fd, &u, sizeof(u), 0);
+
+	if (got < (ssize_t)sizeof(u.e32) ||
 	    memcmp(u.e64.e_ident, ELFMAG, SELFMAG) ||
 	    (u.e64.e_type != ET_EXEC && u.e64.e_type != ET_DYN))
 		return -1;
 	h->is64 = u.e64.e_ident[EI_CLASS] == ELFCLASS64;
+	if (h->is64 && got < (ssize_t)sizeof(u.e64))
+		return -1;
 	if (h->is64)
 		WU_FIELDS(h, u.e64);
 	else
@@ -80,111 +84,120 @@ static inline int wu_header(int fd, struct wu_elf *h)
 
 /*
  * The headers are read a batch at a time (one pread for up to WU_BATCH),
- * since this runs before every exec of a watched process.
+ * since this runs before every exec of a watched process, into the
+ * caller's room (static in the library: an exec from a signal handler on
+ * a small stack must not overflow it).
  */
 #define WU_BATCH 64
 
-/* Whether a program header says PT_INTERP. */
-static inline int wu_interp(int fd, const struct wu_elf *h)
-{
+struct wu_scratch {
 	union {
 		Elf64_Phdr p64[WU_BATCH];
 		Elf32_Phdr p32[WU_BATCH];
+		Elf64_Shdr s64[WU_BATCH];
+		Elf32_Shdr s32[WU_BATCH];
 	} u;
+	char names[1024];	/* the start of the section names */
+};
+
+/* Whether a program header says PT_INTERP. */
+static inline int wu_interp(int fd, const struct wu_elf *h,
+			    struct wu_scratch *b)
+{
 	unsigned int i, n, k;
 	ssize_t got;
 
 	for (i = 0; i < h->phnum; i += n) {
 		n = h->phnum - i < WU_BATCH ? h->phnum - i : WU_BATCH;
-		got = pread(fd, &u, (size_t)n * h->phentsize,
+		got = pread(fd, &b->u, (size_t)n * h->phentsize,
 			    (off_t)(h->phoff + (uint64_t)i * h->phentsize));
 		if (got < (ssize_t)((size_t)n * h->phentsize))
 			return 0;
 		for (k = 0; k < n; k++)
-			if ((h->is64 ? u.p64[k].p_type : u.p32[k].p_type) ==
-			    PT_INTERP)
+			if ((h->is64 ? b->u.p64[k].p_type :
+			     b->u.p32[k].p_type) == PT_INTERP)
 				return 1;
 	}
 	return 0;
 }
 
-/* The section names' table, its start read (a name past it: pread). */
+/* The section names' table: where it is, how much of it b->names has. */
 struct wu_names {
 	uint64_t off, size;
-	char head[1024];
 	size_t have;
 };
 
 static inline int wu_name_is(int fd, const struct wu_names *t,
-			     uint32_t name, const char *want)
+			     const char *head, uint32_t name,
+			     const char *want)
 {
 	size_t len = strlen(want) + 1;
 	char buf[32];
 
 	if (name >= t->size || len > sizeof(buf))
 		return 0;
-	if (name + len <= t->have)
-		return !memcmp(t->head + name, want, len);
+	if (name < t->have && len <= t->have - name)
+		return !memcmp(head + name, want, len);
 	return pread(fd, buf, len, (off_t)(t->off + name)) == (ssize_t)len &&
 	       !memcmp(buf, want, len);
 }
 
 /* Whether the file has a section of that name (under 32 bytes). */
 static inline int wu_has_section(int fd, const struct wu_elf *h,
-				 const char *want)
+				 const char *want, struct wu_scratch *b)
 {
-	union {
-		Elf64_Shdr s64[WU_BATCH];
-		Elf32_Shdr s32[WU_BATCH];
-	} u;
-	size_t len = h->is64 ? sizeof(u.s64[0]) : sizeof(u.s32[0]);
+	size_t len = h->is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
 	struct wu_names t;
 	unsigned int i, n, k;
 	uint32_t name;
 	ssize_t got;
 
 	if (h->shentsize != len || h->shstrndx >= h->shnum ||
-	    pread(fd, &u, len, (off_t)(h->shoff + (uint64_t)h->shstrndx *
-				      len)) != (ssize_t)len)
+	    pread(fd, &b->u, len, (off_t)(h->shoff + (uint64_t)h->shstrndx *
+					  len)) != (ssize_t)len)
 		return 0;
-	t.off = h->is64 ? u.s64[0].sh_offset : u.s32[0].sh_offset;
-	t.size = h->is64 ? u.s64[0].sh_size : u.s32[0].sh_size;
-	got = pread(fd, t.head, t.size < sizeof(t.head) ? t.size :
-		    sizeof(t.head), (off_t)t.off);
+	t.off = h->is64 ? b->u.s64[0].sh_offset : b->u.s32[0].sh_offset;
+	t.size = h->is64 ? b->u.s64[0].sh_size : b->u.s32[0].sh_size;
+	got = pread(fd, b->names, t.size < sizeof(b->names) ? t.size :
+		    sizeof(b->names), (off_t)t.off);
 	t.have = got > 0 ? (size_t)got : 0;
 	for (i = 0; i < h->shnum; i += n) {
 		n = h->shnum - i < WU_BATCH ? h->shnum - i : WU_BATCH;
-		got = pread(fd, &u, n * len, (off_t)(h->shoff +
-						     (uint64_t)i * len));
+		got = pread(fd, &b->u, n * len, (off_t)(h->shoff +
+						       (uint64_t)i * len));
 		if (got < (ssize_t)(n * len))
 			return 0;
 		for (k = 0; k < n; k++) {
-			name = h->is64 ? u.s64[k].sh_name : u.s32[k].sh_name;
-			if (wu_name_is(fd, &t, name, want))
+			name = h->is64 ? b->u.s64[k].sh_name :
+			       b->u.s32[k].sh_name;
+			if (wu_name_is(fd, &t, b->names, name, want))
 				return 1;
 		}
 	}
 	return 0;
 }
 
+/* What a file's mode says: set-ID (its file need not be readable). */
+static inline unsigned int wunseen_mode(mode_t mode)
+{
+	return mode & (S_ISUID | S_ISGID) ? WU_SETID : 0;
+}
+
 /*
- * What the library would not see in the program open at fd: WU_* bits,
- * 0 for a program it sees (or a file that is no ELF program: a script's
- * interpreter is judged when it runs).
+ * What the library would not see in the program open at fd, as its
+ * headers say: WU_STATIC, WU_GO; 0 for a program it sees (or a file that
+ * is no ELF program: a script's interpreter is judged when it runs).
  */
-static inline unsigned int wunseen(int fd)
+static inline unsigned int wunseen_file(int fd, struct wu_scratch *b)
 {
 	struct wu_elf h;
-	struct stat st;
 	unsigned int u = 0;
 
-	if (!fstat(fd, &st) && (st.st_mode & (S_ISUID | S_ISGID)))
-		u |= WU_SETID;
 	if (wu_header(fd, &h))
-		return u;
-	if (!wu_interp(fd, &h))
+		return 0;
+	if (!wu_interp(fd, &h, b))
 		u |= WU_STATIC;
-	if (wu_has_section(fd, &h, ".go.buildinfo"))
+	if (wu_has_section(fd, &h, ".go.buildinfo", b))
 		u |= WU_GO;
 	return u;
 }
