@@ -53,7 +53,9 @@ one_case() {
 		grep -q "^$c: EEXIST$" "$tmp/o" && grep -qx intact "$tmp/o" &&
 			events "$tmp/e" "len(ev) == 1" \
 				"ev[0]['action'] in ('denied', 'upgraded')"
-		ok $? "$c $m: refused with EEXIST, nothing replaced"
+		r=$?
+		[ $r -eq 0 ] || sed 's/^/# output: /' "$tmp/o"
+		ok $r "$c $m: refused with EEXIST, nothing replaced"
 	done
 }
 

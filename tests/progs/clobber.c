@@ -280,12 +280,23 @@ static uintptr_t malloc_page(void)
  */
 static int merged(void)
 {
-	uintptr_t block = malloc_page(), page = block - 16 * pg;
-	char *own = (char *)page - pg;
+	uintptr_t block, page = 0;
+	char *own = NULL;
 	void *p;
+	int i;
 
-	if (!block || mmap(own, pg, PROT_READ | PROT_WRITE,
-			  ANON | MAP_FIXED_NOREPLACE, -1, 0) != own)
+	/* The page below a block may be another mapping's: another block. */
+	for (i = 0; i < 8 && !own; i++) {
+		block = malloc_page();
+		if (!block)
+			return 2;
+		page = block - 16 * pg;
+		own = (char *)page - pg;
+		if (mmap(own, pg, PROT_READ | PROT_WRITE,
+			 ANON | MAP_FIXED_NOREPLACE, -1, 0) != own)
+			own = NULL;
+	}
+	if (!own)
 		return 2;
 	memset((void *)page, MARK, pg);
 	p = mmap(own, 2 * pg, PROT_READ | PROT_WRITE, ANON | MAP_FIXED, -1,
