@@ -8,12 +8,10 @@
  * it runs.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "unseen.h"
 #include "watch.h"
@@ -27,19 +25,9 @@ static void what_it_cannot_see(const char *path,
 			       const struct watch_preload_opts *o)
 {
 	static struct wu_scratch b;
-	unsigned int u = 0, bit;
-	struct stat st;
-	int fd;
+	int u = wunseen(path, -1, &b), bit;
 
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
-		return;
-	u = wunseen_mode(st.st_mode);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd >= 0) {
-		u |= wunseen_file(fd, &b);
-		close(fd);
-	}
-	for (bit = WU_SETID; bit <= WU_GO; bit <<= 1)
+	for (bit = WU_SETID; u > 0 && bit <= WU_GO; bit <<= 1)
 		if (u & bit)
 			o->warn(path, wunseen_text(bit), o->arg);
 }

@@ -16,7 +16,6 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -66,7 +65,9 @@ static int preloaded(char *const envp[])
 {
 	size_t i;
 
-	for (i = 0; given(envp) && envp[i]; i++)
+	if (!given(envp))
+		return 0;
+	for (i = 0; envp[i]; i++)
 		if (!strncmp(envp[i], "LD_PRELOAD=", 11) &&
 		    strstr(envp[i] + 11, "libnoclobber-preload"))
 			return 1;
@@ -113,28 +114,14 @@ static const char *search(const char *file)
 
 /*
  * What will not be seen in the program at path (or open at fd), said;
- * nothing for what is no regular file (the call fails), nor for a call
- * the lock refuses (from a signal handler that interrupted this
- * library's own work).  A device or a FIFO is never opened.
+ * nothing for what is no regular file (the call fails).
  */
 static void look(const char *path, int fd, char *const envp[])
 {
-	unsigned int u, bit;
-	struct stat st, fst;
-	int f;
+	int u = wunseen(path, fd, &scratch), bit;
 
-	if (fd >= 0 ? fstat(fd, &st) : stat(path, &st))
+	if (u < 0)
 		return;
-	if (!S_ISREG(st.st_mode))
-		return;
-	u = wunseen_mode(st.st_mode);
-	f = fd >= 0 ? fd : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
-				O_NOCTTY);
-	if (f >= 0 && !fstat(f, &fst) && fst.st_ino == st.st_ino &&
-	    fst.st_dev == st.st_dev)
-		u |= wunseen_file(f, &scratch);
-	if (f >= 0 && fd < 0)
-		close(f);
 	if (!preloaded(envp))
 		pl_warn_for(path, "run without libnoclobber-preload.so in "
 			    "its LD_PRELOAD: nothing is watched "
@@ -170,7 +157,8 @@ static const char *fd_path(int fd, char *buf, size_t size)
 /*
  * Before a program is run: the file (searched for in PATH with
  * search_path; the one open at fd if fd >= 0) looked at, errno as the
- * caller left it.
+ * caller left it; nothing for a call the lock refuses (from a signal
+ * handler that interrupted this library's own work).
  */
 static void about_to_run(const char *file, int search_path, int fd,
 			 char *const envp[])

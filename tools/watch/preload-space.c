@@ -556,11 +556,6 @@ static void file_facts(const struct pl_map *l, struct ncb__wvictim *v)
 }
 
 /*
- * Whether a PROT_NONE private mapping's pages in [s, e) hold data:
- * present or swapped out, from pagemap (bits 63 and 62).  A reservation
- * never touched has none; not readable: none known.
- */
-/*
  * This process's pagemap, kept open from one judgment to the next (a
  * fixed placement over a collector's or JIT's reservations asks it each
  * time).  The file holds the memory it was opened for, whichever thread
@@ -604,6 +599,11 @@ static int pagemap_fd(void)
 	return pm.fd;
 }
 
+/*
+ * Whether a PROT_NONE private mapping's pages in [s, e) hold data:
+ * present or swapped out, from pagemap (bits 63 and 62).  A reservation
+ * never touched has none; not readable: none known.
+ */
 static int holds_data(uint64_t s, uint64_t e)
 {
 	static uint64_t ent[512];

@@ -6,12 +6,14 @@
  * (its runtime maps memory with system calls of its own).  Shared by
  * `watch --preload`, which says so of the program it starts, and the
  * library, which says so of the programs a watched one runs; the library
- * may not allocate, so the file is read with pread into small buffers.
+ * may not allocate, so the file is read with pread into the caller's
+ * room.
  */
 #ifndef NCB_WATCH_UNSEEN_H
 #define NCB_WATCH_UNSEEN_H
 
 #include <elf.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -177,28 +179,37 @@ static inline int wu_has_section(int fd, const struct wu_elf *h,
 	return 0;
 }
 
-/* What a file's mode says: set-ID (its file need not be readable). */
-static inline unsigned int wunseen_mode(mode_t mode)
-{
-	return mode & (S_ISUID | S_ISGID) ? WU_SETID : 0;
-}
-
 /*
- * What the library would not see in the program open at fd, as its
- * headers say: WU_STATIC, WU_GO; 0 for a program it sees (or a file that
- * is no ELF program: a script's interpreter is judged when it runs).
+ * What the library would not see in the program at path (or open at
+ * fd, if fd >= 0): WU_* bits, 0 for a program it sees (or a file that is
+ * no ELF program: a script's interpreter is judged when it runs); -1 for
+ * what is no regular file, which exec refuses.  Set-ID is the mode's (an
+ * execute-only file says it too); the rest the headers', read only where
+ * the file opened is the one looked at, and never a device's or a
+ * FIFO's (opening one may wait, or do something).
  */
-static inline unsigned int wunseen_file(int fd, struct wu_scratch *b)
+static inline int wunseen(const char *path, int fd, struct wu_scratch *b)
 {
+	struct stat st, fst;
 	struct wu_elf h;
-	unsigned int u = 0;
+	int f, u;
 
-	if (wu_header(fd, &h))
-		return 0;
-	if (!wu_interp(fd, &h, b))
-		u |= WU_STATIC;
-	if (wu_has_section(fd, &h, ".go.buildinfo", b))
-		u |= WU_GO;
+	if (fd >= 0 ? fstat(fd, &st) : stat(path, &st))
+		return -1;
+	if (!S_ISREG(st.st_mode))
+		return -1;
+	u = st.st_mode & (S_ISUID | S_ISGID) ? WU_SETID : 0;
+	f = fd >= 0 ? fd : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+				O_NOCTTY);
+	if (f >= 0 && !fstat(f, &fst) && fst.st_ino == st.st_ino &&
+	    fst.st_dev == st.st_dev && !wu_header(f, &h)) {
+		if (!wu_interp(f, &h, b))
+			u |= WU_STATIC;
+		if (wu_has_section(f, &h, ".go.buildinfo", b))
+			u |= WU_GO;
+	}
+	if (f >= 0 && fd < 0)
+		close(f);
 	return u;
 }
 
