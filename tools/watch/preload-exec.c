@@ -41,7 +41,7 @@ typedef int fexecve_fn(int, char *const[], char *const[]);
 static struct {
 	execve_fn *execvpe;
 	fexecve_fn *fexecve;
-} libc;
+} libc PL_HOT;
 
 void pl_exec_init(void)
 {

@@ -14,9 +14,9 @@
 #include "../utf8.h"
 #include "preload.h"
 
-static int out_fd = 2;
-static int json;
-static const char *program = "";
+static int out_fd PL_HOT = 2;
+static int json PL_HOT;
+static const char *program PL_HOT = "";
 
 /* What is being written: the report, or a phrase to be quoted. */
 struct buf {
@@ -28,7 +28,7 @@ static char report_text[16384], phrase_text[1024];
 static struct buf report = { report_text, 0, sizeof(report_text) };
 static struct buf phrase = { phrase_text, 0, sizeof(phrase_text) };
 static struct buf *cur = &report;
-static int first;		/* no member yet in the JSON object open */
+static int first PL_HOT;	/* no member yet in the JSON object open */
 
 /* A report too long for the buffer is cut, never overrun. */
 static void ch(char c)

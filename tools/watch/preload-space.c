@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -20,7 +21,7 @@
 
 /* ---- The lock ---- */
 
-static int lock_word;
+static int lock_word PL_HOT;
 static __thread int held __attribute__((tls_model("initial-exec")));
 
 /*
@@ -68,7 +69,7 @@ void pl_unlock(void)
 }
 
 /* Only the thread that forked goes on in the child. */
-static size_t nthreads;
+static size_t nthreads PL_HOT;
 
 void pl_space_child(void)
 {
@@ -358,7 +359,7 @@ static struct ncb__wregion region_store[REGIONS_MAX];
 static struct ncb__wregions regions = {
 	region_store, 0, REGIONS_MAX, REGIONS_MAX
 };
-static double t0;
+static double t0 PL_HOT;
 
 struct ncb__wmod pl_file(int fd)
 {
@@ -424,7 +425,6 @@ const struct ncb__wregion *pl_region(size_t i)
 /* ---- The process ---- */
 
 static struct ncb__wmod exe, interp;
-static uint64_t interp_base;
 static int process_known;
 
 double pl_since(void)
@@ -432,10 +432,9 @@ double pl_since(void)
 	return pl_now() - t0;
 }
 
-void pl_space_init(uint64_t base)
+void pl_space_init(void)
 {
-	t0 = pl_now();
-	interp_base = base;
+	t0 = pl_now_direct();
 }
 
 /*
@@ -447,6 +446,7 @@ void pl_space_init(uint64_t base)
  */
 static void know_process(void)
 {
+	uint64_t interp_base;
 	struct stat st;
 
 	if (process_known)
@@ -459,6 +459,7 @@ static void know_process(void)
 		exe.dev = st.st_dev;
 		exe.ino = st.st_ino;
 	}
+	interp_base = getauxval(AT_BASE);
 	interp = interp_base ? pl_file_at(interp_base) : exe;
 }
 
@@ -573,7 +574,7 @@ static struct {
 
 static int pagemap_fd(void)
 {
-	pid_t pid = getpid();
+	pid_t pid = pl_getpid();
 	struct stat st;
 	int same;
 

@@ -22,9 +22,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -46,10 +44,48 @@ static struct {
 	struct pl_counts counts;
 	int summarised;
 	char program[64];
-	struct pl_victims vs;
-} pl;
+} pl PL_HOT;
+
+/* The mappings a placement meets, as they are told (the lock held). */
+static struct pl_victims victims;
 
 /* ---- Set up: the environment's words ---- */
+
+/*
+ * Set up runs in every process the program starts, most of which make
+ * no fixed placement: it calls nothing of the C library it can do
+ * without (each function's first call has the loader look its name up in
+ * every object), and leaves the rest to the first judgment.
+ */
+extern char **environ;
+
+/* Whether the n bytes at a are b's, and b has no more. */
+static int word_is(const char *a, size_t n, const char *b)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return !b[n];
+}
+
+/* getenv(name), name of n bytes. */
+static const char *env(const char *name, size_t n)
+{
+	char **e;
+	size_t i;
+
+	for (e = environ; e && *e; e++) {
+		for (i = 0; i < n && (*e)[i] == name[i]; i++)
+			;
+		if (i == n && (*e)[n] == '=')
+			return *e + n + 1;
+	}
+	return NULL;
+}
+
+#define ENV(name) env(name, sizeof(name) - 1)
 
 static int mode_word(const char *w, size_t n)
 {
@@ -65,7 +101,7 @@ static int mode_word(const char *w, size_t n)
 	size_t i;
 
 	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (strlen(words[i].name) == n && !memcmp(w, words[i].name, n))
+		if (word_is(w, n, words[i].name))
 			return words[i].mode;
 	return -1;
 }
@@ -79,7 +115,8 @@ static int parse_mode(const char *s)
 	if (!s || !*s)
 		return M_JUDGE;
 	for (; *s; s += n + !!s[n]) {
-		n = strcspn(s, ",");
+		for (n = 0; s[n] && s[n] != ','; n++)
+			;
 		m = mode_word(s, n);
 		if (m < 0)
 			return -1;
@@ -92,20 +129,28 @@ static int parse_mode(const char *s)
 /* The program's name as the kernel has it (comm), as the reports say. */
 static void program_name(void)
 {
-	if (prctl(PR_GET_NAME, pl.program, 0, 0, 0))
+	if (pl_name(pl.program))
 		pl.program[0] = '\0';
 }
 
 /* The reports' file: NCB_PRELOAD_OUTPUT, appended to, or stderr. */
 static int output(void)
 {
-	const char *f = getenv("NCB_PRELOAD_OUTPUT");
+	const char *f = ENV("NCB_PRELOAD_OUTPUT");
 	int fd;
 
 	if (!f || !*f)
 		return 2;
-	fd = open(f, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+	fd = pl_open_append(f);
 	return fd < 0 ? 2 : fd;
+}
+
+/* NCB_PRELOAD_JSON: set, not empty and not "0". */
+static int as_json(void)
+{
+	const char *j = ENV("NCB_PRELOAD_JSON");
+
+	return j && *j && !(j[0] == '0' && !j[1]);
 }
 
 /* Whether this thread's fork took the lock (a handler's may not). */
@@ -126,21 +171,19 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	pl_space_child();
-	pl.pid = getpid();
+	pl.pid = pl_getpid();
 	memset(&pl.counts, 0, sizeof(pl.counts));
 	pl.summarised = 0;
 }
 
 static void set_up(void)
 {
-	const char *word = getenv("NCB_PRELOAD");
-	int mode = parse_mode(word);
-	const char *j = getenv("NCB_PRELOAD_JSON");
+	int mode = parse_mode(ENV("NCB_PRELOAD"));
 
 	program_name();
-	pl.pid = getpid();
-	pl_out_init(output(), j && *j && strcmp(j, "0"), pl.program);
-	pl_space_init(getauxval(AT_BASE));
+	pl.pid = pl_getpid();
+	pl_out_init(output(), as_json(), pl.program);
+	pl_space_init();
 	if (mode < 0) {
 		/* Watching less than asked would be worse than not at all. */
 		pl_warn("NCB_PRELOAD: not a mode (report, deny, upgrade, "
@@ -185,7 +228,7 @@ __attribute__((constructor)) static void start(void)
  */
 static void summarise(void)
 {
-	if (pl.state != 2 || !(pl.mode & M_JUDGE) || pl.pid != getpid() ||
+	if (pl.state != 2 || !(pl.mode & M_JUDGE) || pl.pid != pl_getpid() ||
 	    pl_lock())
 		return;
 	if (!pl.summarised)
@@ -286,7 +329,7 @@ static void judge(const struct call *k, struct pl_event *e)
 	struct ncb__wcall c = { 0 };
 	struct ncb__wthread self;
 	struct ncb__wproc p;
-	struct pl_victims *vs = &pl.vs;
+	struct pl_victims *vs = &victims;
 
 	pl_site_of(k->ret, &e->caller);
 	if (range_of(k, &e->start, &e->end)) {
@@ -433,7 +476,7 @@ static long fixed(const struct call *k)
 	e.call = k->c;
 	e.name = wcall_name(k->c, 0);
 	memcpy(e.args, k->a, sizeof(e.args));
-	e.pid = getpid();
+	e.pid = pl_getpid();
 	e.tid = gettid();
 	e.when = pl_since();
 	judge(k, &e);

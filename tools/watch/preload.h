@@ -22,6 +22,15 @@
 #include "calls.h"
 #include "rules.h"
 
+/*
+ * What every process touches as it starts and ends, kept in the data the
+ * loader has already written (the relocated pointers, the zeroed rest of
+ * the last page read from the file), not spread over the zero-filled
+ * pages after it, each of which would be one more page fault: a short
+ * program's start-up is made of few.  Small things only.
+ */
+#define PL_HOT __attribute__((section(".data.pl_hot")))
+
 /* ---- preload-sys.c ---- */
 
 /*
@@ -54,7 +63,13 @@ uint64_t pl_page_at(uint64_t addr);
 int pl_mapped(uint64_t addr);
 /* All of buf written (short writes and EINTR retried), or given up. */
 void pl_write_all(int fd, const char *buf, size_t len);
+/* getpid, open for appending, the name (comm): the kernel's, directly. */
+pid_t pl_getpid(void);
+int pl_open_append(const char *path);
+int pl_name(char name[16]);
+/* CLOCK_MONOTONIC in seconds, by the C library (the vDSO), directly. */
 double pl_now(void);
+double pl_now_direct(void);
 
 /* ---- preload-space.c ---- */
 
@@ -125,7 +140,7 @@ void pl_thread_end(pid_t tid);
 struct ncb__wmod pl_file(int fd);
 const struct ncb__wregion *pl_region(size_t i);
 /* The watch begun, the interpreter's base told (AT_BASE; 0: none). */
-void pl_space_init(uint64_t interp_base);
+void pl_space_init(void);
 /* Seconds since the watch began in this process. */
 double pl_since(void);
 /* Code may have gone without a call of ours (dlclose): known afresh. */
