@@ -242,6 +242,25 @@ if have objcopy && $cc -O1 -o "$tmp/hello" "$top/tests/progs/hello.c" \
 		"$tmp/hello" x >"$tmp/o" 2>&1
 	events "$tmp/e" "len(warns) == 0"
 	ok $? "a program it sees, run by a watched one: nothing said"
+	# Past the first batch of section headers the look reads: the
+	# names' own header and the Go section's, 70 sections later.
+	many=
+	for i in $(seq 70); do
+		many="$many --add-section .x$i=$tmp/buildinfo"
+	done
+	# shellcheck disable=SC2086 # one word a section
+	if objcopy $many "$tmp/gohello" "$tmp/gomany" 2>/dev/null &&
+		objcopy $many "$tmp/hello" "$tmp/many" 2>/dev/null; then
+		warned "$tmp/gomany" 'a Go program' "$tmp/run-by" execv \
+			"$tmp/gomany" x
+		ok $? "a Go program of 100 sections: said"
+		"$nc" watch --preload --json -O "$tmp/e" "$tmp/run-by" \
+			execv "$tmp/many" x >"$tmp/o" 2>&1
+		events "$tmp/e" "len(warns) == 0"
+		ok $? "a program of 100 sections it sees: nothing said"
+	else
+		skip "objcopy made no program of 100 sections"
+	fi
 else
 	skip "no objcopy to make a Go-like program"
 fi

@@ -60,17 +60,18 @@ struct wu_elf {
 	 (h)->phentsize = (e).e_phentsize,				\
 	 (h)->shentsize = (e).e_shentsize)
 
-static inline int wu_header(int fd, struct wu_elf *h)
+/* The ELF header at the start of the got bytes of head, into h. */
+static inline int wu_header(const void *head, ssize_t got, struct wu_elf *h)
 {
 	union {
 		Elf64_Ehdr e64;
 		Elf32_Ehdr e32;
 	} u;
 
-	ssize_t got = pread(fd, &u, sizeof(u), 0);
-
-	if (got < (ssize_t)sizeof(u.e32) ||
-	    memcmp(u.e64.e_ident, ELFMAG, SELFMAG) ||
+	if (got < (ssize_t)sizeof(u.e32))
+		return -1;
+	memcpy(&u, head, (size_t)got < sizeof(u) ? (size_t)got : sizeof(u));
+	if (memcmp(u.e64.e_ident, ELFMAG, SELFMAG) ||
 	    (u.e64.e_type != ET_EXEC && u.e64.e_type != ET_DYN))
 		return -1;
 	h->is64 = u.e64.e_ident[EI_CLASS] == ELFCLASS64;
@@ -86,14 +87,17 @@ static inline int wu_header(int fd, struct wu_elf *h)
 
 /*
  * The headers are read a batch at a time (one pread for up to WU_BATCH),
- * since this runs before every exec of a watched process, into the
- * caller's room (static in the library: an exec from a signal handler on
- * a small stack must not overflow it).
+ * since this runs before every exec of a watched process: the file's
+ * first bytes once, for the ELF header and, where they follow it as they
+ * do, the program headers; the section headers, the first batch holding
+ * the names' own.  Into the caller's room (static in the library: an
+ * exec from a signal handler on a small stack must not overflow it).
  */
 #define WU_BATCH 64
 
 struct wu_scratch {
 	union {
+		unsigned char head[WU_BATCH * sizeof(Elf64_Phdr)];
 		Elf64_Phdr p64[WU_BATCH];
 		Elf32_Phdr p32[WU_BATCH];
 		Elf64_Shdr s64[WU_BATCH];
@@ -102,13 +106,33 @@ struct wu_scratch {
 	char names[1024];	/* the start of the section names */
 };
 
-/* Whether a program header says PT_INTERP. */
-static inline int wu_interp(int fd, const struct wu_elf *h,
+/* Whether the program header at p says PT_INTERP (p_type: the first
+   field of either class's, at any alignment). */
+static inline int wu_is_interp(const unsigned char *p)
+{
+	uint32_t type;
+
+	memcpy(&type, p, sizeof(type));
+	return type == PT_INTERP;
+}
+
+/*
+ * Whether a program header says PT_INTERP: those in the got bytes read
+ * from the file's start looked at there, the others read.
+ */
+static inline int wu_interp(int fd, const struct wu_elf *h, ssize_t got,
 			    struct wu_scratch *b)
 {
+	uint64_t end = h->phoff + (uint64_t)h->phnum * h->phentsize;
 	unsigned int i, n, k;
-	ssize_t got;
 
+	if (end <= (uint64_t)got) {
+		for (k = 0; k < h->phnum; k++)
+			if (wu_is_interp(b->u.head + h->phoff +
+					 (size_t)k * h->phentsize))
+				return 1;
+		return 0;
+	}
 	for (i = 0; i < h->phnum; i += n) {
 		n = h->phnum - i < WU_BATCH ? h->phnum - i : WU_BATCH;
 		got = pread(fd, &b->u, (size_t)n * h->phentsize,
@@ -116,8 +140,7 @@ static inline int wu_interp(int fd, const struct wu_elf *h,
 		if (got < (ssize_t)((size_t)n * h->phentsize))
 			return 0;
 		for (k = 0; k < n; k++)
-			if ((h->is64 ? b->u.p64[k].p_type :
-			     b->u.p32[k].p_type) == PT_INTERP)
+			if (wu_is_interp(b->u.head + (size_t)k * h->phentsize))
 				return 1;
 	}
 	return 0;
@@ -144,6 +167,31 @@ static inline int wu_name_is(int fd, const struct wu_names *t,
 	       !memcmp(buf, want, len);
 }
 
+/* The names' table, from its header (in b's batch, or read). */
+static inline int wu_names_at(int fd, const struct wu_elf *h, size_t len,
+			      unsigned int batch, struct wu_scratch *b,
+			      struct wu_names *t)
+{
+	union {
+		Elf64_Shdr s64;
+		Elf32_Shdr s32;
+	} one;
+	ssize_t got;
+
+	if (h->shstrndx < batch)
+		memcpy(&one, (const char *)&b->u + h->shstrndx * len, len);
+	else if (pread(fd, &one, len, (off_t)(h->shoff +
+					       (uint64_t)h->shstrndx * len)) !=
+		 (ssize_t)len)
+		return -1;
+	t->off = h->is64 ? one.s64.sh_offset : one.s32.sh_offset;
+	t->size = h->is64 ? one.s64.sh_size : one.s32.sh_size;
+	got = pread(fd, b->names, t->size < sizeof(b->names) ? t->size :
+		    sizeof(b->names), (off_t)t->off);
+	t->have = got > 0 ? (size_t)got : 0;
+	return 0;
+}
+
 /* Whether the file has a section of that name (under 32 bytes). */
 static inline int wu_has_section(int fd, const struct wu_elf *h,
 				 const char *want, struct wu_scratch *b)
@@ -154,20 +202,14 @@ static inline int wu_has_section(int fd, const struct wu_elf *h,
 	uint32_t name;
 	ssize_t got;
 
-	if (h->shentsize != len || h->shstrndx >= h->shnum ||
-	    pread(fd, &b->u, len, (off_t)(h->shoff + (uint64_t)h->shstrndx *
-					  len)) != (ssize_t)len)
+	if (h->shentsize != len || h->shstrndx >= h->shnum)
 		return 0;
-	t.off = h->is64 ? b->u.s64[0].sh_offset : b->u.s32[0].sh_offset;
-	t.size = h->is64 ? b->u.s64[0].sh_size : b->u.s32[0].sh_size;
-	got = pread(fd, b->names, t.size < sizeof(b->names) ? t.size :
-		    sizeof(b->names), (off_t)t.off);
-	t.have = got > 0 ? (size_t)got : 0;
 	for (i = 0; i < h->shnum; i += n) {
 		n = h->shnum - i < WU_BATCH ? h->shnum - i : WU_BATCH;
 		got = pread(fd, &b->u, n * len, (off_t)(h->shoff +
 						       (uint64_t)i * len));
-		if (got < (ssize_t)(n * len))
+		if (got < (ssize_t)(n * len) ||
+		    (!i && wu_names_at(fd, h, len, n, b, &t)))
 			return 0;
 		for (k = 0; k < n; k++) {
 			name = h->is64 ? b->u.s64[k].sh_name :
@@ -177,6 +219,22 @@ static inline int wu_has_section(int fd, const struct wu_elf *h,
 		}
 	}
 	return 0;
+}
+
+/* What the headers say (WU_STATIC, WU_GO), of the file open at f. */
+static inline int wu_headers(int f, struct wu_scratch *b)
+{
+	ssize_t got = pread(f, &b->u, sizeof(b->u), 0);
+	struct wu_elf h;
+	int u = 0;
+
+	if (wu_header(b->u.head, got, &h))
+		return 0;
+	if (!wu_interp(f, &h, got, b))
+		u |= WU_STATIC;
+	if (wu_has_section(f, &h, ".go.buildinfo", b))
+		u |= WU_GO;
+	return u;
 }
 
 /*
@@ -191,7 +249,6 @@ static inline int wu_has_section(int fd, const struct wu_elf *h,
 static inline int wunseen(const char *path, int fd, struct wu_scratch *b)
 {
 	struct stat st, fst;
-	struct wu_elf h;
 	int f, u;
 
 	if (fd >= 0 ? fstat(fd, &st) : stat(path, &st))
@@ -202,12 +259,8 @@ static inline int wunseen(const char *path, int fd, struct wu_scratch *b)
 	f = fd >= 0 ? fd : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
 				O_NOCTTY);
 	if (f >= 0 && !fstat(f, &fst) && fst.st_ino == st.st_ino &&
-	    fst.st_dev == st.st_dev && !wu_header(f, &h)) {
-		if (!wu_interp(f, &h, b))
-			u |= WU_STATIC;
-		if (wu_has_section(f, &h, ".go.buildinfo", b))
-			u |= WU_GO;
-	}
+	    fst.st_dev == st.st_dev)
+		u |= wu_headers(f, b);
 	if (f >= 0 && fd < 0)
 		close(f);
 	return u;
