@@ -121,6 +121,28 @@ for e in _exit _Exit exit_group; do
 	ok $? "ended by $e: its summary, once"
 done
 
+# An image that execs says its placements first (the new image, with
+# counts of its own, writes the process's summary as it ends); where the
+# exec fails, its counts start again.
+"$nc" watch --preload --json -O "$tmp/e" "$p" end-by exec own-region \
+	>"$tmp/o" 2>&1
+st=$?
+grep -q "^own-region: ok$" "$tmp/o" && [ $st = 0 ] &&
+	events "$tmp/e" "len(sums) == 2" "sums[0]['program'] == 'clobber'" \
+		"sums[0]['fixed'] == 2" "sums[1]['program'] == 'sh'" \
+		"sums[1]['fixed'] == 0" "sums[0]['pid'] == sums[1]['pid']"
+ok $? "an exec: the image it replaces says its placements"
+"$nc" watch --preload --json -O "$tmp/e" "$p" end-by exec-fail own-region \
+	>"$tmp/o" 2>&1
+st=$?
+grep -q "^own-region: ok$" "$tmp/o" && [ $st = 0 ] &&
+	events "$tmp/e" "len(sums) == 2" "sums[0]['fixed'] == 2" \
+		"sums[1]['fixed'] == 0" "sums[1]['program'] == 'clobber'"
+ok $? "an exec that fails: the counts start again, the sums add up"
+"$nc" watch --preload --json -O "$tmp/e" sh -c 'exec true' >"$tmp/o" 2>&1
+events "$tmp/e" "len(sums) == 1"
+ok $? "an exec by an image that made no placement: one summary"
+
 # The human report: the other watchers' lines.
 "$nc" watch --preload "$p" heap >"$tmp/o" 2>&1
 x='0x[0-9a-f]*'

@@ -41,7 +41,9 @@
  * can attach to it before the call; "clobber linger CASE" reads one
  * after it, so that a watcher that reads late finds it still there.
  * "clobber end-by HOW CASE" ends by HOW: _exit, _Exit or exit_group (by
- * syscall(2)), none of which runs exit's handlers.
+ * syscall(2)), none of which runs exit's handlers; exec (/bin/sh, which
+ * exits with CASE's status) or exec-fail (an exec that fails, then a
+ * return).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -825,6 +827,16 @@ static int run(int argc, char **argv)
 	return 2;
 }
 
+/* The process goes on as /bin/sh, which exits with status. */
+static int end_by_exec(int status)
+{
+	char code[32];
+
+	snprintf(code, sizeof(code), "exit %d", status);
+	execl("/bin/sh", "sh", "-c", code, (char *)NULL);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	const char *ending = NULL;
@@ -862,5 +874,10 @@ int main(int argc, char **argv)
 		_Exit(ret);
 	if (ending && !strcmp(ending, "exit_group"))
 		syscall(SYS_exit_group, ret);
+	if (ending && !strcmp(ending, "exec"))
+		return end_by_exec(ret);
+	if (ending && !strcmp(ending, "exec-fail"))
+		return execl("/nonexistent/noclobber", "x", (char *)NULL) ?
+		       ret : 2;
 	return ending ? 2 : ret;
 }

@@ -171,6 +171,7 @@ static void about_to_run(const char *file, int search_path, int fd,
 	   child may find the lock held for good). */
 	if (pl_lock_within(0.05))
 		return;
+	pl_image_ends();
 	if (fd >= 0)
 		path = fd_path(fd, found, sizeof(found));
 	else if (search_path && given(file))

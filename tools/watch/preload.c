@@ -242,6 +242,25 @@ __attribute__((destructor)) static void end(void)
 	summarise();
 }
 
+/*
+ * Before an exec (the lock held): the image it would replace says the
+ * placements it made, which the new one, with memory and counts of its
+ * own, could not; its summary at the end is then the new image's, under
+ * the same process ID.  Should the exec fail, the counts start again, so
+ * that the two summaries add up.  An image that made none says nothing
+ * here.  Not from a vfork child, whose counts are its parent's.
+ */
+void pl_image_ends(void)
+{
+	static const struct pl_counts none;
+
+	if (pl.state != 2 || !(pl.mode & M_JUDGE) || pl.pid != pl_getpid() ||
+	    !memcmp(&pl.counts, &none, sizeof(none)))
+		return;
+	pl_summary(pl.pid, &pl.counts);
+	pl.counts = none;
+}
+
 /* ---- A placement ---- */
 
 /* A call taken: as the program made it, and where from. */

@@ -184,6 +184,8 @@ void pl_warn_for(const char *prog, const char *what);
 
 /* Set up from the environment, once, by whichever call comes first. */
 void pl_ensure(void);
+/* An exec about to replace the image: its counts said (the lock held). */
+void pl_image_ends(void);
 
 /* ---- preload-exec.c ---- */
 
