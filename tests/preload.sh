@@ -240,6 +240,52 @@ ok $? "posix_spawn: not taken, its program run"
 timeout 300 "$nc" watch --preload "$tmp/run-by" raw-fork /bin/true x \
 	>"$tmp/o" 2>&1
 ok $? "50 children of syscall(SYS_fork) run their program, none held"
+
+# execvp's search and fexecve, made by the library as the C library
+# makes them: each case's output, error and status as without it.  PATH
+# entries of a file not executable (EACCES, remembered), of a script
+# without "#!" (run by /bin/sh), of a file that is no directory, empty
+# (the current directory), PATH unset, an empty name, a name with a
+# slash, a name too long; fexecve of a program, of a "#!" script and of
+# one without (the descriptor closed on exec: the kernel's errors).
+px=$tmp/px
+mkdir -p "$px/d1" "$px/d2" "$px/d3" && : >"$px/nd" &&
+	printf '#!/bin/sh\necho no\n' >"$px/d1/good" &&
+	printf 'echo "script ran: $1"\n' >"$px/d2/prog" &&
+	printf '#!/bin/sh\necho "good: $1"\n' >"$px/d3/good" &&
+	chmod 644 "$px/d1/good" && chmod 755 "$px/d2/prog" "$px/d3/good"
+long=$(printf '%0300d' 0)
+# same_run DESC DIR ENV HOW PROG: run-by HOW PROG x in DIR, env's word
+# ENV (PATH=..., or -uPATH) set.
+same_run() {
+	desc=$1 dir=$2 ev=$3
+	shift 3
+	(cd "$dir" && env "$ev" "$tmp/run-by" "$@" x >"$tmp/o1" 2>&1
+	 echo "status $?" >>"$tmp/o1")
+	(cd "$dir" && env "$ev" "$nc" watch --preload -O "$tmp/e" \
+		"$tmp/run-by" "$@" x >"$tmp/o2" 2>&1
+	 echo "status $?" >>"$tmp/o2")
+	cmp -s "$tmp/o1" "$tmp/o2" && ! grep -q 'noclobber' "$tmp/o2"
+	ok $? "$desc: as without the library ($(head -c 50 "$tmp/o1" |
+		tr '\n' ' '))"
+}
+for how in execvp execvpe execlp; do
+	same_run "$how: EACCES, then a program" "$px" PATH="$px/d1:$px/d3" \
+		"$how" good
+	same_run "$how: EACCES only" "$px" PATH="$px/d1" "$how" good
+	same_run "$how: a script without #!" "$px" PATH="$px/d2" "$how" prog
+	same_run "$how: an entry that is a file" "$px" PATH="$px/nd" \
+		"$how" good
+	same_run "$how: an empty entry" "$px/d3" PATH= "$how" good
+	same_run "$how: PATH unset" "$px" -uPATH "$how" true
+	same_run "$how: an empty name" "$px" PATH="$px/d3" "$how" ""
+	same_run "$how: a name with a slash, no #!" "$px" PATH=/nothing \
+		"$how" "$px/d2/prog"
+	same_run "$how: a name too long" "$px" PATH="$px/d3" "$how" "$long"
+done
+same_run "fexecve: a program" "$px" PATH="$PATH" fexecve /bin/echo
+same_run "fexecve: a #! script" "$px" PATH="$PATH" fexecve "$px/d3/good"
+same_run "fexecve: no #!" "$px" PATH="$PATH" fexecve "$px/d2/prog"
 "$nc" watch --preload --json -O "$tmp/e" env -u LD_PRELOAD true \
 	>"$tmp/o" 2>&1
 events "$tmp/e" "len(warns) == 1" \

@@ -5,17 +5,21 @@
  * program it starts (unseen.h), and one run without the library in its
  * LD_PRELOAD (a program that cleared it, or gave its child an
  * environment of its own) is said to run unwatched.  The exec family is
- * taken for that alone and passed on unchanged: execve is the system
- * call, as the C library makes it; execvpe and fexecve the C library's
- * (their search and fallbacks are its own); execv, execl and execle are
- * execve with the caller's environment or a list, execvp and execlp
- * execvpe.  posix_spawn is not taken: the C library has two of it (an
+ * taken for that alone and run as the C library runs it: execve is the
+ * system call; execvpe's search of PATH and its fallback for a script
+ * without "#!", and fexecve's calls, are the C library's (glibc 2.36,
+ * posix/execvpe.c and sysdeps/unix/sysv/linux/fexecve.c: their
+ * behaviour, made on the system calls here, where asking the loader for
+ * the C library's own would cost every process's start-up, a tenth of it
+ * under an emulator); execv, execl and execle are execve with the
+ * caller's environment or a list, execvp and execlp execvpe.
+ * posix_spawn is not taken: the C library has two of it (an
  * older program's runs a script without "#!" through /bin/sh), which
  * one interposer cannot both be.  system(3) and popen(3) run /bin/sh,
  * which loads the library and says so of what it runs.
  */
-#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -29,25 +33,6 @@
 #define PL_API __attribute__((visibility("default")))
 
 extern char **environ;
-
-typedef int execve_fn(const char *, char *const[], char *const[]);
-typedef int fexecve_fn(int, char *const[], char *const[]);
-
-/*
- * The C library's, found as the library sets up: dlsym takes the
- * loader's lock, which a child of a fork the C library did not make may
- * find held for good, and may not be called from a signal handler.
- */
-static struct {
-	execve_fn *execvpe;
-	fexecve_fn *fexecve;
-} libc PL_HOT;
-
-void pl_exec_init(void)
-{
-	libc.execvpe = (execve_fn *)dlsym(RTLD_NEXT, "execvpe");
-	libc.fexecve = (fexecve_fn *)dlsym(RTLD_NEXT, "fexecve");
-}
 
 /*
  * A pointer the headers promise is not NULL, which a program may pass
@@ -132,22 +117,31 @@ static void look(const char *path, int fd, char *const envp[])
 				pl_warn_for(path, wunseen_text(bit));
 }
 
-/* The file an fd names, as its /proc link says (its link if none). */
-static const char *fd_path(int fd, char *buf, size_t size)
+/* The /proc link of an fd (fd >= 0), in link[32]. */
+static char *fd_link(int fd, char link[32])
 {
-	char link[32] = "/proc/self/fd/", digits[12];
-	size_t n = 0, at = strlen(link);
-	ssize_t len;
+	static const char head[] = "/proc/self/fd/";
+	char digits[12];
+	size_t n = 0, at = sizeof(head) - 1;
 
+	memcpy(link, head, at);
 	do
 		digits[n++] = (char)('0' + fd % 10);
 	while ((fd /= 10));
 	while (n)
 		link[at++] = digits[--n];
 	link[at] = '\0';
-	len = readlink(link, buf, size - 1);
+	return link;
+}
+
+/* The file an fd names, as its /proc link says (its link if none). */
+static const char *fd_path(int fd, char *buf, size_t size)
+{
+	char link[32];
+	ssize_t len = readlink(fd_link(fd, link), buf, size - 1);
+
 	if (len <= 0) {
-		memcpy(buf, link, at + 1);
+		memcpy(buf, link, strlen(link) + 1);
 		return buf;
 	}
 	buf[len] = '\0';
@@ -197,15 +191,106 @@ PL_API int execv(const char *path, char *const argv[])
 	return execve(path, argv, environ);
 }
 
+/* execve, the system call itself: -errno (it returns only to fail). */
+static int sys_execve(const char *path, char *const argv[],
+		      char *const envp[])
+{
+	return (int)pl_sys(SYS_execve, (long)path, (long)argv, (long)envp, 0,
+			   0, 0);
+}
+
+/*
+ * A file the kernel would not run (ENOEXEC: a script without "#!") run
+ * by /bin/sh, as the C library's execvpe does: "/bin/sh path argv[1]...",
+ * the argument list on the stack as it builds it.  -errno.
+ */
+static int as_script(const char *path, char *const argv[],
+		     char *const envp[])
+{
+	size_t argc = 0;
+
+	while (given(argv) && argv[argc])
+		if (++argc == INT_MAX - 1)
+			return -E2BIG;
+
+	char *sh_argv[argc > 1 ? argc + 2 : 3];
+
+	sh_argv[0] = (char *)"/bin/sh";
+	sh_argv[1] = (char *)path;
+	if (argc > 1)
+		memcpy(sh_argv + 2, argv + 1, argc * sizeof(*argv));
+	else
+		sh_argv[2] = NULL;
+	return sys_execve(sh_argv[0], sh_argv, envp);
+}
+
+/* One try of execvpe's: the file, or /bin/sh for it.  -errno. */
+static int try_exec(const char *path, char *const argv[],
+		    char *const envp[])
+{
+	int e = sys_execve(path, argv, envp);
+
+	return e == -ENOEXEC ? as_script(path, argv, envp) : e;
+}
+
+/*
+ * execvpe's search: a name with a slash run as it is; else each entry of
+ * PATH in turn (an empty one the current directory; PATH unset,
+ * "/bin:/usr/bin"), an entry too long for PATH_MAX skipped, going on
+ * past the errors that say no program is there (EACCES remembered, and
+ * said if nothing ran, else the last of them) and stopping at any other.
+ * -errno.
+ */
+static int exec_search(const char *file, char *const argv[],
+		       char *const envp[])
+{
+	const char *path = getenv("PATH"), *p, *end;
+	size_t n, len = strlen(file) + 1;
+	char buf[PATH_MAX + NAME_MAX + 2];
+	int e = -ENOENT, eacces = 0;
+
+	if (!*file)
+		return -ENOENT;
+	if (strchr(file, '/'))
+		return try_exec(file, argv, envp);
+	if (len > NAME_MAX + 1)
+		return -ENAMETOOLONG;
+	for (p = path ? path : "/bin:/usr/bin";; p = end + 1) {
+		end = strchrnul(p, ':');
+		n = (size_t)(end - p);
+		if (n < PATH_MAX) {
+			memcpy(buf, p, n);
+			buf[n] = '/';
+			memcpy(buf + n + !!n, file, len);
+			e = try_exec(buf, argv, envp);
+			switch (e) {
+			case -EACCES:
+				eacces = 1;
+				break;
+			case -ENOENT:
+			case -ESTALE:
+			case -ENOTDIR:
+			case -ENODEV:
+			case -ETIMEDOUT:
+				break;
+			default:
+				return e;
+			}
+		}
+		if (!*end)
+			return eacces ? -EACCES : e;
+	}
+}
+
 PL_API int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	pl_ensure();
-	if (!libc.execvpe) {
-		errno = ENOSYS;
+	if (!given(file)) {
+		errno = EFAULT;
 		return -1;
 	}
 	about_to_run(file, 1, -1, envp);
-	return libc.execvpe(file, argv, envp);
+	errno = -exec_search(file, argv, envp);
+	return -1;
 }
 
 PL_API int execvp(const char *file, char *const argv[])
@@ -213,16 +298,31 @@ PL_API int execvp(const char *file, char *const argv[])
 	return execvpe(file, argv, environ);
 }
 
+/*
+ * fexecve: execveat of the file itself (Linux 3.19); where the kernel
+ * has no execveat, the file's /proc link run, and ENOSYS if /proc is not
+ * there to run it by.
+ */
 PL_API int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	pl_ensure();
-	if (!libc.fexecve) {
-		errno = ENOSYS;
+	char link[32];
+	struct stat st;
+	long r;
+
+	if (fd < 0 || !given(argv) || !given(envp)) {
+		errno = EINVAL;
 		return -1;
 	}
-	if (fd >= 0)
-		about_to_run(NULL, 0, fd, envp);
-	return libc.fexecve(fd, argv, envp);
+	about_to_run(NULL, 0, fd, envp);
+	r = pl_sys(SYS_execveat, fd, (long)"", (long)argv, (long)envp,
+		   AT_EMPTY_PATH, 0);
+	if (r == -ENOSYS) {
+		r = sys_execve(fd_link(fd, link), argv, envp);
+		if (stat("/proc/self/fd", &st) && errno == ENOENT)
+			r = -ENOSYS;
+	}
+	errno = (int)-r;
+	return -1;
 }
 
 /* The list of a call of the execl family, NULL included: its length. */

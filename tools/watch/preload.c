@@ -192,7 +192,6 @@ static void set_up(void)
 		_exit(125);
 	}
 	pl.mode = mode;
-	pl_exec_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 

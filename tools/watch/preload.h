@@ -187,10 +187,4 @@ void pl_ensure(void);
 /* An exec about to replace the image: its counts said (the lock held). */
 void pl_image_ends(void);
 
-/* ---- preload-exec.c ---- */
-
-/* The C library's exec calls found, as the library sets up (no loader
-   call later: a child of a raw fork may find the loader's lock held). */
-void pl_exec_init(void);
-
 #endif
