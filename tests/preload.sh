@@ -282,10 +282,47 @@ for how in execvp execvpe execlp; do
 	same_run "$how: a name with a slash, no #!" "$px" PATH=/nothing \
 		"$how" "$px/d2/prog"
 	same_run "$how: a name too long" "$px" PATH="$px/d3" "$how" "$long"
+	same_run "$how: a name too long, no directory" "$px" \
+		PATH=/nothing "$how" "$long"
+	same_run "$how: a name too long, an entry that is a file" "$px" \
+		PATH="$px/nd" "$how" "$long"
 done
 same_run "fexecve: a program" "$px" PATH="$PATH" fexecve /bin/echo
 same_run "fexecve: a #! script" "$px" PATH="$PATH" fexecve "$px/d3/good"
 same_run "fexecve: no #!" "$px" PATH="$PATH" fexecve "$px/d2/prog"
+
+# Hostile headers in a program run: the look refuses them, says nothing
+# and crashes nothing (the kernel's ENOEXEC, /bin/sh's error, as without
+# the library): a program header offset that wraps past the file's first
+# bytes, one past the end of the address space, no program headers, a
+# header cut short.
+elf() { # FILE PHOFF PHNUM [BYTES]
+	python3 - "$@" <<'PYEOF2'
+import struct, sys
+f, phoff, phnum = sys.argv[1], int(sys.argv[2], 0), int(sys.argv[3])
+ident = b"\x7fELF\x02\x01\x01" + bytes(9)
+h = struct.pack("<16sHHIQQQIHHHHHH", ident, 3, 62, 1, 0, phoff, 0, 0, 64,
+                56, phnum, 64, 0, 0)
+n = int(sys.argv[4]) if len(sys.argv) > 4 else len(h)
+open(f, "wb").write(h[:n])
+PYEOF2
+	chmod 755 "$1"
+}
+elf "$px/wrap" 0xffffffffffc80048 65535
+elf "$px/far" 0xffffffffffffea30 100
+elf "$px/nophdr" 64 0
+elf "$px/short" 64 1 40
+for bad in wrap far nophdr short; do
+	same_run "a hostile ELF header ($bad), run" "$px" PATH="$PATH" \
+		execv "$px/$bad"
+	"$nc" watch --preload --json -O "$tmp/e" "$tmp/run-by" execv \
+		"$px/$bad" x >"$tmp/o" 2>&1
+	events "$tmp/e" "len(warns) == 0"
+	ok $? "a hostile ELF header ($bad): nothing said"
+	"$nc" watch --preload "$px/$bad" >"$tmp/o" 2>&1
+	[ $? -eq 126 ] && ! grep -q 'program:' "$tmp/o"
+	ok $? "a hostile ELF header ($bad) given to watch --preload: 126"
+done
 "$nc" watch --preload --json -O "$tmp/e" env -u LD_PRELOAD true \
 	>"$tmp/o" 2>&1
 events "$tmp/e" "len(warns) == 1" \

@@ -234,48 +234,64 @@ static int try_exec(const char *path, char *const argv[],
 }
 
 /*
+ * Whether execvpe's search goes on past an error: one that says no
+ * program is there (or none it may run: EACCES, remembered).
+ */
+static int search_goes_on(int e)
+{
+	switch (e) {
+	case -EACCES:
+	case -ENOENT:
+	case -ESTALE:
+	case -ENOTDIR:
+	case -ENODEV:
+	case -ETIMEDOUT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
  * execvpe's search: a name with a slash run as it is; else each entry of
  * PATH in turn (an empty one the current directory; PATH unset,
- * "/bin:/usr/bin"), an entry too long for PATH_MAX skipped, going on
- * past the errors that say no program is there (EACCES remembered, and
- * said if nothing ran, else the last of them) and stopping at any other.
+ * "/bin:/usr/bin"), going on past the errors that say no program is
+ * there (EACCES said if nothing ran, else the last of them) and stopping
+ * at any other.  Bounded as the C library bounds it, on the stack as it
+ * is: an entry of PATH_MAX or more skipped, a name cut one byte past
+ * NAME_MAX (the kernel's ENAMETOOLONG, once a directory is found).
  * -errno.
  */
 static int exec_search(const char *file, char *const argv[],
 		       char *const envp[])
 {
 	const char *path = getenv("PATH"), *p, *end;
-	size_t n, len = strlen(file) + 1;
-	char buf[PATH_MAX + NAME_MAX + 2];
 	int e = -ENOENT, eacces = 0;
+	size_t n, plen, flen;
 
 	if (!*file)
 		return -ENOENT;
 	if (strchr(file, '/'))
 		return try_exec(file, argv, envp);
-	if (len > NAME_MAX + 1)
-		return -ENAMETOOLONG;
-	for (p = path ? path : "/bin:/usr/bin";; p = end + 1) {
+	path = path ? path : "/bin:/usr/bin";
+	plen = strnlen(path, PATH_MAX - 1) + 1;
+	flen = strnlen(file, NAME_MAX + 1);
+
+	char buf[plen + flen + 1];
+
+	for (p = path;; p = end + 1) {
 		end = strchrnul(p, ':');
 		n = (size_t)(end - p);
-		if (n < PATH_MAX) {
+		if (n < plen) {
 			memcpy(buf, p, n);
 			buf[n] = '/';
-			memcpy(buf + n + !!n, file, len);
+			n += !!n;
+			memcpy(buf + n, file, flen);
+			buf[n + flen] = '\0';
 			e = try_exec(buf, argv, envp);
-			switch (e) {
-			case -EACCES:
-				eacces = 1;
-				break;
-			case -ENOENT:
-			case -ESTALE:
-			case -ENOTDIR:
-			case -ENODEV:
-			case -ETIMEDOUT:
-				break;
-			default:
+			if (!search_goes_on(e))
 				return e;
-			}
+			eacces |= e == -EACCES;
 		}
 		if (!*end)
 			return eacces ? -EACCES : e;

@@ -116,7 +116,8 @@ pid_t pl_getpid(void)
 int pl_open_append(const char *path)
 {
 	return (int)NCB__SC4(__NR_openat, NCB__AT_FDCWD, path,
-			     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+			     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+			     O_LARGEFILE, 0666);
 }
 
 int pl_name(char name[16])

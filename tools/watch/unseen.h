@@ -118,15 +118,21 @@ static inline int wu_is_interp(const unsigned char *p)
 
 /*
  * Whether a program header says PT_INTERP: those in the got bytes read
- * from the file's start looked at there, the others read.
+ * from the file's start looked at there, the others read; -1 where the
+ * headers cannot be read or there are none (no program the kernel runs,
+ * which is no static one either).
  */
 static inline int wu_interp(int fd, const struct wu_elf *h, ssize_t got,
 			    struct wu_scratch *b)
 {
-	uint64_t end = h->phoff + (uint64_t)h->phnum * h->phentsize;
+	uint64_t size = (uint64_t)h->phnum * h->phentsize;
 	unsigned int i, n, k;
 
-	if (end <= (uint64_t)got) {
+	if (!h->phnum)
+		return -1;
+	/* Two comparisons, not a sum: a hostile phoff would wrap it. */
+	if (got > 0 && h->phoff <= (uint64_t)got &&
+	    size <= (uint64_t)got - h->phoff) {
 		for (k = 0; k < h->phnum; k++)
 			if (wu_is_interp(b->u.head + h->phoff +
 					 (size_t)k * h->phentsize))
@@ -138,7 +144,7 @@ static inline int wu_interp(int fd, const struct wu_elf *h, ssize_t got,
 		got = pread(fd, &b->u, (size_t)n * h->phentsize,
 			    (off_t)(h->phoff + (uint64_t)i * h->phentsize));
 		if (got < (ssize_t)((size_t)n * h->phentsize))
-			return 0;
+			return -1;
 		for (k = 0; k < n; k++)
 			if (wu_is_interp(b->u.head + (size_t)k * h->phentsize))
 				return 1;
