@@ -63,35 +63,55 @@ static int preloaded(char *const envp[])
 static struct wu_scratch scratch;
 static char found[PATH_MAX];
 
+/* PATH as execvp(3) reads it: unset, the C library's default. */
+static const char *path_list(void)
+{
+	const char *path = getenv("PATH");
+
+	return path ? path : "/bin:/usr/bin";
+}
+
+/* "dir/file" in buf, dir of n bytes (file alone for n 0), file of flen. */
+static char *candidate(char *buf, const char *dir, size_t n,
+		       const char *file, size_t flen)
+{
+	memcpy(buf, dir, n);
+	buf[n] = '/';
+	n += !!n;
+	memcpy(buf + n, file, flen);
+	buf[n + flen] = '\0';
+	return buf;
+}
+
+/* Whether path is an executable regular file. */
+static int runnable(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode) && !access(path, X_OK);
+}
+
 /*
  * The file a search of PATH would run, as execvp(3) searches: each entry
- * in turn (an empty one the current directory; PATH unset, the C
- * library's default), the first executable regular file; NULL if none,
- * a name with a slash itself.
+ * in turn (an empty one the current directory, named "."), the first
+ * executable regular file; NULL if none, a name with a slash itself.
  */
 static const char *search(const char *file)
 {
-	const char *path = getenv("PATH"), *p, *end;
+	const char *p, *end;
 	size_t n, len = strlen(file);
-	struct stat st;
 
 	if (strchr(file, '/'))
 		return file;
 	if (!*file)
 		return NULL;
-	for (p = path ? path : "/bin:/usr/bin";; p = end + 1) {
+	for (p = path_list();; p = end + 1) {
 		end = strchrnul(p, ':');
 		n = (size_t)(end - p);
-		if (n + 2 + len < sizeof(found)) {
-			memcpy(found, p, n);
-			if (!n)
-				found[n++] = '.';
-			found[n++] = '/';
-			memcpy(found + n, file, len + 1);
-			if (!stat(found, &st) && S_ISREG(st.st_mode) &&
-			    !access(found, X_OK))
-				return found;
-		}
+		if (n + 2 + len < sizeof(found) &&
+		    runnable(n ? candidate(found, p, n, file, len) :
+			     candidate(found, ".", 1, file, len)))
+			return found;
 		if (!*end)
 			return NULL;
 	}
@@ -176,27 +196,24 @@ static void about_to_run(const char *file, int search_path, int fd,
 	errno = saved;
 }
 
-PL_API int execve(const char *path, char *const argv[], char *const envp[])
-{
-	long r;
-
-	about_to_run(path, 0, -1, envp);
-	r = pl_sys(SYS_execve, (long)path, (long)argv, (long)envp, 0, 0, 0);
-	errno = (int)-r;
-	return -1;
-}
-
-PL_API int execv(const char *path, char *const argv[])
-{
-	return execve(path, argv, environ);
-}
-
 /* execve, the system call itself: -errno (it returns only to fail). */
 static int sys_execve(const char *path, char *const argv[],
 		      char *const envp[])
 {
 	return (int)pl_sys(SYS_execve, (long)path, (long)argv, (long)envp, 0,
 			   0, 0);
+}
+
+PL_API int execve(const char *path, char *const argv[], char *const envp[])
+{
+	about_to_run(path, 0, -1, envp);
+	errno = -sys_execve(path, argv, envp);
+	return -1;
+}
+
+PL_API int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
 }
 
 /*
@@ -265,7 +282,7 @@ static int search_goes_on(int e)
 static int exec_search(const char *file, char *const argv[],
 		       char *const envp[])
 {
-	const char *path = getenv("PATH"), *p, *end;
+	const char *path, *p, *end;
 	int e = -ENOENT, eacces = 0;
 	size_t n, plen, flen;
 
@@ -273,7 +290,7 @@ static int exec_search(const char *file, char *const argv[],
 		return -ENOENT;
 	if (strchr(file, '/'))
 		return try_exec(file, argv, envp);
-	path = path ? path : "/bin:/usr/bin";
+	path = path_list();
 	plen = strnlen(path, PATH_MAX - 1) + 1;
 	flen = strnlen(file, NAME_MAX + 1);
 
@@ -283,12 +300,8 @@ static int exec_search(const char *file, char *const argv[],
 		end = strchrnul(p, ':');
 		n = (size_t)(end - p);
 		if (n < plen) {
-			memcpy(buf, p, n);
-			buf[n] = '/';
-			n += !!n;
-			memcpy(buf + n, file, flen);
-			buf[n + flen] = '\0';
-			e = try_exec(buf, argv, envp);
+			e = try_exec(candidate(buf, p, n, file, flen), argv,
+				     envp);
 			if (!search_goes_on(e))
 				return e;
 			eacces |= e == -EACCES;

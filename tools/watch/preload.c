@@ -59,29 +59,31 @@ static struct pl_victims victims;
  */
 extern char **environ;
 
-/* Whether the n bytes at a are b's, and b has no more. */
-static int word_is(const char *a, size_t n, const char *b)
+/* Whether a's first n bytes are b's (neither read past a difference). */
+static int same_start(const char *a, const char *b, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		if (a[i] != b[i])
 			return 0;
-	return !b[n];
+	return 1;
+}
+
+/* Whether the n bytes at a are b's, and b has no more. */
+static int word_is(const char *a, size_t n, const char *b)
+{
+	return same_start(a, b, n) && !b[n];
 }
 
 /* getenv(name), name of n bytes. */
 static const char *env(const char *name, size_t n)
 {
 	char **e;
-	size_t i;
 
-	for (e = environ; e && *e; e++) {
-		for (i = 0; i < n && (*e)[i] == name[i]; i++)
-			;
-		if (i == n && (*e)[n] == '=')
+	for (e = environ; e && *e; e++)
+		if (same_start(*e, name, n) && (*e)[n] == '=')
 			return *e + n + 1;
-	}
 	return NULL;
 }
 
@@ -221,14 +223,22 @@ __attribute__((constructor)) static void start(void)
 }
 
 /*
+ * Whether this process says summaries: set up, judging, and not a vfork
+ * child (whose memory and counts are its parent's; nor a child of a fork
+ * no handler saw, whose counts are its parent's too).
+ */
+static int summaries_here(void)
+{
+	return pl.state == 2 && (pl.mode & M_JUDGE) && pl.pid == pl_getpid();
+}
+
+/*
  * The process's summary, once, as it ends: by exit's destructors, or by
- * _exit and exit_group, which run none (qemu-user ends so).  Not for a
- * vfork child, whose memory and counts are its parent's.
+ * _exit and exit_group, which run none (qemu-user ends so).
  */
 static void summarise(void)
 {
-	if (pl.state != 2 || !(pl.mode & M_JUDGE) || pl.pid != pl_getpid() ||
-	    pl_lock())
+	if (!summaries_here() || pl_lock())
 		return;
 	if (!pl.summarised)
 		pl_summary(pl.pid, &pl.counts);
@@ -246,15 +256,13 @@ __attribute__((destructor)) static void end(void)
  * placements it made, which the new one, with memory and counts of its
  * own, could not; its summary at the end is then the new image's, under
  * the same process ID.  Should the exec fail, the counts start again, so
- * that the two summaries add up.  An image that made none says nothing
- * here.  Not from a vfork child, whose counts are its parent's.
+ * that the summaries add up.  An image that made none says nothing here.
  */
 void pl_image_ends(void)
 {
 	static const struct pl_counts none;
 
-	if (pl.state != 2 || !(pl.mode & M_JUDGE) || pl.pid != pl_getpid() ||
-	    !memcmp(&pl.counts, &none, sizeof(none)))
+	if (!summaries_here() || !memcmp(&pl.counts, &none, sizeof(none)))
 		return;
 	pl_summary(pl.pid, &pl.counts);
 	pl.counts = none;

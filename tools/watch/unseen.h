@@ -106,14 +106,19 @@ struct wu_scratch {
 	char names[1024];	/* the start of the section names */
 };
 
-/* Whether the program header at p says PT_INTERP (p_type: the first
-   field of either class's, at any alignment). */
-static inline int wu_is_interp(const unsigned char *p)
+/* Whether one of n program headers at p says PT_INTERP (p_type: the
+   first field of either class's, read at any alignment). */
+static inline int wu_any_interp(const unsigned char *p, unsigned int n,
+				unsigned int size)
 {
 	uint32_t type;
 
-	memcpy(&type, p, sizeof(type));
-	return type == PT_INTERP;
+	for (; n--; p += size) {
+		memcpy(&type, p, sizeof(type));
+		if (type == PT_INTERP)
+			return 1;
+	}
+	return 0;
 }
 
 /*
@@ -126,28 +131,23 @@ static inline int wu_interp(int fd, const struct wu_elf *h, ssize_t got,
 			    struct wu_scratch *b)
 {
 	uint64_t size = (uint64_t)h->phnum * h->phentsize;
-	unsigned int i, n, k;
+	unsigned int i, n;
 
 	if (!h->phnum)
 		return -1;
 	/* Two comparisons, not a sum: a hostile phoff would wrap it. */
 	if (got > 0 && h->phoff <= (uint64_t)got &&
-	    size <= (uint64_t)got - h->phoff) {
-		for (k = 0; k < h->phnum; k++)
-			if (wu_is_interp(b->u.head + h->phoff +
-					 (size_t)k * h->phentsize))
-				return 1;
-		return 0;
-	}
+	    size <= (uint64_t)got - h->phoff)
+		return wu_any_interp(b->u.head + h->phoff, h->phnum,
+				     h->phentsize);
 	for (i = 0; i < h->phnum; i += n) {
 		n = h->phnum - i < WU_BATCH ? h->phnum - i : WU_BATCH;
 		got = pread(fd, &b->u, (size_t)n * h->phentsize,
 			    (off_t)(h->phoff + (uint64_t)i * h->phentsize));
 		if (got < (ssize_t)((size_t)n * h->phentsize))
 			return -1;
-		for (k = 0; k < n; k++)
-			if (wu_is_interp(b->u.head + (size_t)k * h->phentsize))
-				return 1;
+		if (wu_any_interp(b->u.head, n, h->phentsize))
+			return 1;
 	}
 	return 0;
 }
@@ -262,13 +262,16 @@ static inline int wunseen(const char *path, int fd, struct wu_scratch *b)
 	if (!S_ISREG(st.st_mode))
 		return -1;
 	u = st.st_mode & (S_ISUID | S_ISGID) ? WU_SETID : 0;
-	f = fd >= 0 ? fd : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
-				O_NOCTTY);
-	if (f >= 0 && !fstat(f, &fst) && fst.st_ino == st.st_ino &&
+	if (fd >= 0)
+		return u | wu_headers(fd, b);
+	/* The file opened must be the one looked at. */
+	f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (f < 0)
+		return u;
+	if (!fstat(f, &fst) && fst.st_ino == st.st_ino &&
 	    fst.st_dev == st.st_dev)
 		u |= wu_headers(f, b);
-	if (f >= 0 && fd < 0)
-		close(f);
+	close(f);
 	return u;
 }
 
