@@ -1307,8 +1307,8 @@ static void ncb__unmap_stray(long p, unsigned long len, unsigned long alen)
  * Hints in flight.  A hint the kernel cannot honour is placed wherever
  * it finds room, for the moment it takes to undo it: perhaps in a range
  * another thread is placing a mapping in, which then sees an occupant
- * gone a moment later.  A refusal (EEXIST) made while any hint of this
- * process was in flight is asked again, so many times at most: a range
+ * gone a moment later.  A refusal (EEXIST) made while another call's
+ * hint was in flight is asked again, so many times at most: a range
  * nothing else holds is not refused for a stray of our own.  A refusal
  * for a stray of the very call a signal handler interrupted stands.
  */
@@ -1316,33 +1316,47 @@ static void ncb__unmap_stray(long p, unsigned long len, unsigned long alen)
 
 static unsigned long ncb__hints_begun, ncb__hints_ended;
 
+/*
+ * The counts as a call looked at them, and the hints the call has made
+ * since: its own strays were undone before it looked for an occupant,
+ * and cannot be what refused it.
+ */
 struct ncb__hints {
-	unsigned long begun, ended;
+	unsigned long begun, ended, own;
 };
 
 static void ncb__hints_look(struct ncb__hints *h)
 {
 	h->begun = __atomic_load_n(&ncb__hints_begun, __ATOMIC_SEQ_CST);
 	h->ended = __atomic_load_n(&ncb__hints_ended, __ATOMIC_SEQ_CST);
+	h->own = 0;
 }
 
-/* Whether a hint was in flight at any time since h was looked at. */
+/*
+ * Whether another's hint was in flight at any time since h was looked
+ * at (a signal handler's counts as another's).
+ */
 static int ncb__hints_flew(const struct ncb__hints *h)
 {
-	struct ncb__hints now;
+	unsigned long begun, ended;
 
-	ncb__hints_look(&now);
-	return now.begun != h->begun || now.ended != h->ended ||
-	       now.begun != now.ended;
+	begun = __atomic_load_n(&ncb__hints_begun, __ATOMIC_SEQ_CST);
+	ended = __atomic_load_n(&ncb__hints_ended, __ATOMIC_SEQ_CST);
+	return begun - h->begun != h->own || ended - h->ended != h->own ||
+	       begun != ended;
 }
 
-/* A hint at addr, undone (and -EADDRNOTAVAIL) if placed elsewhere. */
-static long ncb__hint(unsigned long addr, unsigned long len,
-		      unsigned long alen, int prot, int flags, int fd,
-		      long long off)
+/*
+ * A hint at addr, undone (and -EADDRNOTAVAIL) if placed elsewhere; one
+ * more of the call's own in h.
+ */
+static long ncb__hint(struct ncb__hints *h, unsigned long addr,
+		      unsigned long len, unsigned long alen, int prot,
+		      int flags, int fd, long long off)
 {
 	long p;
 
+	h->own++;
 	__atomic_add_fetch(&ncb__hints_begun, 1, __ATOMIC_SEQ_CST);
 	p = ncb__mmap_raw(addr, len, prot, flags, fd, off);
 	if (!NCB_CORE_FAILED(p) && (unsigned long)p != addr) {
@@ -1380,7 +1394,8 @@ static int ncb__classify(unsigned long addr, unsigned long len,
  * The placeholder's first len bytes, taken without replacing anything:
  * with the flag only where it is exact for one page, else as a hint.
  */
-static int ncb__claim_first(unsigned long addr, unsigned long len, int mode)
+static int ncb__claim_first(struct ncb__hints *h, unsigned long addr,
+			    unsigned long len, int mode)
 {
 	int fl = NCB__PLACEHOLDER;
 	long p;
@@ -1388,12 +1403,13 @@ static int ncb__claim_first(unsigned long addr, unsigned long len, int mode)
 	/* One page is exact even on 4.17: a mapping inside it contains addr. */
 	if (mode == NCB_NOREPLACE_PARTIAL && len == ncb_core_page_size())
 		fl |= NCB__MAP_NOREPLACE;
-	p = ncb__hint(addr, len, len, 0, fl, -1, 0);
+	p = ncb__hint(h, addr, len, len, 0, fl, -1, 0);
 	return NCB_CORE_FAILED(p) ? (int)p : 0;
 }
 
 /* The whole range as one hint first, then a page grown in place. */
-static int ncb__claim_slow(unsigned long addr, unsigned long len, int mode)
+static int ncb__claim_slow(struct ncb__hints *h, unsigned long addr,
+			   unsigned long len, int mode)
 {
 	unsigned long pg = ncb_core_page_size();
 	int i, err = 0;
@@ -1406,7 +1422,7 @@ static int ncb__claim_slow(unsigned long addr, unsigned long len, int mode)
 		 * space reserved).
 		 */
 		if (len > pg) {
-			err = ncb__claim_first(addr, len, mode);
+			err = ncb__claim_first(h, addr, len, mode);
 			if (!err)
 				return 0;
 			/*
@@ -1421,7 +1437,7 @@ static int ncb__claim_slow(unsigned long addr, unsigned long len, int mode)
 					return err;
 			}
 		}
-		err = ncb__claim_first(addr, pg, mode);
+		err = ncb__claim_first(h, addr, pg, mode);
 		/* A placeholder is never locked: EAGAIN is qemu-user's. */
 		if (err == -NCB__EAGAIN)
 			continue;
@@ -1444,7 +1460,8 @@ static int ncb__claim_slow(unsigned long addr, unsigned long len, int mode)
 	return err;
 }
 
-static int ncb__claim(unsigned long addr, unsigned long len, int mode)
+static int ncb__claim(struct ncb__hints *h, unsigned long addr,
+		      unsigned long len, int mode)
 {
 	long p;
 
@@ -1457,7 +1474,7 @@ static int ncb__claim(unsigned long addr, unsigned long len, int mode)
 			return (int)p;
 		ncb__munmap((unsigned long)p, len);
 	}
-	return ncb__claim_slow(addr, len, mode);
+	return ncb__claim_slow(h, addr, len, mode);
 }
 
 NCB__FN int ncb_core_claim(unsigned long addr, unsigned long len,
@@ -1468,7 +1485,7 @@ NCB__FN int ncb_core_claim(unsigned long addr, unsigned long len,
 
 	for (i = 0;; i++) {
 		ncb__hints_look(&h);
-		err = ncb__claim(addr, len, mode);
+		err = ncb__claim(&h, addr, len, mode);
 		if (err != -NCB__EEXIST || i == NCB__STRAY_TRIES ||
 		    !ncb__hints_flew(&h))
 			return err;
@@ -1756,17 +1773,17 @@ static int ncb__after_collision_check(long err, int flags)
  * A plain hint: if the range is free the kernel places the mapping there
  * itself, atomically.  The mapping, 0 to go on, or -errno.
  */
-static long ncb__try_hint(unsigned long addr, unsigned long len,
-			  unsigned long alen, int huge, int prot, int flags,
-			  int fd, long long off)
+static long ncb__try_hint(struct ncb__hints *h, unsigned long addr,
+			  unsigned long len, unsigned long alen, int huge,
+			  int prot, int flags, int fd, long long off)
 {
 	/*
 	 * A huge page mapping is asked for whole: valgrind retries a refused
 	 * hint at a hole of its own with MAP_FIXED, and a shorter length
 	 * there lets the kernel tear down the rest of the huge page.
 	 */
-	long p = ncb__hint(addr, huge ? alen : len, alen, prot, flags, fd,
-			   off);
+	long p = ncb__hint(h, addr, huge ? alen : len, alen, prot, flags,
+			   fd, off);
 
 	if ((unsigned long)p == addr)
 		return p;
@@ -1808,9 +1825,9 @@ static int ncb__look_first(int flags)
 static void ncb__unclaim(unsigned long new, unsigned long nl);
 
 /* The mapping at a, by hint or claim, once: or -EEXIST, or -errno. */
-static long ncb__mmap_once(unsigned long a, unsigned long len,
-			   unsigned long alen, int prot, int flags, int fd,
-			   long long off, int mode)
+static long ncb__mmap_once(struct ncb__hints *h, unsigned long a,
+			   unsigned long len, unsigned long alen, int prot,
+			   int flags, int fd, long long off, int mode)
 {
 	unsigned long g = ncb__granule(flags, fd);
 	long p;
@@ -1820,14 +1837,14 @@ static long ncb__mmap_once(unsigned long a, unsigned long len,
 		if (ncb__look_first(flags) &&
 		    ncb_core_occupied(a, a + alen) == 1)
 			return -NCB__EEXIST;
-		p = ncb__try_hint(a, len, alen, g > ncb_core_page_size(),
+		p = ncb__try_hint(h, a, len, alen, g > ncb_core_page_size(),
 				  prot, flags, fd, off);
 		if (p)
 			return p;
 		if (ncb_core_occupied(a, a + alen) == 1)
 			return -NCB__EEXIST;
 	}
-	err = ncb__claim(a, alen, mode);
+	err = ncb__claim(h, a, alen, mode);
 	if (err)
 		return err;
 	/*
@@ -1856,7 +1873,8 @@ static long ncb__mmap_placed(unsigned long a, unsigned long len,
 
 	for (i = 0;; i++) {
 		ncb__hints_look(&h);
-		p = ncb__mmap_once(a, len, alen, prot, flags, fd, off, mode);
+		p = ncb__mmap_once(&h, a, len, alen, prot, flags, fd, off,
+				   mode);
 		if (p != -NCB__EEXIST || i == NCB__STRAY_TRIES ||
 		    !ncb__hints_flew(&h))
 			return p;
