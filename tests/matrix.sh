@@ -233,7 +233,7 @@ for s in tests/*.sh; do
 	case $s in
 	tests/matrix.sh | tests/tap.sh | tests/targets.sh | \
 	tests/with-release.sh | tests/conform-check.sh | \
-	tests/watch-events.sh) continue ;;
+	tests/watch-events.sh | tests/preload-setup.sh) continue ;;
 	esac
 	t=$(basename "$s" .sh)
 	want tools "tools/$t" || continue

@@ -1,5 +1,6 @@
 # Sourced by the watchers' suites (watch.sh, watch-system.sh,
-# preload.sh), after tap.sh, with top and tmp set.
+# preload.sh and preload-exec.sh, by preload-setup.sh), after tap.sh,
+# with top and tmp set.
 
 # schema FILE: every line of the NDJSON report of the shape noclobber(1)
 # gives (an empty report has none to check).

@@ -186,6 +186,8 @@ own-region own-region
 own-stack own-stack
 jit own-region
 at-break own-region
+heap-end own-region
+below-heap own-region
 EOF
 }
 
@@ -296,7 +298,8 @@ prot-none other-module
 clone-parent other-module
 x32 kernel-memory
 EOF
-	for c in reserve remap-own ring own-region own-stack jit at-break; do
+	for c in reserve remap-own ring own-region own-stack jit at-break \
+	    heap-end below-heap; do
 		"$p" $c >"$tmp/o" 2>&1 && grep -q "^$c: ok$" "$tmp/o"
 		ok $? "$a $c under --deny: runs, not refused"
 	done

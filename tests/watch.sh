@@ -112,6 +112,8 @@ own-region own-region
 own-stack own-stack
 jit own-region
 at-break own-region
+heap-end own-region
+below-heap own-region
 EOF
 }
 

@@ -33,9 +33,13 @@
  *   invalid:  no-type (MAP_FIXED over the heap with no mapping type: the
  *             kernel's EINVAL, and nothing replaced)
  *   benign:   reserve remap-own ring own-region own-stack jit at-break
- *             (memory of its own mapped at the break, which the kernel
- *             names [heap], mapped over again) churn (jit, after 70000
- *             pages mapped and unmapped, each at a new address)
+ *             (memory of its own mapped at the break, which Linux before
+ *             6.6 names [heap], mapped over again) heap-end (the same
+ *             after the heap grew a page: the kernel merges the two, and
+ *             names both [heap]) below-heap (the same just below the
+ *             heap's start, which Linux before 6.6 names [heap]) churn
+ *             (jit, after 70000 pages mapped and unmapped, each at a new
+ *             address)
  *
  * "clobber wait CASE" first reads a line from its input, so that a watcher
  * can attach to it before the call; "clobber linger CASE" reads one
@@ -687,10 +691,10 @@ static int churn(void)
 	return jit();
 }
 
-/* Benign: its own page at the break (named [heap]), mapped over again. */
-static int at_break(void)
+/* Benign: a page of its own at b, named [heap] by some kernels, mapped
+   over again. */
+static int own_page_at(char *b)
 {
-	char *b = sbrk(0);
 	void *p;
 
 	if (mmap(b, pg, PROT_READ | PROT_WRITE, ANON | MAP_FIXED_NOREPLACE,
@@ -698,6 +702,42 @@ static int at_break(void)
 		return 2;
 	p = mmap(b, pg, PROT_READ | PROT_WRITE, ANON | MAP_FIXED, -1, 0);
 	return outcome(p, (uintptr_t)b, 0);
+}
+
+/*
+ * The heap's start (start_brk): field 47 of /proc/self/stat, counted
+ * after the name's last ')'.
+ */
+static char *heap_start(void)
+{
+	char buf[2048], *p;
+	unsigned long v = 0;
+	int field = 2;
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	for (; p && *p && field < 47; p++)
+		field += *p == ' ';
+	if (!p || sscanf(p, "%lu", &v) != 1)
+		return NULL;
+	return (char *)v;
+}
+
+static int near_heap(const char *how)
+{
+	char *b;
+
+	if (!strcmp(how, "at-break"))
+		return own_page_at(sbrk(0));
+	/* The heap made a page long: the kernel merges the page with it. */
+	if (!strcmp(how, "heap-end"))
+		return sbrk(pg) == (void *)-1 ? 2 : own_page_at(sbrk(0));
+	b = heap_start();
+	return b ? own_page_at(b - pg) : 2;
 }
 
 /*
@@ -774,8 +814,9 @@ static int run(int argc, char **argv)
 		return cache(argv[2]);
 	if (!strcmp(name, "jit"))
 		return jit();
-	if (!strcmp(name, "at-break"))
-		return at_break();
+	if (!strcmp(name, "at-break") || !strcmp(name, "heap-end") ||
+	    !strcmp(name, "below-heap"))
+		return near_heap(name);
 	if (!strcmp(name, "churn"))
 		return churn();
 	if (!strcmp(name, "x32")) {

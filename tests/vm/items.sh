@@ -4,12 +4,14 @@
 #   check  what make check runs (some 10 minutes for both on 2 cores):
 #          every test program at a smaller scale (the model's
 #          differential run short, the stress rounds few, the map count's
-#          limit lowered), the BPF watcher's suite (watch-system), and on
+#          limit lowered), the BPF watcher's suite (watch-system), the
+#          preload watcher's judgments and --emulate (preload), and on
 #          6.1, the oldest, whose layout rules differ most from the host's,
 #          the loader's (exec)
 #   all    make check-vm: the programs at the native row's scale, and
 #          every shell suite that applies: cli, the ptrace watcher's
-#          (watch; the host runs it as before 6.11 too), the Python tests
+#          (watch; the host runs it as before 6.11 too), the Python tests,
+#          the programs the preload watcher runs (preload-exec)
 
 b=build/native
 
@@ -36,9 +38,10 @@ set_env() {
 # shell suites as NAME.sh.
 items() {
 	(cd "$top/$b/tests" && ls t-*) | grep -v '\.' || :
-	echo noclobber-conform watch-system.sh
+	echo noclobber-conform watch-system.sh preload.sh
 	[ "$vm_set" = all ] || [ "$vm_series" = 6.1 ] && echo exec.sh
-	[ "$vm_set" = all ] && echo cli.sh watch.sh python.sh
+	[ "$vm_set" = all ] &&
+		echo cli.sh watch.sh python.sh preload-exec.sh
 	:
 }
 

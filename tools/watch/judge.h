@@ -86,8 +86,9 @@ struct ncb__wproc {
 	wj_size nregions;			/* none overlapping */
 	/*
 	 * The watcher follows brk: no record is of memory the break has
-	 * grown over since, so a seen region in what the kernel names
-	 * [heap] is that region, not the heap.  Linux before 6.6 names so
+	 * grown over since (or, the preload's, the call meets no page of
+	 * the heap), so a seen region in what the kernel names [heap] is
+	 * that region, not the heap.  Linux before 6.6 names so
 	 * a mapping that starts at the break or ends at its start too
 	 * (show_map_vma: vm_start <= brk && vm_end >= start_brk; 6.6's
 	 * vma_is_initial_heap() compares strictly), and a mapping merged

@@ -14,6 +14,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "pagemap.h"
@@ -68,12 +69,23 @@ void pl_unlock(void)
 	__atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE);
 }
 
+/*
+ * Once the main thread has exited, /proc/self is a zombie's: its maps
+ * are empty, its exe link is gone.  The calling thread's view (Linux
+ * 3.17) is asked then, and only then: qemu-user (7.2) makes up the
+ * guest's /proc/self, but passes /proc/thread-self through to the host,
+ * where it is the emulator's own.  Cleared in a child: its main thread
+ * is the one that forked.
+ */
+static int leader_gone;
+
 /* Only the thread that forked goes on in the child. */
 static size_t nthreads PL_HOT;
 
 void pl_space_child(void)
 {
 	nthreads = 0;
+	leader_gone = 0;
 	held = 0;
 	__atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE);
 }
@@ -86,45 +98,44 @@ static struct {
 	size_t at, len;
 } maps;
 
-/*
- * The calling thread's view (Linux 3.17): once the main thread has
- * exited, /proc/self is a zombie's and its maps are empty.
- */
 static int proc_open(const char *name)
 {
-	char path[64] = "/proc/thread-self/";
-	int fd;
+	char path[64];
 
+	strcpy(path, leader_gone ? "/proc/thread-self/" : "/proc/self/");
 	strcat(path, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT) {
-		memcpy(path, "/proc/self/", sizeof("/proc/self/"));
-		strcat(path, name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	return fd;
+	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
+static int maps_fill(void)
+{
+	ssize_t n;
+
+	do
+		n = read(maps.fd, maps.buf, sizeof(maps.buf));
+	while (n < 0 && errno == EINTR);
+	maps.at = 0;
+	maps.len = n > 0 ? (size_t)n : 0;
+	return n > 0 ? 0 : -1;
+}
+
+/* The maps opened, their first bytes read: a process maps something. */
 static int maps_open(void)
 {
 	maps.fd = proc_open("maps");
-	maps.at = maps.len = 0;
-	return maps.fd < 0 ? -1 : 0;
+	if (maps.fd < 0)
+		return -1;
+	if (!maps_fill() || leader_gone || maps.len)
+		return 0;
+	close(maps.fd);
+	leader_gone = 1;
+	return maps_open();
 }
 
 static int maps_byte(void)
 {
-	ssize_t n;
-
-	if (maps.at == maps.len) {
-		do
-			n = read(maps.fd, maps.buf, sizeof(maps.buf));
-		while (n < 0 && errno == EINTR);
-		if (n <= 0)
-			return -1;
-		maps.at = 0;
-		maps.len = (size_t)n;
-	}
+	if (maps.at == maps.len && maps_fill())
+		return -1;
 	return (unsigned char)maps.buf[maps.at++];
 }
 
@@ -448,17 +459,24 @@ static void know_process(void)
 {
 	uint64_t interp_base;
 	struct stat st;
+	int fd;
 
 	if (process_known)
 		return;
 	process_known = 1;
-	/* The calling thread's link: once the main thread has exited,
-	   /proc/self's is a zombie's, and has none. */
-	if (!stat("/proc/thread-self/exe", &st) ||
-	    !stat("/proc/self/exe", &st)) {
+	/*
+	 * Opened, not stat'ed: qemu-user (7.2) makes up the guest's link
+	 * for open(2), but stat(2) follows the emulator's own.
+	 */
+	fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		fd = open("/proc/thread-self/exe", O_PATH | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &st)) {
 		exe.dev = st.st_dev;
 		exe.ino = st.st_ino;
 	}
+	if (fd >= 0)
+		close(fd);
 	interp_base = getauxval(AT_BASE);
 	interp = interp_base ? pl_file_at(interp_base) : exe;
 }
@@ -517,6 +535,45 @@ void pl_proc(struct ncb__wproc *p, const struct ncb__wthread *self)
 	p->nthreads = nthreads + 1;
 	p->regions = regions.r;
 	p->nregions = regions.n;
+}
+
+/*
+ * The heap's start (start_brk), field 47 of /proc/self/stat (Linux
+ * 3.5); 0 if not known (an emulator makes the file up with zeros).  The
+ * name, field 2, may hold anything: the fields are counted after its
+ * last ')'.
+ */
+static uint64_t heap_start(void)
+{
+	char buf[2048], *p = NULL, *end;
+	uint64_t v = 0;
+	ssize_t n = 0, r;
+	int fd = proc_open("stat"), field = 2;
+
+	if (fd < 0)
+		return 0;
+	do {
+		r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n);
+		n += r > 0 ? r : 0;
+	} while ((r > 0 && n < (ssize_t)sizeof(buf) - 1) ||
+		 (r < 0 && errno == EINTR));
+	close(fd);
+	buf[n] = '\0';
+	for (end = buf; *end; end++)
+		if (*end == ')')
+			p = end;
+	for (; p && *p && field < 47; p++)
+		field += *p == ' ';
+	for (; p && field == 47 && *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return p && (*p == ' ' || *p == '\n') ? v : 0;
+}
+
+int pl_meets_heap(uint64_t start, uint64_t end)
+{
+	uint64_t brk = (uint64_t)pl_sys(__NR_brk, 0, 0, 0, 0, 0, 0);
+
+	return start < brk && end > heap_start();
 }
 
 /* ---- The victims ---- */

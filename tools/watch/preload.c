@@ -349,6 +349,16 @@ static int kernel_refuses(const struct call *k)
 	return (a[1] & (shmlba() - 1)) && !(a[2] & WC_SHM_RND);
 }
 
+static int names_heap(const struct pl_victims *vs)
+{
+	size_t i;
+
+	for (i = 0; i < vs->n; i++)
+		if (!strcmp(vs->v[i].m.path, "[heap]"))
+			return 1;
+	return 0;
+}
+
 /* The process, the call and what it would replace, judged. */
 static void judge(const struct call *k, struct pl_event *e)
 {
@@ -373,6 +383,8 @@ static void judge(const struct call *k, struct pl_event *e)
 	pl_proc(&p, &self);
 	c.start = e->start;
 	c.end = e->end;
+	/* Records are believed in what is named [heap] but is not heap. */
+	p.sees_brk = names_heap(vs) && !pl_meets_heap(c.start, c.end);
 	c.tid = e->tid;
 	c.sp = k->sp;
 	c.caller = e->caller.mod;

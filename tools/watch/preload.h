@@ -127,6 +127,14 @@ struct ncb__wmod pl_file_at(uint64_t at);
 void pl_forget(uint64_t start, uint64_t end);
 /* The mappings meeting [start, end), as the rules want them: 0, or -1. */
 int pl_victims(uint64_t start, uint64_t end, struct pl_victims *vs);
+/*
+ * Whether [start, end) meets the heap, [start_brk, brk), where the
+ * kernel names [heap] more than the heap: before Linux 6.6, a mapping
+ * that starts at the break or ends at the heap's start too.  The break
+ * is the kernel's (brk(0) moves nothing); where the heap's start is not
+ * known, everything below the break is taken for heap.
+ */
+int pl_meets_heap(uint64_t start, uint64_t end);
 /* The process as the rules see it: its threads, the caller's last. */
 void pl_proc(struct ncb__wproc *p, const struct ncb__wthread *self);
 /*

@@ -810,11 +810,14 @@ static int add_victim(struct ws_event *e, struct mm_struct *mm,
 	k = kind_of(mm, v, name);
 	/*
 	 * The kernel names [heap] a mapping that holds the break, with what
-	 * merged with it past the break (memory a program mapped there):
-	 * the part above the break is no heap, and the records tell whose.
+	 * merged with it past the break or below the heap's start (memory
+	 * a program mapped there): those parts are no heap, and the records
+	 * tell whose.  (shmat's end is not known yet: 0.)
 	 */
 	if (k == WS_K_HEAP &&
-	    (v->start > e->start ? v->start : e->start) >= mm->brk)
+	    ((v->start > e->start ? v->start : e->start) >= mm->brk ||
+	     (e->end > e->start &&
+	      (v->end < e->end ? v->end : e->end) <= mm->start_brk)))
 		k = 0;
 	/* Plain, but a stack: not merged, its bounds tell whose. */
 	if (!k && holds_sp(e, v->start, v->end))
