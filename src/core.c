@@ -25,3 +25,13 @@ void ncb__stray_end(void)
 {
 	__atomic_add_fetch(&ncb__hints_ended, 1, __ATOMIC_SEQ_CST);
 }
+
+unsigned long ncb__hints_made(void)
+{
+	return __atomic_load_n(&ncb__hints_begun, __ATOMIC_SEQ_CST);
+}
+
+void ncb__core_reader(int set)
+{
+	NCB__SET(ncb__query, set);
+}

@@ -145,6 +145,12 @@ NCB_HIDDEN size_t ncb__as_bytes(const struct ncb_as *as);
 /* Around the library's own short-lived mappings (core.c). */
 NCB_HIDDEN void ncb__stray_begin(void);
 NCB_HIDDEN void ncb__stray_end(void);
+/*
+ * For tests (core.c): the hints the core has begun, and the reader of
+ * its occupancy checks imposed: 1 the ioctl, 2 the text, 0 measured again.
+ */
+NCB_HIDDEN unsigned long ncb__hints_made(void);
+NCB_HIDDEN void ncb__core_reader(int set);
 
 /* A release as ncb_core_kernel_release gives it. */
 #define NCB__KERNEL(major, minor) ((major) << 16 | (minor) << 8)
