@@ -67,6 +67,7 @@ malloc-mmap unjudged unknown-maker anonymous not seen
 malloc-mremap unjudged unknown-maker anonymous not seen
 malloc-shmat unjudged unknown-maker anonymous not seen
 prot-none unjudged unknown-maker anonymous not seen
+prot-none-after-leader unjudged unknown-maker anonymous not seen
 merged unjudged unknown-maker anonymous not seen
 EOF
 
@@ -216,6 +217,48 @@ emulated() {
 }
 bound=
 have timeout && bound="timeout 120"
+
+# Judged under qemu-user, whose /proc/self is made up for the guest (and
+# /proc/thread-self is the emulator's own), whose maps show no code
+# executable: under --deny the benign patterns run, the clobbers are
+# refused (the guest's heap is of no known maker there: unjudged).
+# qemu_case CASE: the corpus's CASE under qemu-x86_64, NCB_PRELOAD=deny.
+qemu_case() {
+	rm -f "$tmp/e"
+	$bound qemu-x86_64 -E LD_PRELOAD="$lib" -E NCB_PRELOAD=deny \
+		-E NCB_PRELOAD_JSON=1 -E NCB_PRELOAD_OUTPUT="$tmp/e" "$p" "$1" \
+		>"$tmp/o" 2>&1
+}
+if have qemu-x86_64; then
+	for c in reserve remap-own ring own-region own-stack jit at-break \
+		heap-end; do
+		qemu_case $c
+		grep -q "^$c: ok$" "$tmp/o" &&
+			events "$tmp/e" "len(ev) == 0" "len(sums) == 1" \
+				"sums[0]['clobbers'] == 0" \
+				"sums[0]['unjudged'] == 0"
+		ok $? "qemu-x86_64 --deny $c: benign, runs"
+	done
+	while read -r c cls kind; do
+		qemu_case $c
+		grep -q "^$c: EEXIST$" "$tmp/o" && grep -qx intact "$tmp/o" &&
+			events "$tmp/e" "len(ev) == 1" \
+				"ev[0]['class'] == '$cls'" \
+				"ev[0]['victims'][0]['kind'] == '$kind'" \
+				"ev[0]['action'] == 'denied'"
+		ok $? "qemu-x86_64 --deny $c: refused ($cls, $kind)"
+	done <<EOF
+heap unknown-maker anonymous
+after-leader unknown-maker anonymous
+image kernel-memory program
+stack kernel-memory stack
+library other-module library
+thread-stack thread-stack thread-stack
+EOF
+else
+	skip "qemu-x86_64 is not installed"
+fi
+
 nr=$tmp/noreplace
 "$nr" >"$tmp/o" 2>&1
 ok $? "natively: every placement exact or EEXIST, none lost"

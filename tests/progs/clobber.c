@@ -20,7 +20,9 @@
  *             LIB, keeps mapped: tests/progs/cache.c) x32 (the heap
  *             page by x32's mmap, where the kernel takes x32 calls: else
  *             "x32: ENOSYS") prot-none (a page of a malloc block, its
- *             bytes kept PROT_NONE: data still, no reservation) arena
+ *             bytes kept PROT_NONE: data still, no reservation)
+ *             prot-none-after-leader (the same by a thread, once the
+ *             main thread, which made one placement, has exited) arena
  *             (a page of a thread arena's reservation, which malloc
  *             grows into) merged (a malloc block's first page and the
  *             page of its own the program mapped just below it, which
@@ -37,7 +39,8 @@
  *             6.6 names [heap], mapped over again) heap-end (the same
  *             after the heap grew a page: the kernel merges the two, and
  *             names both [heap]) below-heap (the same just below the
- *             heap's start, which Linux before 6.6 names [heap]) churn
+ *             heap's start, which Linux before 6.6 names [heap]; "taken"
+ *             where the program's bss ends there) churn
  *             (jit, after 70000 pages mapped and unmapped, each at a new
  *             address)
  *
@@ -354,6 +357,20 @@ static int do_shmat(uintptr_t page)
  * thread's exit's.
  */
 static pid_t leader;
+static int (*leader_then)(uintptr_t page);
+
+/*
+ * A fixed placement over memory of its own, said nowhere: a watcher has
+ * judged one (and kept what it reads the process by) before the main
+ * thread goes.
+ */
+static int judged_once(void)
+{
+	char *p = mmap(NULL, pg, PROT_READ, ANON, -1, 0);
+
+	return p == MAP_FAILED ||
+	       mmap(p, pg, PROT_READ, ANON | MAP_FIXED, -1, 0) != p;
+}
 
 static void *after_leader(void *arg)
 {
@@ -375,7 +392,7 @@ static void *after_leader(void *arg)
 		if (!s)
 			usleep(1000);
 	}
-	exit(s ? over((uintptr_t)arg) : 2);
+	exit(s ? leader_then((uintptr_t)arg) : 2);
 }
 
 static void *arena_block(void *arg)
@@ -737,7 +754,14 @@ static int near_heap(const char *how)
 	if (!strcmp(how, "heap-end"))
 		return sbrk(pg) == (void *)-1 ? 2 : own_page_at(sbrk(0));
 	b = heap_start();
-	return b ? own_page_at(b - pg) : 2;
+	if (!b)
+		return 2;
+	/* Without address randomisation the program's bss ends there. */
+	if (!msync(b - pg, pg, MS_ASYNC)) {
+		printf("%s: taken\n", how);
+		return 3;
+	}
+	return own_page_at(b - pg);
 }
 
 /*
@@ -846,10 +870,14 @@ static int run(int argc, char **argv)
 		return ring();
 	if (!strcmp(name, "own-region"))
 		return own_region();
-	if (!strcmp(name, "after-leader")) {
+	if (!strcmp(name, "after-leader") ||
+	    !strcmp(name, "prot-none-after-leader")) {
 		leader = getpid();
-		if (pthread_create(&t, NULL, after_leader,
-				   (void *)heap_page()))
+		leader_then = name[0] == 'a' ? over : prot_none;
+		if ((name[0] == 'p' && judged_once()) ||
+		    pthread_create(&t, NULL, after_leader,
+				   (void *)(name[0] == 'a' ? heap_page() :
+					    malloc_page())))
 			return 2;
 		pthread_exit(NULL);
 	}

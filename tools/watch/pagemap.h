@@ -15,7 +15,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-/* Whether a page of [s, e) holds data; 0 where fd cannot be read. */
+/*
+ * Whether a page of [s, e) holds data; 1 where the entries cannot be
+ * read (the task gone, say): a refusal too many is the safe side.
+ */
 static inline int wpagemap_data(int fd, uint64_t s, uint64_t e,
 				uint64_t page, uint64_t *ent, size_t nent)
 {
@@ -28,8 +31,8 @@ static inline int wpagemap_data(int fd, uint64_t s, uint64_t e,
 			      nent;
 
 		n = pread(fd, ent, want * sizeof(*ent), (off_t)(at * 8));
-		if (n <= 0)
-			break;
+		if (n < (ssize_t)sizeof(*ent))
+			return 1;
 		n /= (ssize_t)sizeof(*ent);
 		for (i = 0; i < n && !r; i++)
 			r = !!(ent[i] & (3ULL << 62));

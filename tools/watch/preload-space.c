@@ -71,13 +71,31 @@ void pl_unlock(void)
 
 /*
  * Once the main thread has exited, /proc/self is a zombie's: its maps
- * are empty, its exe link is gone.  The calling thread's view (Linux
- * 3.17) is asked then, and only then: qemu-user (7.2) makes up the
- * guest's /proc/self, but passes /proc/thread-self through to the host,
- * where it is the emulator's own.  Cleared in a child: its main thread
- * is the one that forked.
+ * are empty, its pagemap unreadable, its links gone.  The calling
+ * thread's view (Linux 3.17) is asked then, and only then: qemu-user
+ * (7.2) makes up the guest's /proc/self, but passes /proc/thread-self
+ * through to the host, where it is the emulator's own.  Cleared in a
+ * child: its main thread is the one that forked.
  */
 static int leader_gone;
+
+/*
+ * Asked by a thread other than the main one, once a call: the main
+ * thread's working directory link, which the kernel drops as it exits
+ * (ENOENT), qemu-user passes to the host (where the emulator's main
+ * thread is the guest's), and costs no descriptor.
+ */
+static int leader_exited(void)
+{
+	char c;
+
+	if (!leader_gone && pl_sys(__NR_gettid, 0, 0, 0, 0, 0, 0) !=
+			    pl_getpid())
+		leader_gone = pl_sys(__NR_readlinkat, AT_FDCWD,
+				     (long)"/proc/self/cwd", (long)&c, 1, 0,
+				     0) == -ENOENT;
+	return leader_gone;
+}
 
 /* Only the thread that forked goes on in the child. */
 static size_t nthreads PL_HOT;
@@ -98,44 +116,40 @@ static struct {
 	size_t at, len;
 } maps;
 
+static const char *proc_dir(void)
+{
+	return leader_exited() ? "/proc/thread-self/" : "/proc/self/";
+}
+
 static int proc_open(const char *name)
 {
 	char path[64];
 
-	strcpy(path, leader_gone ? "/proc/thread-self/" : "/proc/self/");
+	strcpy(path, proc_dir());
 	strcat(path, name);
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-static int maps_fill(void)
-{
-	ssize_t n;
-
-	do
-		n = read(maps.fd, maps.buf, sizeof(maps.buf));
-	while (n < 0 && errno == EINTR);
-	maps.at = 0;
-	maps.len = n > 0 ? (size_t)n : 0;
-	return n > 0 ? 0 : -1;
-}
-
-/* The maps opened, their first bytes read: a process maps something. */
 static int maps_open(void)
 {
 	maps.fd = proc_open("maps");
-	if (maps.fd < 0)
-		return -1;
-	if (!maps_fill() || leader_gone || maps.len)
-		return 0;
-	close(maps.fd);
-	leader_gone = 1;
-	return maps_open();
+	maps.at = maps.len = 0;
+	return maps.fd < 0 ? -1 : 0;
 }
 
 static int maps_byte(void)
 {
-	if (maps.at == maps.len && maps_fill())
-		return -1;
+	ssize_t n;
+
+	if (maps.at == maps.len) {
+		do
+			n = read(maps.fd, maps.buf, sizeof(maps.buf));
+		while (n < 0 && errno == EINTR);
+		if (n <= 0)
+			return -1;
+		maps.at = 0;
+		maps.len = (size_t)n;
+	}
 	return (unsigned char)maps.buf[maps.at++];
 }
 
@@ -224,17 +238,22 @@ static struct ncb__wmod mod_of(const struct pl_map *l)
 	return m;
 }
 
-/* Every executable mapping, in address order, as the maps say now. */
-static void read_code(void)
+/*
+ * Every executable mapping (any_file: every file's mapping too), in
+ * address order, as the maps say now; how many of a file are executable.
+ */
+static size_t read_code_where(int any_file)
 {
 	struct pl_map *l = &scratch;
+	size_t files = 0;
 
 	ncode = 0;
 	if (maps_open())
-		return;
+		return 0;
 	while (ncode < CODE_MAX && maps_next(l) == 1) {
-		if (!(l->prot & PROT_EXEC))
+		if (!(l->prot & PROT_EXEC) && !(any_file && l->ino))
 			continue;
+		files += l->ino && (l->prot & PROT_EXEC);
 		code[ncode].start = l->start;
 		code[ncode].end = l->end;
 		code[ncode].offset = l->offset;
@@ -243,6 +262,18 @@ static void read_code(void)
 		ncode++;
 	}
 	close(maps.fd);
+	return files;
+}
+
+/*
+ * The code's mappings.  qemu-user (7.2) lists the guest's code without
+ * x, and so no file's mapping executable, not even this library's: a
+ * file's mappings are taken for code there.
+ */
+static void read_code(void)
+{
+	if (!read_code_where(0))
+		read_code_where(1);
 }
 
 /* The first entry ending above a: where a lies, or would go. */
@@ -448,6 +479,14 @@ void pl_space_init(void)
 	t0 = pl_now_direct();
 }
 
+static int ends_deleted(const char *path, size_t n)
+{
+	static const char mark[] = " (deleted)";
+
+	return n >= sizeof(mark) - 1 &&
+	       !memcmp(path + n - (sizeof(mark) - 1), mark, sizeof(mark) - 1);
+}
+
 /*
  * The program's and the interpreter's files, asked at the first
  * judgment, not as the process starts: most processes never make one,
@@ -459,24 +498,28 @@ static void know_process(void)
 {
 	uint64_t interp_base;
 	struct stat st;
-	int fd;
+	char link[64], path[PL_PATH];
+	ssize_t n;
 
 	if (process_known)
 		return;
 	process_known = 1;
 	/*
-	 * Opened, not stat'ed: qemu-user (7.2) makes up the guest's link
-	 * for open(2), but stat(2) follows the emulator's own.
+	 * The path the link names, where it names one: qemu-user makes up
+	 * the guest's for readlink(2) (and open(2), which before 7.2 gives
+	 * its own descriptor of the program), but stat(2) follows the
+	 * emulator's.  A program since deleted or replaced: the link.
 	 */
-	fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
-	if (fd < 0)
-		fd = open("/proc/thread-self/exe", O_PATH | O_CLOEXEC);
-	if (fd >= 0 && !fstat(fd, &st)) {
+	strcpy(link, proc_dir());
+	strcat(link, "exe");
+	n = readlink(link, path, sizeof(path));
+	/* Cut short, it may name another file. */
+	path[n > 0 && n < (ssize_t)sizeof(path) ? n : 0] = '\0';
+	if ((path[0] == '/' && !ends_deleted(path, (size_t)n) &&
+	     !stat(path, &st)) || !stat(link, &st)) {
 		exe.dev = st.st_dev;
 		exe.ino = st.st_ino;
 	}
-	if (fd >= 0)
-		close(fd);
 	interp_base = getauxval(AT_BASE);
 	interp = interp_base ? pl_file_at(interp_base) : exe;
 }
@@ -729,7 +772,8 @@ int pl_victims(uint64_t start, uint64_t end, struct pl_victims *vs)
 
 	vs->n = 0;
 	vs->truncated = 0;
-	r = victims_queried(start, end, vs);
+	/* The kept descriptor may be /proc/self's, the main thread gone. */
+	r = leader_exited() ? -ENOTTY : victims_queried(start, end, vs);
 	if (r != -ENOTTY)
 		return r;
 	vs->n = 0;

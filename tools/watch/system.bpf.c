@@ -795,6 +795,26 @@ static int in_regions(const struct ws_event *e, unsigned long long s,
 }
 
 /*
+ * Whether the call meets the heap in what the kernel names [heap]: a
+ * mapping that holds the break, with what merged with it past the break
+ * (memory a program mapped there, whose records tell whose) or below the
+ * heap's start.  That is the program's own only where a record says so:
+ * without address randomisation the program's bss runs into the heap,
+ * and merges with it.  (shmat's end is not known yet: 0.)
+ */
+static int heap_met(const struct ws_event *e, struct mm_struct *mm,
+		    const struct mapping *v)
+{
+	unsigned long long s = v->start > e->start ? v->start : e->start;
+	unsigned long long end = v->end < e->end ? v->end : e->end;
+
+	if (s >= mm->brk)
+		return 0;
+	return e->end <= e->start || end > mm->start_brk ||
+	       !in_regions(e, s, end);
+}
+
+/*
  * One mapping of the range, merged into the last if both are plain and
  * neither is part of a region a fixed mmap made (whose maker the rules
  * weigh apart).
@@ -808,16 +828,7 @@ static int add_victim(struct ws_event *e, struct mm_struct *mm,
 	struct file *f;
 
 	k = kind_of(mm, v, name);
-	/*
-	 * The kernel names [heap] a mapping that holds the break, with what
-	 * merged with it past the break or below the heap's start (memory
-	 * a program mapped there): those parts are no heap, and the records
-	 * tell whose.  (shmat's end is not known yet: 0.)
-	 */
-	if (k == WS_K_HEAP &&
-	    ((v->start > e->start ? v->start : e->start) >= mm->brk ||
-	     (e->end > e->start &&
-	      (v->end < e->end ? v->end : e->end) <= mm->start_brk)))
+	if (k == WS_K_HEAP && !heap_met(e, mm, v))
 		k = 0;
 	/* Plain, but a stack: not merged, its bounds tell whose. */
 	if (!k && holds_sp(e, v->start, v->end))
