@@ -60,6 +60,7 @@ fork clobber kernel-memory heap kernel
 vfork clobber kernel-memory heap kernel
 thread clobber kernel-memory heap kernel
 after-leader clobber kernel-memory heap kernel
+mremap-after-leader clobber kernel-memory heap kernel
 huge clobber kernel-memory heap kernel
 huge-mremap clobber kernel-memory heap kernel
 cache clobber other-module region libncbcache

@@ -22,7 +22,8 @@
  *             "x32: ENOSYS") prot-none (a page of a malloc block, its
  *             bytes kept PROT_NONE: data still, no reservation)
  *             prot-none-after-leader (the same by a thread, once the
- *             main thread, which made one placement, has exited) arena
+ *             main thread, which made one placement, has exited)
+ *             mremap-after-leader (mremap's, none made before) arena
  *             (a page of a thread arena's reservation, which malloc
  *             grows into) merged (a malloc block's first page and the
  *             page of its own the program mapped just below it, which
@@ -871,13 +872,15 @@ static int run(int argc, char **argv)
 	if (!strcmp(name, "own-region"))
 		return own_region();
 	if (!strcmp(name, "after-leader") ||
-	    !strcmp(name, "prot-none-after-leader")) {
+	    !strcmp(name, "prot-none-after-leader") ||
+	    !strcmp(name, "mremap-after-leader")) {
 		leader = getpid();
-		leader_then = name[0] == 'a' ? over : prot_none;
+		leader_then = name[0] == 'a' ? over :
+			      name[0] == 'p' ? prot_none : do_mremap;
 		if ((name[0] == 'p' && judged_once()) ||
 		    pthread_create(&t, NULL, after_leader,
-				   (void *)(name[0] == 'a' ? heap_page() :
-					    malloc_page())))
+				   (void *)(name[0] == 'p' ? malloc_page() :
+					    heap_page())))
 			return 2;
 		pthread_exit(NULL);
 	}

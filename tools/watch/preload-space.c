@@ -80,20 +80,23 @@ void pl_unlock(void)
 static int leader_gone;
 
 /*
- * Asked by a thread other than the main one, once a call: the main
- * thread's working directory link, which the kernel drops as it exits
- * (ENOENT), qemu-user passes to the host (where the emulator's main
- * thread is the guest's), and costs no descriptor.
+ * Asked by a thread other than the main one as it opens a file there:
+ * the main thread's working directory link, which the kernel drops as
+ * it exits (ENOENT), qemu-user passes to the host (where the emulator's
+ * main thread is the guest's), and costs no descriptor; ENOENT where
+ * there is no /proc (a chroot) too, which the stat file tells apart.
  */
 static int leader_exited(void)
 {
 	char c;
 
-	if (!leader_gone && pl_sys(__NR_gettid, 0, 0, 0, 0, 0, 0) !=
-			    pl_getpid())
-		leader_gone = pl_sys(__NR_readlinkat, AT_FDCWD,
-				     (long)"/proc/self/cwd", (long)&c, 1, 0,
-				     0) == -ENOENT;
+	if (leader_gone ||
+	    pl_sys(__NR_gettid, 0, 0, 0, 0, 0, 0) == pl_getpid() ||
+	    pl_sys(__NR_readlinkat, AT_FDCWD, (long)"/proc/self/cwd",
+		   (long)&c, 1, 0, 0) != -ENOENT)
+		return leader_gone;
+	leader_gone = !pl_sys(__NR_faccessat, AT_FDCWD,
+			      (long)"/proc/self/stat", F_OK, 0, 0, 0);
 	return leader_gone;
 }
 
@@ -240,20 +243,23 @@ static struct ncb__wmod mod_of(const struct pl_map *l)
 
 /*
  * Every executable mapping (any_file: every file's mapping too), in
- * address order, as the maps say now; how many of a file are executable.
+ * address order, as the maps say now; whether this library's own code
+ * is listed executable.
  */
-static size_t read_code_where(int any_file)
+static int read_code_where(int any_file)
 {
+	uint64_t self = (uint64_t)(uintptr_t)&read_code_where;
 	struct pl_map *l = &scratch;
-	size_t files = 0;
+	int self_x = 0;
 
 	ncode = 0;
 	if (maps_open())
-		return 0;
+		return 1;
 	while (ncode < CODE_MAX && maps_next(l) == 1) {
+		if (l->start <= self && self < l->end)
+			self_x = !!(l->prot & PROT_EXEC);
 		if (!(l->prot & PROT_EXEC) && !(any_file && l->ino))
 			continue;
-		files += l->ino && (l->prot & PROT_EXEC);
 		code[ncode].start = l->start;
 		code[ncode].end = l->end;
 		code[ncode].offset = l->offset;
@@ -262,13 +268,12 @@ static size_t read_code_where(int any_file)
 		ncode++;
 	}
 	close(maps.fd);
-	return files;
+	return self_x;
 }
 
 /*
  * The code's mappings.  qemu-user (7.2) lists the guest's code without
- * x, and so no file's mapping executable, not even this library's: a
- * file's mappings are taken for code there.
+ * x, this library's too: a file's mappings are taken for code there.
  */
 static void read_code(void)
 {
@@ -494,22 +499,20 @@ static int ends_deleted(const char *path, size_t n)
  * is the file mapped at its base (AT_BASE; none: the program runs
  * itself).
  */
-static void know_process(void)
+/*
+ * The program by its link, where no file holds its program headers: the
+ * path the link names, where it names one (qemu-user makes up the
+ * guest's for readlink(2), and open(2), which before 7.2 gives its own
+ * descriptor of the program, but stat(2) follows the emulator's); a
+ * program since deleted or replaced: the link.
+ */
+static struct ncb__wmod exe_by_link(void)
 {
-	uint64_t interp_base;
-	struct stat st;
+	struct ncb__wmod m = { 0, 0 };
 	char link[64], path[PL_PATH];
+	struct stat st;
 	ssize_t n;
 
-	if (process_known)
-		return;
-	process_known = 1;
-	/*
-	 * The path the link names, where it names one: qemu-user makes up
-	 * the guest's for readlink(2) (and open(2), which before 7.2 gives
-	 * its own descriptor of the program), but stat(2) follows the
-	 * emulator's.  A program since deleted or replaced: the link.
-	 */
 	strcpy(link, proc_dir());
 	strcat(link, "exe");
 	n = readlink(link, path, sizeof(path));
@@ -517,9 +520,26 @@ static void know_process(void)
 	path[n > 0 && n < (ssize_t)sizeof(path) ? n : 0] = '\0';
 	if ((path[0] == '/' && !ends_deleted(path, (size_t)n) &&
 	     !stat(path, &st)) || !stat(link, &st)) {
-		exe.dev = st.st_dev;
-		exe.ino = st.st_ino;
+		m.dev = st.st_dev;
+		m.ino = st.st_ino;
 	}
+	return m;
+}
+
+static void know_process(void)
+{
+	uint64_t interp_base;
+
+	if (process_known)
+		return;
+	process_known = 1;
+	/*
+	 * The file mapped where the program's headers are (AT_PHDR):
+	 * whatever its path, and under an emulator the guest's.
+	 */
+	exe = pl_file_at(getauxval(AT_PHDR));
+	if (!exe.ino)
+		exe = exe_by_link();
 	interp_base = getauxval(AT_BASE);
 	interp = interp_base ? pl_file_at(interp_base) : exe;
 }
@@ -710,8 +730,9 @@ static int holds_data(uint64_t s, uint64_t e)
 	static uint64_t ent[512];
 	int fd = pagemap_fd(), r;
 
+	/* Not to be read (no /proc): data maybe, the safe side. */
 	if (fd < 0)
-		return 0;
+		return 1;
 	r = wpagemap_scan(fd, s, e);
 	if (r < 0)
 		r = wpagemap_data(fd, s, e, pl_page(), ent, 512);
@@ -765,6 +786,24 @@ static int victims_queried(uint64_t start, uint64_t end,
 	return r == -ENOTTY ? r : r < 0 ? -1 : 0;
 }
 
+int pl_mapped_text(uint64_t addr)
+{
+	struct pl_map *l = &scratch;
+	int m = 0;
+
+	if (maps_open())
+		return -1;
+	while (!m && maps_next(l) == 1 && l->start <= addr)
+		m = addr < l->end;
+	close(maps.fd);
+	return m;
+}
+
+int pl_main_thread_gone(void)
+{
+	return leader_exited();
+}
+
 int pl_victims(uint64_t start, uint64_t end, struct pl_victims *vs)
 {
 	struct pl_map *l = &scratch;
@@ -772,8 +811,7 @@ int pl_victims(uint64_t start, uint64_t end, struct pl_victims *vs)
 
 	vs->n = 0;
 	vs->truncated = 0;
-	/* The kept descriptor may be /proc/self's, the main thread gone. */
-	r = leader_exited() ? -ENOTTY : victims_queried(start, end, vs);
+	r = victims_queried(start, end, vs);
 	if (r != -ENOTTY)
 		return r;
 	vs->n = 0;

@@ -220,8 +220,10 @@ retry:
 	}
 	if (r == -ENOENT)
 		return 0;
+	/* ESRCH: a descriptor opened once the main thread had exited. */
 	if (r < 0)
-		return r == -EINVAL || r == -ENAMETOOLONG ? -ENOTTY : (int)r;
+		return r == -EINVAL || r == -ENAMETOOLONG || r == -ESRCH ?
+		       -ENOTTY : (int)r;
 	m->start = q.vma_start;
 	m->end = q.vma_end;
 	m->offset = q.vma_offset;
@@ -237,8 +239,16 @@ retry:
 	return 1;
 }
 
+/*
+ * Not known, mapped: the call goes on to be judged.  The core reads
+ * /proc/self, whose maps are empty once the main thread has exited.
+ */
 int pl_mapped(uint64_t addr)
 {
-	return ncb_core_occupied((unsigned long)addr,
-				 (unsigned long)addr + 1) == 1;
+	int r = ncb_core_occupied((unsigned long)addr,
+				  (unsigned long)addr + 1);
+
+	if (!r && pl_main_thread_gone())
+		r = pl_mapped_text(addr);
+	return r != 0;
 }

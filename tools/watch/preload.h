@@ -123,6 +123,10 @@ void pl_record(uint64_t start, uint64_t end, uint64_t by,
 	       struct ncb__wmod file, unsigned int call);
 /* What the mapping at holds maps (shared memory has its inode too). */
 struct ncb__wmod pl_file_at(uint64_t at);
+/* Whether the main thread has exited (/proc/self is a zombie's then). */
+int pl_main_thread_gone(void);
+/* Whether a mapping holds addr, by the calling thread's maps: or -1. */
+int pl_mapped_text(uint64_t addr);
 /* [start, end) unmapped: no record of it stays. */
 void pl_forget(uint64_t start, uint64_t end);
 /* The mappings meeting [start, end), as the rules want them: 0, or -1. */

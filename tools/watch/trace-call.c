@@ -258,8 +258,9 @@ static int holds_data(pid_t tid, uint64_t s, uint64_t e, uint64_t page)
 
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Not to be read: data maybe, the safe side. */
 	if (fd < 0)
-		return 0;
+		return 1;
 	r = wpagemap_data(fd, s, e, page, ent, 512);
 	close(fd);
 	return r;
