@@ -420,23 +420,29 @@ struct ncb__wmod pl_file(int fd)
 	return m;
 }
 
+/* The mapping holding at, read from the text: 1 with *l, 0, or -1. */
+static int text_at(uint64_t at, struct pl_map *l)
+{
+	int r;
+
+	if (maps_open())
+		return -1;
+	while ((r = maps_next(l)) == 1 && l->start <= at)
+		if (at < l->end)
+			break;
+	close(maps.fd);
+	return r == 1 && l->start <= at ? 1 : r < 0 ? -1 : 0;
+}
+
 struct ncb__wmod pl_file_at(uint64_t at)
 {
 	struct ncb__wmod m = { 0, 0 };
 	struct pl_map *l = &scratch;
 	int r = pl_query(at, 0, l);
 
-	if (r != -ENOTTY)
-		return r == 1 ? mod_of(l) : m;
-	if (maps_open())
-		return m;
-	while (maps_next(l) == 1 && l->start <= at)
-		if (at < l->end) {
-			m = mod_of(l);
-			break;
-		}
-	close(maps.fd);
-	return m;
+	if (r == -ENOTTY)
+		r = text_at(at, l);
+	return r == 1 ? mod_of(l) : m;
 }
 
 void pl_record(uint64_t start, uint64_t end, uint64_t by,
@@ -493,13 +499,6 @@ static int ends_deleted(const char *path, size_t n)
 }
 
 /*
- * The program's and the interpreter's files, asked at the first
- * judgment, not as the process starts: most processes never make one,
- * and a short one would pay for them in its start-up.  The interpreter
- * is the file mapped at its base (AT_BASE; none: the program runs
- * itself).
- */
-/*
  * The program by its link, where no file holds its program headers: the
  * path the link names, where it names one (qemu-user makes up the
  * guest's for readlink(2), and open(2), which before 7.2 gives its own
@@ -526,6 +525,13 @@ static struct ncb__wmod exe_by_link(void)
 	return m;
 }
 
+/*
+ * The program's and the interpreter's files, asked at the first
+ * judgment, not as the process starts: most processes never make one,
+ * and a short one would pay for them in its start-up.  The interpreter
+ * is the file mapped at its base (AT_BASE; none: the program runs
+ * itself).
+ */
 static void know_process(void)
 {
 	uint64_t interp_base;
@@ -608,7 +614,7 @@ void pl_proc(struct ncb__wproc *p, const struct ncb__wthread *self)
  */
 static uint64_t heap_start(void)
 {
-	char buf[2048], *p = NULL, *end;
+	char buf[2048], *p;
 	uint64_t v = 0;
 	ssize_t n = 0, r;
 	int fd = proc_open("stat"), field = 2;
@@ -622,9 +628,7 @@ static uint64_t heap_start(void)
 		 (r < 0 && errno == EINTR));
 	close(fd);
 	buf[n] = '\0';
-	for (end = buf; *end; end++)
-		if (*end == ')')
-			p = end;
+	p = strrchr(buf, ')');
 	for (; p && *p && field < 47; p++)
 		field += *p == ' ';
 	for (; p && field == 47 && *p >= '0' && *p <= '9'; p++)
@@ -788,15 +792,7 @@ static int victims_queried(uint64_t start, uint64_t end,
 
 int pl_mapped_text(uint64_t addr)
 {
-	struct pl_map *l = &scratch;
-	int m = 0;
-
-	if (maps_open())
-		return -1;
-	while (!m && maps_next(l) == 1 && l->start <= addr)
-		m = addr < l->end;
-	close(maps.fd);
-	return m;
+	return text_at(addr, &scratch);
 }
 
 int pl_main_thread_gone(void)
