@@ -373,22 +373,35 @@ static int judged_once(void)
 	       mmap(p, pg, PROT_READ, ANON | MAP_FIXED, -1, 0) != p;
 }
 
+/*
+ * Field n (3 or more) of a stat file, in buf: counted after the name's
+ * last ')', the name (field 2) holding anything.  NULL if none.
+ */
+static char *stat_field(const char *path, int n, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t got = f ? fread(buf, 1, len - 1, f) : 0;
+	char *p;
+	int field = 2;
+
+	if (f)
+		fclose(f);
+	buf[got] = '\0';
+	p = strrchr(buf, ')');
+	for (; p && *p && field < n; p++)
+		field += *p == ' ';
+	return p && *p ? p : NULL;
+}
+
 static void *after_leader(void *arg)
 {
-	char path[64], buf[256], *s = NULL;
-	FILE *f;
+	char path[64], buf[2048], *s = NULL;
 	int i;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)leader);
 	for (i = 0; i < 10000 && !s; i++) {
-		f = fopen(path, "r");
-		buf[0] = 0;
-		if (f && !fgets(buf, sizeof(buf), f))
-			buf[0] = 0;
-		if (f)
-			fclose(f);
-		s = strrchr(buf, ')');
-		if (s && s[2] != 'Z')
+		s = stat_field(path, 3, buf, sizeof(buf));
+		if (s && *s != 'Z')
 			s = NULL;
 		if (!s)
 			usleep(1000);
@@ -722,24 +735,13 @@ static int own_page_at(char *b)
 	return outcome(p, (uintptr_t)b, 0);
 }
 
-/*
- * The heap's start (start_brk): field 47 of /proc/self/stat, counted
- * after the name's last ')'.
- */
+/* The heap's start (start_brk): field 47 of /proc/self/stat. */
 static char *heap_start(void)
 {
-	char buf[2048], *p;
+	char buf[2048], *p = stat_field("/proc/self/stat", 47, buf,
+					sizeof(buf));
 	unsigned long v = 0;
-	int field = 2;
-	FILE *f = fopen("/proc/self/stat", "r");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
 
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	for (; p && *p && field < 47; p++)
-		field += *p == ' ';
 	if (!p || sscanf(p, "%lu", &v) != 1)
 		return NULL;
 	return (char *)v;
